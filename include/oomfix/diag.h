@@ -1,0 +1,90 @@
+/* diag.h — from a trainer log (and the job, when given) to a verdict: did the job run out of
+ * GPU memory, when (timing), in which phase, at which step, and what else killed it if not.
+ *
+ * The plan and the first fix are computed by plan.h from this verdict and the job; diag knows
+ * nothing of YAML edits.
+ */
+#ifndef OOMFIX_DIAG_H
+#define OOMFIX_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oomfix/err.h"
+
+enum diag_timing {
+	DIAG_T_NONE = 0,        /* no OOM */
+	DIAG_T_BEFORE_TRAINING, /* A */
+	DIAG_T_FIRST_STEPS,     /* B */
+	DIAG_T_SAMPLING,        /* C */
+	DIAG_T_INTERMITTENT,    /* D */
+	DIAG_T_ENVIRONMENT,     /* E */
+	DIAG_T_COUNT
+};
+
+enum diag_phase {
+	DIAG_P_NONE = 0, DIAG_P_MODEL_LOAD, DIAG_P_CACHING, DIAG_P_BASELINE_SAMPLING,
+	DIAG_P_TRAINING, DIAG_P_SAMPLING, DIAG_P_SAVING, DIAG_P_COUNT
+};
+
+enum diag_other {
+	DIAG_O_NONE = 0, DIAG_O_HOST_OOM, DIAG_O_MISSING_FILE, DIAG_O_HF_AUTH, DIAG_O_CONFIG_ERROR,
+	DIAG_O_PYTHON_ERROR, DIAG_O_COUNT
+};
+
+/* What diag needs from the job (filled by the caller from struct job; all optional). */
+struct diag_job_info {
+	const char *name;   /* config.name: the training bar's description; NULL = unknown */
+	int kind;           /* enum job_kind: 0 unknown, 1 image, 2 video */
+	int conservative;   /* 1 yes, 0 no, -1 unknown (no job) */
+};
+
+#define DIAG_MAX_TEXT 400 /* evidence text is clipped to this many bytes */
+
+/* One matched line. `line` is the 1-based physical line; text is ANSI-stripped, the \r segment
+ * that matched, clipped, valid UTF-8 (invalid bytes replaced). */
+struct diag_hit {
+	const char *id;     /* signature id (SPEC §3.1), or NULL for plain evidence */
+	uint64_t line;
+	uint64_t offset;    /* byte offset of the physical line in the log */
+	unsigned count;     /* how many times this id occurred as real error output */
+	char text[DIAG_MAX_TEXT + 1];
+};
+
+#define DIAG_MAX_SIGS 16
+#define DIAG_MAX_EVIDENCE 12
+
+struct diag_result {
+	bool oom;
+	enum diag_timing timing;
+	enum diag_phase phase;
+	long long failed_step;   /* -1 = null */
+	long long total_steps;   /* -1 = unknown */
+	int model_kind;          /* as diag_job_info.kind (0 = unknown → JSON null) */
+	enum diag_other other;
+	struct diag_hit sigs[DIAG_MAX_SIGS];   /* one entry per signature id, counted */
+	size_t nsigs;
+	struct diag_hit hints[4];              /* other_process, host_oom */
+	size_t nhints;
+	struct diag_hit evidence[DIAG_MAX_EVIDENCE]; /* the lines that decided the verdict */
+	size_t nevidence;
+	uint64_t lines;          /* physical lines read */
+	uint64_t bytes;          /* bytes read */
+	bool truncated;          /* the log changed size while read, or a limit was hit */
+};
+
+/* Diagnoses the log at `path` ("-" = stdin; pipes and FIFOs are read as a stream).
+ * job may be NULL. Returns ERR_OK, ERR_NOINPUT or ERR_IOERR. */
+int diag_file(const char *path, const struct diag_job_info *job, struct diag_result *out,
+	      struct err *e);
+
+/* Same over a buffer in memory (tests, fuzzing). */
+int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
+		struct diag_result *out, struct err *e);
+
+const char *diag_timing_name(enum diag_timing t); /* "before_training", ... or NULL */
+const char *diag_phase_name(enum diag_phase p);   /* "model_load", ... or NULL */
+const char *diag_other_name(enum diag_other o);   /* "host_oom", ... or NULL */
+
+#endif

@@ -1,0 +1,23 @@
+/* text.h — making untrusted text (log lines, YAML values) safe and measurable for a terminal. */
+#ifndef OOMFIX_TEXT_H
+#define OOMFIX_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Copies `len` bytes of `in` into `out` (size outsz, always NUL-terminated) so that nothing can
+ * drive a terminal: ANSI escape sequences (CSI, OSC, ...) are removed; other C0 controls but TAB,
+ * DEL, and C1 controls (raw or UTF-8 encoded) are shown as ^X or \xNN; invalid UTF-8 bytes are
+ * shown as \xNN. Returns the number of bytes written (without the NUL). */
+size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz);
+
+/* Removes ANSI escape sequences only (for matching); returns the new length. In place. */
+size_t text_strip_ansi(char *s, size_t len);
+
+/* Display width in terminal cells of valid UTF-8 text (wcwidth; unprintable counts 1). */
+int text_width(const char *s, size_t len);
+
+/* The longest prefix of s (in bytes) that fits in `cells` cells; *used receives its width. */
+size_t text_fit(const char *s, size_t len, int cells, int *used);
+
+#endif

@@ -1,0 +1,70 @@
+/* main.c — oomfix's entry point: subcommands for scripts, the terminal UI otherwise. */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "oomfix/err.h"
+#include "oomfix/i18n.h"
+#include "cli.h"
+
+void i18n_init(void)
+{
+	const char *dir = OOMFIX_LOCALEDIR;
+	struct stat st;
+	/* Uninstalled (tests, the quick start): use the build tree's catalogs when present. */
+	if (stat(OOMFIX_BUILD_LOCALEDIR "/ja/LC_MESSAGES/oomfix.mo", &st) == 0)
+		dir = OOMFIX_BUILD_LOCALEDIR;
+	bindtextdomain(GETTEXT_PACKAGE, dir);
+	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
+	textdomain(GETTEXT_PACKAGE);
+}
+
+static void usage(FILE *fp)
+{
+	fputs(_("Usage:\n"
+		"  oomfix [JOB.yaml] [LOG]                 open the terminal UI\n"
+		"  oomfix diagnose [--job JOB] [--json] LOG\n"
+		"                                          when did it run out of memory, what to change first\n"
+		"  oomfix plan [--log LOG] [--json] JOB    checklist, rollback plan and first fix\n"
+		"  oomfix fix [--log LOG] [--diff] [-o OUT | -i] JOB FIX...\n"
+		"                                          apply fixes (FIX is an id or 'next')\n"
+		"  oomfix get JOB PATH                     print a value, e.g. config.process[0].train.batch_size\n"
+		"  oomfix set [-o OUT | -i] JOB PATH=VALUE...\n"
+		"                                          change values (VALUE is YAML)\n"
+		"  oomfix --help | --version\n"
+		"\n"
+		"Without -o or -i, 'fix' and 'set' print the new YAML and leave the file alone.\n"
+		"See oomfix(1) for the fixes, the UI keys and the exit codes.\n"), fp);
+}
+
+int main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+	i18n_init();
+
+	if (argc >= 2) {
+		const char *cmd = argv[1];
+		if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+			printf("oomfix %s\n", OOMFIX_VERSION);
+			return 0;
+		}
+		if (!strcmp(cmd, "get"))
+			return cmd_get(argc - 1, argv + 1);
+		if (!strcmp(cmd, "set"))
+			return cmd_set(argc - 1, argv + 1);
+		if (!strcmp(cmd, "diagnose"))
+			return cmd_diagnose(argc - 1, argv + 1);
+		if (!strcmp(cmd, "plan"))
+			return cmd_plan(argc - 1, argv + 1);
+		if (!strcmp(cmd, "fix"))
+			return cmd_fix(argc - 1, argv + 1);
+	}
+	return ui_main(argc, argv);
+}

@@ -1,0 +1,1 @@
+/* diag.c — placeholder until the module lands. */

@@ -1,0 +1,1 @@
+/* doc.c — placeholder until the module lands. */

@@ -1,0 +1,1 @@
+/* fix.c — placeholder until the module lands. */

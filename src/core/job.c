@@ -1,0 +1,1 @@
+/* job.c — placeholder until the module lands. */

@@ -1,0 +1,1 @@
+/* json.c — placeholder until the module lands. */

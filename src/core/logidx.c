@@ -1,0 +1,1 @@
+/* logidx.c — placeholder until the module lands. */

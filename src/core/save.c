@@ -1,0 +1,1 @@
+/* save.c — placeholder until the module lands. */

@@ -1,0 +1,1 @@
+/* sig.c — placeholder until the module lands. */
