@@ -1,0 +1,55 @@
+#!/bin/sh
+# Quick start: installs what is missing (Debian/Ubuntu), builds, then either opens oomfix on the
+# bundled example (`demo`) or runs the whole test suite, plain and under ASan/UBSan (`test`).
+#   sh scripts/quickstart.sh demo
+#   sh scripts/quickstart.sh test
+set -eu
+cd "$(dirname "$0")/.."
+
+mode=${1:-demo}
+case $mode in demo|test) ;; *) echo "usage: sh scripts/quickstart.sh demo|test" >&2; exit 64 ;; esac
+
+packages="gcc meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-dev libcmocka-dev gettext python3"
+[ "$mode" = test ] && packages="$packages tmux patch"
+
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "Installing:$missing"
+	if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# Warnings are errors in the test build, as in CI.
+werror=false
+[ "$mode" = test ] && werror=true
+
+setup() { # dir, extra meson options...
+	dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" -Dwerror=$werror "$@" >/dev/null
+	else
+		meson setup "$dir" -Dwerror=$werror "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null
+}
+
+if [ "$mode" = demo ]; then
+	setup build
+	# The log and the UI need a UTF-8 locale; C.UTF-8 exists on every Debian system.
+	case $(locale charmap 2>/dev/null) in UTF-8) ;; *) export LC_CTYPE=C.UTF-8 ;; esac
+	exec build/src/cli/oomfix examples/job.yaml examples/train.log
+fi
+
+status=0
+setup build
+meson test -C build --print-errorlogs >build/test-output.txt 2>&1 || status=1
+setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-asan --print-errorlogs >build-asan/test-output.txt 2>&1 || status=1
+[ $status -eq 0 ] || { tail -n 60 build/test-output.txt build-asan/test-output.txt; }
+python3 scripts/test-summary.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
+exit $status
