@@ -5,9 +5,11 @@
 #include <stddef.h>
 
 /* Returns a malloc'd unified diff ("--- a\n+++ b\n@@ ... @@\n...") of old → new, or an empty
- * string when the texts are equal. `label_old`/`label_new` name the files in the headers.
+ * string when the texts are equal; the caller frees it. `label_old`/`label_new` name the files
+ * in the headers. `context` lines surround each change (3 is diff -u's; negative means 0).
+ * Lines are compared as bytes including their end, so a "\r\n" line keeps its "\r".
  * A text that does not end in a newline gets "\ No newline at end of file" as patch(1) expects.
- * Returns NULL only when memory runs out. */
+ * Memory is linear in the two sizes. Returns NULL only when memory runs out. */
 char *diff_unified(const char *label_old, const char *old, size_t oldlen, const char *label_new,
 		   const char *new_, size_t newlen, int context);
 

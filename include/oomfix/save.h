@@ -17,7 +17,8 @@ struct save_stamp {
 	long long mtime_sec, mtime_nsec;
 };
 
-/* Takes the stamp of `path` (following symlinks). */
+/* Takes the stamp of `path` (following symlinks). A missing file is not an error: the stamp
+ * then says exists = false. Returns 0 or an ERR_ code (set in e). */
 int save_stamp(const char *path, struct save_stamp *out, struct err *e);
 
 enum {
@@ -30,19 +31,30 @@ enum {
  * re-stat and compare with `loaded` (NULL = do not check), rename, fsync of the directory.
  * The text is re-parsed as YAML first and refused if it does not parse (`check_yaml`).
  * On failure the original is intact, no temp file remains, and e says why
- * (ERR_TEMPFAIL when the file changed on disk; ERR_CANTCREAT / ERR_IOERR otherwise). */
+ * (ERR_TEMPFAIL when the file changed on disk; ERR_DATA when check_yaml refused the text, with
+ * its line and column; ERR_CANTCREAT / ERR_IOERR otherwise). Returns 0 or that code.
+ * A new file gets mode 0644 & ~umask. With SAVE_BACKUP, PATH~ (beside the symlink's target)
+ * becomes the previous version, atomically. Side effect: SIGXFSZ is set to SIG_IGN if it is at
+ * its default, so a file-size limit turns into an EFBIG error instead of killing the program. */
 int save_file(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
 	      unsigned flags, bool check_yaml, struct err *e);
 
-/* Emergency save for SIGHUP/SIGTERM: writes PATH.oomfix-save with plain write(2)/fsync only
- * (async-signal-safe). Returns 0 or -1. */
+/* Emergency save for SIGHUP/SIGTERM: writes PATH.oomfix-save (mode 0600, not through a symlink)
+ * with plain open/write/fsync/close only (async-signal-safe; errno is preserved). Returns 0 or
+ * -1; on failure the partial file is removed. */
 int save_emergency(const char *path, const char *text, size_t len);
 
-/* The name of the emergency file for a job (malloc'd). */
+/* The name of the emergency file for a job (malloc'd, the caller frees; NULL if out of memory). */
 char *save_emergency_name(const char *path);
 
-/* Appends one entry to the change journal PATH.oomfix.md: a heading with the local time,
- * the fixes applied (may be empty) and the lines "path: old → new". */
+/* The name of the change journal for a job, PATH.oomfix.md (malloc'd, the caller frees). */
+char *save_journal_name(const char *path);
+
+/* Appends one entry to the change journal PATH.oomfix.md (created with a title line if missing):
+ * a heading with the local time (ISO 8601), "Fixes: a, b" (or "Manual edits" when nfixes is 0)
+ * and one "- `path`: old → new" line per change, where each change is given as
+ * "path: old → new" (the path is what precedes the first ": "). The entry is appended with a
+ * single O_APPEND write. Returns 0 or an ERR_ code (set in e). */
 int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 		 const char *const *changes, size_t nchanges, struct err *e);
 

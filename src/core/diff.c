@@ -1,1 +1,482 @@
-/* diff.c — placeholder until the module lands. */
+/* diff.c — unified diff of two texts, line by line (Myers' O(ND) algorithm, linear space).
+ *
+ * Written by hand on purpose: Debian packages no well-kept C library for unified diffs that we
+ * could link statically (libxdiff is not packaged; git's xdiff is not a library), and the diff
+ * the user reviews before saving must be exactly what patch(1) would apply.
+ *
+ * How it works: every line (its bytes including the '\n', so "a\r\n" and "a\n" differ and a last
+ * line without '\n' differs from the same line with one) gets a small integer class through a
+ * hash table. The comparison is Myers' "middle snake" divide and conquer (as in GNU diff's
+ * diffseq.h), which needs O(N+M) memory; the recursion is an explicit stack. Past a cost bound
+ * it stops looking for the minimal script and splits at the furthest-reaching diagonal, so two
+ * huge unrelated texts still finish quickly; edits to a job file stay far below that bound and
+ * get the minimal diff (one '-' and one '+' for a changed line). The changed-line flags are then
+ * grouped into hunks with `context` lines around them, in the format GNU diff -u writes. */
+#include "oomfix/diff.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One line of a text: where it starts and its length including the '\n' if any. */
+struct line {
+	const char *p;
+	size_t len;
+};
+
+struct side {
+	struct line *lines;
+	long n;
+	long *cls;  /* equivalence class of each line */
+	char *chg;  /* 1 when the line is deleted (old) or inserted (new) */
+};
+
+/* Splits a text into lines; returns -1 when out of memory. */
+static int split_lines(const char *text, size_t len, struct side *s)
+{
+	long n = 0;
+	size_t i = 0;
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		i = nl ? (size_t)(nl - text) + 1 : len;
+		n++;
+	}
+	s->n = n;
+	s->lines = calloc((size_t)n + 1, sizeof *s->lines);
+	s->cls = calloc((size_t)n + 1, sizeof *s->cls);
+	s->chg = calloc((size_t)n + 2, 1);
+	if (!s->lines || !s->cls || !s->chg)
+		return -1;
+	n = 0;
+	i = 0;
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) + 1 : len;
+		s->lines[n].p = text + i;
+		s->lines[n].len = end - i;
+		n++;
+		i = end;
+	}
+	return 0;
+}
+
+static uint64_t hash_bytes(const char *p, size_t len)
+{
+	/* FNV-1a: short lines, no adversary to defend against here beyond slowness. */
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* Gives equal lines of both texts the same class number. Returns -1 when out of memory. */
+static int classify(struct side *a, struct side *b)
+{
+	size_t total = (size_t)a->n + (size_t)b->n;
+	size_t cap = 16;
+	while (cap < total * 2)
+		cap <<= 1;
+	/* Open addressing; a slot is empty while its class is 0 (classes start at 1). */
+	struct slot {
+		uint64_t h;
+		long cls;
+		const struct line *ln;
+	} *tab = calloc(cap, sizeof *tab);
+	if (!tab)
+		return -1;
+	long next = 1;
+	struct side *sides[2] = { a, b };
+	for (int k = 0; k < 2; k++) {
+		struct side *s = sides[k];
+		for (long i = 0; i < s->n; i++) {
+			const struct line *ln = &s->lines[i];
+			uint64_t h = hash_bytes(ln->p, ln->len);
+			size_t pos = (size_t)h & (cap - 1);
+			for (;;) {
+				struct slot *sl = &tab[pos];
+				if (!sl->cls) {
+					sl->h = h;
+					sl->cls = next++;
+					sl->ln = ln;
+					s->cls[i] = sl->cls;
+					break;
+				}
+				if (sl->h == h && sl->ln->len == ln->len &&
+				    memcmp(sl->ln->p, ln->p, ln->len) == 0) {
+					s->cls[i] = sl->cls;
+					break;
+				}
+				pos = (pos + 1) & (cap - 1);
+			}
+		}
+	}
+	free(tab);
+	return 0;
+}
+
+/* The state of one comparison: the two class arrays and the forward/backward diagonal
+ * vectors, indexed by diagonal k = x - y (offset so that negative diagonals fit). */
+struct ctx {
+	const long *xv, *yv;
+	long *fd, *bd;
+	long too_expensive;
+};
+
+struct split {
+	long xmid, ymid;
+};
+
+/* Finds where to split the box [xoff,xlim) × [yoff,ylim): the middle snake of a minimal edit
+ * path, or, once the cost exceeds the bound, the point furthest along the best diagonal. */
+static void find_split(struct ctx *c, long xoff, long xlim, long yoff, long ylim,
+		       struct split *out)
+{
+	const long *xv = c->xv, *yv = c->yv;
+	long *fd = c->fd, *bd = c->bd;
+	const long dmin = xoff - ylim, dmax = xlim - yoff;
+	const long fmid = xoff - yoff, bmid = xlim - ylim;
+	long fmin = fmid, fmax = fmid, bmin = bmid, bmax = bmid;
+	const bool odd = (fmid - bmid) & 1;
+
+	fd[fmid] = xoff;
+	bd[bmid] = xlim;
+	for (long cost = 1;; cost++) {
+		/* Forward: extend each diagonal by one edit, then follow the snake. */
+		if (fmin > dmin)
+			fd[--fmin - 1] = -1;
+		else
+			fmin++;
+		if (fmax < dmax)
+			fd[++fmax + 1] = -1;
+		else
+			fmax--;
+		for (long d = fmax; d >= fmin; d -= 2) {
+			long tlo = fd[d - 1], thi = fd[d + 1];
+			long x = tlo >= thi ? tlo + 1 : thi;
+			long y = x - d;
+			while (x < xlim && y < ylim && xv[x] == yv[y]) {
+				x++;
+				y++;
+			}
+			fd[d] = x;
+			if (odd && bmin <= d && d <= bmax && bd[d] <= x) {
+				out->xmid = x;
+				out->ymid = y;
+				return;
+			}
+		}
+		/* Backward, the same from the other corner. */
+		if (bmin > dmin)
+			bd[--bmin - 1] = LONG_MAX;
+		else
+			bmin++;
+		if (bmax < dmax)
+			bd[++bmax + 1] = LONG_MAX;
+		else
+			bmax--;
+		for (long d = bmax; d >= bmin; d -= 2) {
+			long tlo = bd[d - 1], thi = bd[d + 1];
+			long x = tlo < thi ? tlo : thi - 1;
+			long y = x - d;
+			while (x > xoff && y > yoff && xv[x - 1] == yv[y - 1]) {
+				x--;
+				y--;
+			}
+			bd[d] = x;
+			if (!odd && fmin <= d && d <= fmax && x <= fd[d]) {
+				out->xmid = x;
+				out->ymid = y;
+				return;
+			}
+		}
+		if (cost < c->too_expensive)
+			continue;
+
+		/* Too costly to stay minimal: take whichever end has progressed furthest. */
+		long fxybest = -1, fxbest = xoff;
+		for (long d = fmax; d >= fmin; d -= 2) {
+			long x = fd[d] < xlim ? fd[d] : xlim;
+			long y = x - d;
+			if (y > ylim) {
+				x = ylim + d;
+				y = ylim;
+			}
+			if (fxybest < x + y) {
+				fxybest = x + y;
+				fxbest = x;
+			}
+		}
+		long bxybest = LONG_MAX, bxbest = xlim;
+		for (long d = bmax; d >= bmin; d -= 2) {
+			long x = bd[d] > xoff ? bd[d] : xoff;
+			long y = x - d;
+			if (y < yoff) {
+				x = yoff + d;
+				y = yoff;
+			}
+			if (x + y < bxybest) {
+				bxybest = x + y;
+				bxbest = x;
+			}
+		}
+		if ((xlim + ylim) - bxybest < fxybest - (xoff + yoff)) {
+			out->xmid = fxbest;
+			out->ymid = fxybest - fxbest;
+		} else {
+			out->xmid = bxbest;
+			out->ymid = bxybest - bxbest;
+		}
+		return;
+	}
+}
+
+struct box {
+	long xoff, xlim, yoff, ylim;
+};
+
+/* Marks the changed lines of a and b. Returns -1 when out of memory. */
+static int compare(struct side *a, struct side *b)
+{
+	long diags = a->n + b->n + 3;
+	struct ctx c = { .xv = a->cls, .yv = b->cls };
+	long *fbuf = malloc((size_t)diags * 2 * sizeof *fbuf);
+	if (!fbuf)
+		return -1;
+	/* Diagonals run from -(n_b + 1) to n_a + 1. */
+	c.fd = fbuf + b->n + 1;
+	c.bd = fbuf + diags + b->n + 1;
+	/* GNU diff's bound: about the square root of the number of diagonals, at least 4096. */
+	c.too_expensive = 1;
+	for (long d = diags; d; d >>= 2)
+		c.too_expensive <<= 1;
+	if (c.too_expensive < 4096)
+		c.too_expensive = 4096;
+
+	size_t cap = 64, top = 0;
+	struct box *stack = malloc(cap * sizeof *stack);
+	if (!stack) {
+		free(fbuf);
+		return -1;
+	}
+	stack[top++] = (struct box){ 0, a->n, 0, b->n };
+	while (top) {
+		struct box bx = stack[--top];
+		while (bx.xoff < bx.xlim && bx.yoff < bx.ylim && c.xv[bx.xoff] == c.yv[bx.yoff]) {
+			bx.xoff++;
+			bx.yoff++;
+		}
+		while (bx.xlim > bx.xoff && bx.ylim > bx.yoff &&
+		       c.xv[bx.xlim - 1] == c.yv[bx.ylim - 1]) {
+			bx.xlim--;
+			bx.ylim--;
+		}
+		if (bx.xoff == bx.xlim) {
+			for (long y = bx.yoff; y < bx.ylim; y++)
+				b->chg[y] = 1;
+			continue;
+		}
+		if (bx.yoff == bx.ylim) {
+			for (long x = bx.xoff; x < bx.xlim; x++)
+				a->chg[x] = 1;
+			continue;
+		}
+		struct split sp;
+		find_split(&c, bx.xoff, bx.xlim, bx.yoff, bx.ylim, &sp);
+		if (top + 2 > cap) {
+			struct box *ns = realloc(stack, cap * 2 * sizeof *stack);
+			if (!ns) {
+				free(stack);
+				free(fbuf);
+				return -1;
+			}
+			stack = ns;
+			cap *= 2;
+		}
+		stack[top++] = (struct box){ sp.xmid, bx.xlim, sp.ymid, bx.ylim };
+		stack[top++] = (struct box){ bx.xoff, sp.xmid, bx.yoff, sp.ymid };
+	}
+	free(stack);
+	free(fbuf);
+	return 0;
+}
+
+/* A growing output string; `failed` sticks once an allocation fails. */
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->failed = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_str(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+static void buf_long(struct buf *b, long v)
+{
+	char tmp[32];
+	int n = 0;
+	unsigned long u = (unsigned long)v;
+	do {
+		tmp[sizeof tmp - 1 - (size_t)n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	buf_add(b, tmp + sizeof tmp - (size_t)n, (size_t)n);
+}
+
+/* One line of a hunk with its ' ', '-' or '+' prefix; a line without its final '\n' is
+ * followed by the marker patch(1) understands. */
+static void emit_line(struct buf *b, char prefix, const struct line *ln)
+{
+	buf_add(b, &prefix, 1);
+	buf_add(b, ln->p, ln->len);
+	if (ln->len == 0 || ln->p[ln->len - 1] != '\n')
+		buf_str(b, "\n\\ No newline at end of file\n");
+}
+
+/* "-start,count" in GNU's convention: an empty range names the line before it; a count of
+ * one is left out. */
+static void emit_range(struct buf *b, char sign, long start, long count)
+{
+	buf_add(b, &sign, 1);
+	buf_long(b, count == 0 ? start : start + 1);
+	if (count != 1) {
+		buf_add(b, ",", 1);
+		buf_long(b, count);
+	}
+}
+
+/* Skips from (i, j) over the next run of unchanged lines; returns false at the end of both. */
+static bool next_change(const struct side *a, const struct side *b, long *i, long *j)
+{
+	while (*i < a->n && *j < b->n && !a->chg[*i] && !b->chg[*j]) {
+		(*i)++;
+		(*j)++;
+	}
+	return *i < a->n || *j < b->n;
+}
+
+/* Writes the hunks. Changes are found by walking both texts in step: unchanged lines pair up. */
+static void emit_hunks(struct buf *out, const struct side *a, const struct side *b, long ctx)
+{
+	long i = 0, j = 0;
+	while (next_change(a, b, &i, &j)) {
+		/* The hunk starts `ctx` lines before its first change and takes in every later change
+		 * whose gap to the previous one is at most 2*ctx lines. */
+		long hs_a = i - ctx < 0 ? 0 : i - ctx;
+		long hs_b = j - (i - hs_a);
+		long ei = i, ej = j;
+		for (;;) {
+			while (ei < a->n && a->chg[ei])
+				ei++;
+			while (ej < b->n && b->chg[ej])
+				ej++;
+			long ni = ei, nj = ej;
+			if (!next_change(a, b, &ni, &nj))
+				break;
+			if (ni - ei > 2 * ctx)
+				break;
+			ei = ni;
+			ej = nj;
+		}
+		long tail = a->n - ei < ctx ? a->n - ei : ctx;
+		long he_a = ei + tail, he_b = ej + tail;
+
+		buf_str(out, "@@ ");
+		emit_range(out, '-', hs_a, he_a - hs_a);
+		buf_str(out, " ");
+		emit_range(out, '+', hs_b, he_b - hs_b);
+		buf_str(out, " @@\n");
+
+		long x = hs_a, y = hs_b;
+		while (x < he_a || y < he_b) {
+			if (x < he_a && y < he_b && !a->chg[x] && !b->chg[y]) {
+				emit_line(out, ' ', &a->lines[x]);
+				x++;
+				y++;
+				continue;
+			}
+			long before = x + y;
+			while (x < he_a && a->chg[x])
+				emit_line(out, '-', &a->lines[x++]);
+			while (y < he_b && b->chg[y])
+				emit_line(out, '+', &b->lines[y++]);
+			if (x + y == before)
+				break; /* cannot happen with a consistent alignment; never spin */
+		}
+		i = he_a;
+		j = he_b;
+	}
+}
+
+char *diff_unified(const char *label_old, const char *old, size_t oldlen, const char *label_new,
+		   const char *new_, size_t newlen, int context)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct buf out = { 0 };
+	char *ret = NULL;
+
+	if (!old)
+		oldlen = 0;
+	if (!new_)
+		newlen = 0;
+	if (context < 0)
+		context = 0;
+	if (split_lines(old, oldlen, &a) < 0 || split_lines(new_, newlen, &b) < 0 ||
+	    classify(&a, &b) < 0 || compare(&a, &b) < 0)
+		goto done;
+
+	bool any = false;
+	for (long x = 0; x < a.n && !any; x++)
+		any = a.chg[x];
+	for (long y = 0; y < b.n && !any; y++)
+		any = b.chg[y];
+	if (!any) {
+		ret = strdup("");
+		goto done;
+	}
+	buf_str(&out, "--- ");
+	buf_str(&out, label_old ? label_old : "a");
+	buf_str(&out, "\n+++ ");
+	buf_str(&out, label_new ? label_new : "b");
+	buf_str(&out, "\n");
+	emit_hunks(&out, &a, &b, context);
+	if (!out.failed) {
+		ret = out.p;
+		out.p = NULL;
+	}
+done:
+	free(out.p);
+	free(a.lines);
+	free(a.cls);
+	free(a.chg);
+	free(b.lines);
+	free(b.cls);
+	free(b.chg);
+	return ret;
+}

@@ -1,1 +1,693 @@
-/* save.c — placeholder until the module lands. */
+/* save.c — saving that never loses the user's file (SPEC §5, NOTES "Saving").
+ *
+ * The new text goes to a temporary file in the target's own directory (so the final rename is
+ * atomic), is flushed, gets the original's owner and mode, and only then replaces the original
+ * — after a last check that nobody changed the file since it was loaded. Until that rename the
+ * original is untouched; every failure path removes the temporary file. */
+#include "oomfix/save.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "oomfix/i18n.h"
+
+/* Why a system call failed, in words a user can act on. */
+static const char *why(int errnum)
+{
+	switch (errnum) {
+	case ENOSPC:
+		return _("no space left on the device");
+	case EDQUOT:
+		return _("disk quota exceeded");
+	case EROFS:
+		return _("the file system is read-only");
+	case EACCES:
+	case EPERM:
+		return _("permission denied");
+	case EFBIG:
+		return _("file too large (the file size limit was reached)");
+	default:
+		return strerror(errnum);
+	}
+}
+
+/* Writes everything, through short writes and interrupted calls. Returns 0 or -1 (errno). */
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* A malloc'd concatenation of a, b and c; NULL when out of memory. */
+static char *join3(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *s = malloc(la + lb + lc + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, a, la);
+	memcpy(s + la, b, lb);
+	memcpy(s + la + lb, c, lc + 1);
+	return s;
+}
+
+/* The directory part of a path (malloc'd): "." when there is none, "/" for the root. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int oom(struct err *e, const char *path)
+{
+	return err_set(e, ERR_SOFTWARE, path, 0, 0, "%s", _("out of memory"));
+}
+
+int save_stamp(const char *path, struct save_stamp *out, struct err *e)
+{
+	struct stat st;
+	memset(out, 0, sizeof *out);
+	if (stat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot examine the file: %s"),
+			       why(errno));
+	}
+	out->exists = true;
+	out->dev = st.st_dev;
+	out->ino = st.st_ino;
+	out->size = st.st_size;
+	out->mtime_sec = (long long)st.st_mtim.tv_sec;
+	out->mtime_nsec = (long long)st.st_mtim.tv_nsec;
+	return 0;
+}
+
+/* True when the file on disk (st, NULL when it is missing) is not the one stamped. */
+static bool stamp_differs(const struct save_stamp *s, const struct stat *st)
+{
+	if (!st)
+		return s->exists;
+	if (!s->exists)
+		return true;
+	return s->dev != st->st_dev || s->ino != st->st_ino || s->size != st->st_size ||
+	       s->mtime_sec != (long long)st->st_mtim.tv_sec ||
+	       s->mtime_nsec != (long long)st->st_mtim.tv_nsec;
+}
+
+/* Re-stats the target and refuses when it is not what was loaded. */
+static int check_unchanged(const char *path, const char *target, const struct save_stamp *loaded,
+			   struct err *e)
+{
+	struct stat st;
+	bool present = stat(target, &st) == 0;
+	if (!present && errno != ENOENT)
+		return err_set(e, ERR_IOERR, path, 0, 0, _("cannot examine the file: %s"),
+			       why(errno));
+	if (stamp_differs(loaded, present ? &st : NULL))
+		return err_set(e, ERR_TEMPFAIL, path, 0, 0, "%s",
+			       present ? _("changed on disk since it was loaded; not saved "
+					   "(save again with force to overwrite it)")
+				       : _("was removed from disk since it was loaded; not saved "
+					   "(save again with force to create it)"));
+	return 0;
+}
+
+/* Parses the whole text with libyaml, to never save something that does not load again. */
+static int yaml_check(const char *path, const char *text, size_t len, struct err *e)
+{
+	yaml_parser_t p;
+	int rc = 0;
+	if (!yaml_parser_initialize(&p))
+		return oom(e, path);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	for (;;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = err_set(e, ERR_DATA, path, (int)p.problem_mark.line + 1,
+				     (int)p.problem_mark.column + 1,
+				     _("not saved: the new text is not valid YAML (%s)"),
+				     p.problem ? p.problem : _("parse error"));
+			break;
+		}
+		bool end = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+		if (end)
+			break;
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+/* A file-size limit must surface as EFBIG from write(2), not kill the program mid-save.
+ * Only the default disposition is replaced: a handler someone installed is theirs. */
+static void ignore_sigxfsz(void)
+{
+	struct sigaction sa;
+	if (sigaction(SIGXFSZ, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+	    sa.sa_handler == SIG_DFL)
+		signal(SIGXFSZ, SIG_IGN);
+}
+
+/* Follows symlinks to the file a save has to replace (malloc'd in *out). A path that does
+ * not exist yet — or a link pointing nowhere — resolves to the absolute name it will be
+ * created under, so its directory is the real one. */
+static int resolve_target(const char *path, char **out, struct err *e)
+{
+	char *cur = strdup(path);
+	*out = NULL;
+	if (!cur)
+		return oom(e, path);
+	for (int hops = 0;; hops++) {
+		struct stat st;
+		if (hops > 40) {
+			free(cur);
+			return err_set(e, ERR_CANTCREAT, path, 0, 0, "%s",
+				       _("too many levels of symbolic links"));
+		}
+		if (lstat(cur, &st) < 0) {
+			int errnum = errno;
+			if (errnum != ENOENT) {
+				free(cur);
+				return err_set(e, ERR_CANTCREAT, path, 0, 0,
+					       _("cannot examine the file: %s"), why(errnum));
+			}
+			/* Not there yet: the file will be created in the real directory. */
+			char *dir = dir_of(cur), *rdir = dir ? realpath(dir, NULL) : NULL;
+			errnum = errno;
+			if (!rdir) {
+				int rc = dir ? err_set(e, ERR_CANTCREAT, path, 0, 0,
+						       _("cannot use the directory %s: %s"), dir,
+						       why(errnum))
+					     : oom(e, path);
+				free(dir);
+				free(cur);
+				return rc;
+			}
+			*out = join3(rdir, strcmp(rdir, "/") ? "/" : "", base_of(cur));
+			free(rdir);
+			free(dir);
+			free(cur);
+			return *out ? 0 : oom(e, path);
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			char *r = realpath(cur, NULL);
+			int errnum = errno;
+			free(cur);
+			if (!r)
+				return err_set(e, ERR_CANTCREAT, path, 0, 0,
+					       _("cannot resolve the file name: %s"), why(errnum));
+			*out = r;
+			return 0;
+		}
+		char link[PATH_MAX];
+		ssize_t n = readlink(cur, link, sizeof link - 1);
+		if (n < 0) {
+			int errnum = errno;
+			free(cur);
+			return err_set(e, ERR_CANTCREAT, path, 0, 0,
+				       _("cannot follow the symbolic link: %s"), why(errnum));
+		}
+		link[n] = '\0';
+		char *next;
+		if (link[0] == '/') {
+			next = strdup(link);
+		} else {
+			char *dir = dir_of(cur);
+			next = dir ? join3(dir, "/", link) : NULL;
+			free(dir);
+		}
+		free(cur);
+		if (!next)
+			return oom(e, path);
+		cur = next;
+	}
+}
+
+/* The mode a new file gets: 0644 less the umask. The umask is read without changing it where
+ * the kernel shows it (Linux 4.7+), since umask(2) can only be read by setting it. */
+static mode_t new_file_mode(void)
+{
+	mode_t mask = 022;
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+	if (f) {
+		char line[256];
+		unsigned m;
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "Umask: %o", &m) == 1) {
+				mask = (mode_t)m;
+				found = true;
+				break;
+			}
+		fclose(f);
+	}
+	if (!found) {
+		mask = umask(022);
+		umask(mask);
+	}
+	return 0644 & ~mask;
+}
+
+/* Gives the new version the original's owner and mode. When we may not chown (not root), a
+ * file we already own is fine; saving someone else's file would silently make it ours, so
+ * that is refused. */
+static int copy_owner_mode(int fd, const struct stat *orig, const char *path, struct err *e)
+{
+	if (fchown(fd, orig->st_uid, orig->st_gid) < 0) {
+		int errnum = errno;
+		struct stat now;
+		if (fstat(fd, &now) < 0 || now.st_uid != orig->st_uid)
+			return err_set(e, ERR_CANTCREAT, path, 0, 0,
+				       _("not saved: cannot give the new version the original's owner "
+					 "(user %ld): %s"),
+				       (long)orig->st_uid, why(errnum));
+		/* Owner matches; the group may not be ours to give, so it may change. */
+		if (now.st_gid != orig->st_gid && fchown(fd, (uid_t)-1, orig->st_gid) < 0)
+			errno = 0;
+	}
+	if (fchmod(fd, orig->st_mode & 07777) < 0)
+		return err_set(e, ERR_CANTCREAT, path, 0, 0,
+			       _("not saved: cannot set the file's permissions: %s"), why(errno));
+	return 0;
+}
+
+/* A template for mkstemp in `dir`, hidden, named after the file; the name part is kept short
+ * enough that the result stays within NAME_MAX. */
+static char *temp_template(const char *dir, const char *base)
+{
+	char name[NAME_MAX + 1];
+	snprintf(name, sizeof name, ".%.200s.oomfix-XXXXXX", base);
+	return join3(dir, strcmp(dir, "/") ? "/" : "", name);
+}
+
+/* Copies `target` into the new file fd (for a backup where a hard link is not possible). */
+static int copy_into(int fd, const char *target)
+{
+	int src = open(target, O_RDONLY | O_CLOEXEC);
+	if (src < 0)
+		return -1;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(src, buf, sizeof buf);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (n == 0) {
+			close(src);
+			return 0;
+		}
+		if (write_all(fd, buf, (size_t)n) < 0)
+			break;
+	}
+	int errnum = errno;
+	close(src);
+	errno = errnum;
+	return -1;
+}
+
+/* Makes TARGET~ the current version, never a half file: a hard link (atomic, and it keeps
+ * owner, mode and times) renamed into place, or else a full copy through its own temp file. */
+static int make_backup(const char *path, const char *target, const char *dir, const char *base,
+		       const struct stat *orig, struct err *e)
+{
+	char *bak = join3(target, "~", "");
+	char *tmp = bak ? temp_template(dir, base) : NULL;
+	int rc = 0, fd = -1;
+	if (!tmp) {
+		free(bak);
+		return oom(e, path);
+	}
+	/* mkstemp reserves a fresh name; it is freed again for link(2), which will not replace
+	 * an existing file, so losing a race for the name only means falling back to a copy. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("cannot keep the previous version as %s: %s"), bak, why(errno));
+		goto out;
+	}
+	close(fd);
+	fd = -1;
+	if (unlink(tmp) == 0 && link(target, tmp) == 0) {
+		if (rename(tmp, bak) == 0)
+			goto out;
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("cannot keep the previous version as %s: %s"), bak, why(errno));
+		unlink(tmp);
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || copy_into(fd, target) < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("cannot keep the previous version as %s: %s"), bak, why(errno));
+		goto fail;
+	}
+	/* Best effort on the owner: a backup we own is still a backup. */
+	if (fchown(fd, orig->st_uid, orig->st_gid) < 0)
+		errno = 0;
+	if (fchmod(fd, orig->st_mode & 07777) < 0 || fsync(fd) < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("cannot keep the previous version as %s: %s"), bak, why(errno));
+		goto fail;
+	}
+	int c = close(fd);
+	fd = -1;
+	if (c < 0 || rename(tmp, bak) < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("cannot keep the previous version as %s: %s"), bak, why(errno));
+		goto fail;
+	}
+	goto out;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	free(tmp);
+	free(bak);
+	return rc;
+}
+
+int save_file(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
+	      unsigned flags, bool check_yaml, struct err *e)
+{
+	char *target = NULL, *dir = NULL, *tmp = NULL;
+	int fd = -1, rc;
+	bool tmp_made = false;
+	struct stat orig;
+	bool exists;
+
+	if (!path || !*path)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no file name to save to"));
+	if (!text)
+		text = "";
+	if (check_yaml && (rc = yaml_check(path, text, len, e)) != 0)
+		return rc;
+	ignore_sigxfsz();
+	if ((rc = resolve_target(path, &target, e)) != 0)
+		return rc;
+
+	if (stat(target, &orig) == 0) {
+		exists = true;
+		if (!S_ISREG(orig.st_mode)) {
+			rc = err_set(e, ERR_CANTCREAT, path, 0, 0, "%s",
+				     _("not saved: not a regular file"));
+			goto out;
+		}
+	} else if (errno == ENOENT) {
+		exists = false;
+	} else {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0, _("cannot examine the file: %s"),
+			     why(errno));
+		goto out;
+	}
+	bool check = loaded && !(flags & SAVE_FORCE);
+	/* Refuse early too, before writing anything; the decisive check is just before rename. */
+	if (check && (rc = check_unchanged(path, target, loaded, e)) != 0)
+		goto out;
+
+	dir = dir_of(target);
+	tmp = dir ? temp_template(dir, base_of(target)) : NULL;
+	if (!tmp) {
+		rc = oom(e, path);
+		goto out;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("not saved: cannot create a temporary file in %s: %s"), dir,
+			     why(errno));
+		goto out;
+	}
+	tmp_made = true;
+	if (write_all(fd, text, len) < 0) {
+		rc = err_set(e, ERR_IOERR, path, 0, 0,
+			     _("not saved: writing the new version failed: %s"), why(errno));
+		goto out;
+	}
+	if (exists) {
+		if ((rc = copy_owner_mode(fd, &orig, path, e)) != 0)
+			goto out;
+	} else if (fchmod(fd, new_file_mode()) < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("not saved: cannot set the file's permissions: %s"), why(errno));
+		goto out;
+	}
+	if (fsync(fd) < 0) {
+		rc = err_set(e, ERR_IOERR, path, 0, 0,
+			     _("not saved: flushing the new version to disk failed: %s"),
+			     why(errno));
+		goto out;
+	}
+	int c = close(fd);
+	fd = -1;
+	if (c < 0) {
+		rc = err_set(e, ERR_IOERR, path, 0, 0,
+			     _("not saved: writing the new version failed: %s"), why(errno));
+		goto out;
+	}
+
+	if (check && (rc = check_unchanged(path, target, loaded, e)) != 0)
+		goto out;
+	if (exists && (flags & SAVE_BACKUP) &&
+	    (rc = make_backup(path, target, dir, base_of(target), &orig, e)) != 0)
+		goto out;
+	/* The backup may have taken a moment (a copy): look once more right before replacing. */
+	if (check && (rc = check_unchanged(path, target, loaded, e)) != 0)
+		goto out;
+	if (rename(tmp, target) < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("not saved: cannot replace the file: %s"), why(errno));
+		goto out;
+	}
+	tmp_made = false;
+
+	/* The rename is durable only once the directory is flushed. Some file systems cannot
+	 * fsync a directory (EINVAL); that is no reason to report a failed save. */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		if (fsync(dfd) < 0 && errno != EINVAL && errno != ENOTSUP)
+			rc = err_set(e, ERR_IOERR, path, 0, 0,
+				     _("saved, but flushing the directory %s failed: %s"), dir,
+				     why(errno));
+		close(dfd);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp_made)
+		unlink(tmp);
+	free(tmp);
+	free(dir);
+	free(target);
+	return rc;
+}
+
+int save_emergency(const char *path, const char *text, size_t len)
+{
+	/* Runs inside a signal handler: no malloc, no stdio, errno left as it was found. */
+	static const char suffix[] = ".oomfix-save";
+	char name[PATH_MAX];
+	int saved_errno = errno, ok = -1;
+	size_t n = 0;
+
+	if (!path || (!text && len))
+		return -1;
+	while (path[n]) {
+		if (n + sizeof suffix >= sizeof name)
+			return -1;
+		name[n] = path[n];
+		n++;
+	}
+	for (size_t i = 0; i < sizeof suffix; i++)
+		name[n + i] = suffix[i];
+
+	/* O_NOFOLLOW: a link planted under this name must not redirect the write. */
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		goto out;
+	const char *p = text;
+	size_t left = len;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		left -= (size_t)w;
+	}
+	if (left == 0 && fsync(fd) == 0)
+		ok = 0;
+	if (close(fd) < 0)
+		ok = -1;
+	/* A partial copy must not be offered for recovery later. */
+	if (ok < 0)
+		unlink(name);
+out:
+	errno = saved_errno;
+	return ok;
+}
+
+char *save_emergency_name(const char *path)
+{
+	return join3(path, ".oomfix-save", "");
+}
+
+char *save_journal_name(const char *path)
+{
+	return join3(path, ".oomfix.md", "");
+}
+
+/* Writes s with control characters made visible, so one value cannot break the line format. */
+static void put_clean(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch == '\r')
+			fputs("\\r", f);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+/* "- `path`: old → new" from "path: old → new"; a path holding a backtick gets a longer fence. */
+static void put_change(FILE *f, const char *change)
+{
+	const char *sep = strstr(change, ": ");
+	fputs("- ", f);
+	if (!sep || sep == change) {
+		put_clean(f, change, strlen(change));
+	} else {
+		size_t plen = (size_t)(sep - change);
+		bool tick = memchr(change, '`', plen) != NULL;
+		fputs(tick ? "`` " : "`", f);
+		put_clean(f, change, plen);
+		fputs(tick ? " ``" : "`", f);
+		put_clean(f, sep, strlen(sep));
+	}
+	fputc('\n', f);
+}
+
+/* The local time in ISO 8601 with the offset written as +hh:mm. */
+static void iso_now(char *out, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char raw[64];
+	if (!localtime_r(&now, &tm) || !strftime(raw, sizeof raw, "%Y-%m-%dT%H:%M:%S%z", &tm)) {
+		snprintf(out, size, "%lld", (long long)now);
+		return;
+	}
+	size_t n = strlen(raw);
+	if (n >= 5 && (raw[n - 5] == '+' || raw[n - 5] == '-'))
+		snprintf(out, size, "%.*s:%s", (int)(n - 2), raw, raw + n - 2);
+	else
+		snprintf(out, size, "%s", raw);
+}
+
+int save_journal(const char *path, const char *const *fixes, size_t nfixes,
+		 const char *const *changes, size_t nchanges, struct err *e)
+{
+	char *name = save_journal_name(path);
+	char *entry = NULL;
+	size_t entry_len = 0;
+	char when[80];
+	int rc = 0, fd = -1;
+
+	if (!name)
+		return oom(e, path);
+	FILE *f = open_memstream(&entry, &entry_len);
+	if (!f) {
+		free(name);
+		return oom(e, path);
+	}
+	iso_now(when, sizeof when);
+	fprintf(f, "\n## %s\n\n", when);
+	if (nfixes == 0) {
+		fputs(_("Manual edits"), f);
+	} else {
+		fputs(_("Fixes:"), f);
+		for (size_t i = 0; i < nfixes; i++) {
+			fputs(i ? ", " : " ", f);
+			put_clean(f, fixes[i], strlen(fixes[i]));
+		}
+	}
+	fputs("\n\n", f);
+	for (size_t i = 0; i < nchanges; i++)
+		put_change(f, changes[i]);
+	if (fclose(f) != 0 || !entry) {
+		rc = oom(e, path);
+		goto out;
+	}
+
+	/* Created here means nobody else wrote the title; O_EXCL makes that decision atomic. */
+	fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		char title[600];
+		snprintf(title, sizeof title, _("# Change journal for %s\n"), base_of(path));
+		if (write_all(fd, title, strlen(title)) < 0)
+			goto write_failed;
+	} else if (errno == EEXIST) {
+		fd = open(name, O_WRONLY | O_APPEND | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		rc = err_set(e, ERR_CANTCREAT, name, 0, 0, _("cannot open the change journal: %s"),
+			     why(errno));
+		goto out;
+	}
+	/* One write per entry: O_APPEND keeps concurrent entries whole. */
+	if (write_all(fd, entry, entry_len) < 0 || fsync(fd) < 0)
+		goto write_failed;
+	int c = close(fd);
+	fd = -1;
+	if (c < 0)
+		goto write_failed;
+	goto out;
+write_failed:
+	rc = err_set(e, ERR_IOERR, name, 0, 0, _("cannot write the change journal: %s"),
+		     why(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	free(entry);
+	free(name);
+	return rc;
+}
