@@ -4,6 +4,10 @@
  * *effective* values: the value written in the file, or the trainer's default when the key is
  * absent (aitk-reference §a). Paths in the field table are relative to config.process[0]; a
  * "datasets[]." prefix means "for each dataset". Knows image vs video (§b).
+ *
+ * A key written with a null value (`batch_size:` or `~`) counts as absent, as the trainer falls
+ * back to its default for it. Every string in a job is owned by the doc (or is a static default)
+ * and lives as long as the doc.
  */
 #ifndef OOMFIX_JOB_H
 #define OOMFIX_JOB_H
@@ -21,6 +25,13 @@ enum job_panel { JOB_PANEL_TRAINING, JOB_PANEL_DATASETS, JOB_PANEL_SAMPLE, JOB_P
 
 enum job_ftype { JOB_F_INT, JOB_F_FLOAT, JOB_F_BOOL, JOB_F_STR, JOB_F_RESLIST };
 
+/* Arch capabilities a field needs to have any effect (job_field.requires). */
+enum {
+	JOB_REQ_LOW_VRAM = 1u << 0,         /* the arch honours model.low_vram */
+	JOB_REQ_QUANTIZE = 1u << 1,         /* the arch honours model.quantize* */
+	JOB_REQ_LAYER_OFFLOADING = 1u << 2, /* the arch honours model.layer_offloading */
+};
+
 /* One field of a panel, as data. */
 struct job_field {
 	enum job_panel panel;
@@ -30,30 +41,61 @@ struct job_field {
 	enum job_ftype type;
 	const char *def;         /* trainer default as YAML text, or NULL (no default) */
 	bool video_only;         /* shown only for video models */
+	/* When the key is absent, the value of this other field applies instead of `def`
+	 * (datasets[].batch_size → train.batch_size, model.quantize_te → model.quantize), or NULL. */
+	const char *fallback_path;
+	unsigned requires;       /* JOB_REQ_* the arch must have for the field to matter */
 };
 
 extern const struct job_field job_fields[];
 extern const size_t job_nfields;
 
+/* Label of the Sample panel's read-only prompt count (N_() text; see job_prompt_count). */
+#define JOB_PROMPTS_LABEL "Sample Prompts"
+
+#define JOB_MAX_RES 16
+
 struct job_dataset {
 	const char *folder;  /* owned by the doc; may be NULL */
 	long long batch_size; bool has_batch_size; /* per-dataset override */
 	long long num_frames;                      /* effective (1 when absent) */
-	long long res[16]; size_t nres;            /* resolution buckets as written (one int → one bucket) */
+	long long res[JOB_MAX_RES]; size_t nres;   /* resolution buckets as written (one int → one
+						      bucket; absent → the default 512) */
 	bool cache_latents;                        /* cache_latents_to_disk || cache_latents */
+
+	/* Raw presence, for the fixes. */
+	bool has_num_frames;        /* num_frames written */
+	bool has_resolution;        /* resolution written (else res = {512}) */
+	bool res_is_list;           /* resolution written as a list (flow or block) */
+	bool res_truncated;         /* more than JOB_MAX_RES buckets: res holds the first ones */
+	long long res_max;          /* largest bucket over the whole list (even when truncated) */
+	bool auto_frame_count;      /* auto_frame_count: true (unbounded frames) */
+	bool cache_latents_to_disk; /* the two keys apart */
+	bool cache_latents_ram;
+	const struct doc_node *node; /* the dataset's mapping (owned by the doc) */
+};
+
+/* One item of sample.samples (per-prompt overrides; 0/false when not written). */
+struct job_prompt {
+	long long width, height, num_frames;
+	bool has_width, has_height, has_num_frames;
 };
 
 struct job {
 	const struct doc *doc;           /* not owned */
 	const char *process_path;        /* "config.process[0]" */
+	const struct doc_node *process;  /* that mapping (owned by the doc) */
 	const char *name;                /* config.name (owned by the doc) */
 	char arch[64];                   /* effective arch: tag stripped, flex1→flux, legacy flags */
 	enum job_kind kind;
 
 	/* train */
 	long long batch_size;
-	long long grad_accum;            /* effective accumulation (either name) */
-	bool grad_accum_legacy;          /* the file uses gradient_accumulation_steps */
+	long long grad_accum;            /* effective accumulation (either name): the one > 1, else 1;
+					    -1 when the legacy key asks for a whole epoch */
+	bool grad_accum_legacy;          /* the legacy gradient_accumulation_steps is the key in effect
+					    (written, and gradient_accumulation absent or <= 1 while
+					    the legacy one is > 1): a fix should write that key */
 	bool gradient_checkpointing;     /* effective (absent → true) */
 	bool disable_sampling, skip_first_sample;
 	long long steps;
@@ -64,23 +106,57 @@ struct job {
 
 	/* sample */
 	long long sample_width, sample_height, sample_steps, sample_every, sample_num_frames;
-	size_t nprompts;
+	size_t nprompts;                 /* sample.samples count, else sample.prompts count */
 
 	/* model */
 	bool low_vram, quantize, quantize_te, layer_offloading;
 	bool arch_has_low_vram, arch_has_quantize, arch_has_layer_offloading;
+
+	/* --- Raw presence and extra values, for the fixes and the UI. --- */
+	const char *arch_written;        /* model.arch as written (tag kept), or NULL */
+	const char *dtype;               /* train.dtype effective ("fp32" when absent) */
+	const char *qtype;               /* model.qtype effective ("qfloat8" when absent) */
+	bool has_batch_size_key;         /* train.batch_size written */
+	bool has_gradient_checkpointing_key;
+	bool has_dtype_key;
+	bool has_grad_accum_key;         /* train.gradient_accumulation written */
+	bool has_grad_accum_steps_key;   /* train.gradient_accumulation_steps written */
+	long long grad_accum_new;        /* gradient_accumulation (1 when absent) */
+	long long grad_accum_steps;      /* gradient_accumulation_steps (1 when absent) */
+	bool has_disable_sampling_key;
+
+	bool has_sample;                 /* a sample: section exists */
+	bool has_sample_width_key, has_sample_height_key, has_sample_steps_key,
+	     has_sample_every_key, has_sample_num_frames_key;
+	long long sample_fps;            /* effective (16 when absent) */
+	bool prompts_legacy;             /* the prompt count comes from sample.prompts */
+	struct job_prompt *prompts;      /* sample.samples items (owned by the job); NULL with legacy
+					    prompts, which carry no sizes */
+	size_t nprompt_items;            /* number of entries in `prompts` */
+
+	bool has_low_vram_key, has_quantize_key, has_quantize_te_key, has_layer_offloading_key;
+	bool layer_offloading_legacy;    /* only the deprecated model.auto_memory is written */
 };
 
 /* Builds the typed view. ERR_DATA (with line/col) when the document is not a trainer job
- * (job: extract, no config.process, ...). */
+ * (job: extract, no config.process, ...) or a memory-relevant value has the wrong type.
+ * On success *out is a new job the caller frees with job_free; it borrows `d`, which must
+ * outlive it. */
 int job_from_doc(const struct doc *d, struct job **out, struct err *e);
+
+/* Frees the job and sets *j to NULL. Safe on NULL. */
 void job_free(struct job **j);
 
-/* Every batch size 1, gradient checkpointing on, largest bucket <= 768, video frames <= 33. */
+/* Every batch size 1, gradient checkpointing on, largest bucket <= 768, and for video every
+ * dataset's num_frames <= 33 with no auto_frame_count. */
 bool job_is_conservative(const struct job *j);
 
 /* Largest resolution bucket over all datasets (0 when none). */
 long long job_max_bucket(const struct job *j);
+
+/* The model's frame grid: 4 for Wan/MiniMax (4k+1 frames), 8 for LTX-2 (8k+1), 1 for a video
+ * job whose grid is unknown (any count), 0 for an image job. */
+int job_frame_step(const struct job *j);
 
 /* The displayed value of a field (for dataset `ds` when the field is per-dataset) into buf;
  * *is_default is set when the key is absent and the trainer default is shown.
@@ -88,10 +164,23 @@ long long job_max_bucket(const struct job *j);
 bool job_field_value(const struct job *j, const struct job_field *f, size_t ds, char *buf,
 		     size_t bufsz, bool *is_default);
 
-/* Absolute doc path of a field ("config.process[0].datasets[1].num_frames") into buf. */
+/* Absolute doc path of a field ("config.process[0].datasets[1].num_frames") into buf. When the
+ * file holds the field under its legacy name (and that is the one in effect), the legacy path is
+ * given, so an edit changes the key the trainer reads. */
 void job_field_path(const struct job *j, const struct job_field *f, size_t ds, char *buf,
 		    size_t bufsz);
 
-const char *job_kind_name(enum job_kind k); /* "image", "video" or NULL */
+/* True when the field matters for this job's model: video-only fields on video jobs, Low VRAM,
+ * Quantize and Layer Offloading only where the arch honours them. */
+bool job_field_applies(const struct job *j, const struct job_field *f);
+
+/* The field whose `path` is exactly `path`, or NULL. Points into job_fields. */
+const struct job_field *job_field_find(const char *path);
+
+/* Number of sample prompts (sample.samples wins over the legacy sample.prompts); *legacy, when
+ * not NULL, says the count came from sample.prompts. */
+size_t job_prompt_count(const struct job *j, bool *legacy);
+
+const char *job_kind_name(enum job_kind k); /* "image", "video" or NULL (static strings) */
 
 #endif
