@@ -86,6 +86,15 @@ bool doc_is_null(const struct doc_node *n);
  * (e.g. "[512, 768]", "{a: 1}"). Returns a malloc'd string the caller frees. */
 char *doc_to_flow(const struct doc_node *n);
 
+/* doc_to_flow with a bound on the nodes visited (aliases can make a small file expand to a huge
+ * value): when the bound is reached the text ends in " ..." and *truncated (if not NULL) is set.
+ * Returns a malloc'd string the caller frees, NULL when out of memory. */
+char *doc_to_flow_bounded(const struct doc_node *n, size_t max_nodes, bool *truncated);
+
+/* For an absent path: the deepest node that the path reaches (the root at least) and, in
+ * *prefix_len, how many bytes of `path` lead to it (0 for the root). NULL for a bad path. */
+const struct doc_node *doc_get_nearest(const struct doc *d, const char *path, size_t *prefix_len);
+
 /* One edit. `value` is YAML text ("true", "7", "[512, 768]", "\"text\""). */
 enum doc_edit_op {
 	DOC_EDIT_SET,         /* replace the value at path, or insert the key if the parent map lacks it */

@@ -1,3 +1,186 @@
+/* cmd_doc.c — `oomfix get JOB PATH` and `oomfix set [-o OUT | -i] [--force] JOB PATH=VALUE...`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/i18n.h"
+#include "oomfix/save.h"
 #include "cli.h"
-int cmd_get(int argc, char **argv) { (void)argc; (void)argv; return 70; }
-int cmd_set(int argc, char **argv) { (void)argc; (void)argv; return 70; }
+
+static int usage_get(void)
+{
+	fprintf(stderr, "%s\n", _("usage: oomfix get JOB PATH"));
+	return ERR_USAGE;
+}
+
+static int usage_set(void)
+{
+	fprintf(stderr, "%s\n", _("usage: oomfix set [-o OUT | -i] [--force] JOB PATH=VALUE..."));
+	return ERR_USAGE;
+}
+
+static int fail(const struct err *e)
+{
+	err_print(e, stderr);
+	return e->code ? e->code : ERR_SOFTWARE;
+}
+
+/* Reports an absent path at the deepest part that exists. */
+static int no_such_key(const struct doc *d, const char *job, const char *path)
+{
+	struct err e;
+	size_t plen = 0;
+	const struct doc_node *near = doc_get_nearest(d, path, &plen);
+	if (!near) {
+		err_set(&e, ERR_USAGE, job, 0, 0,
+			_("bad path '%s': use keys separated by dots and [N] indices, "
+			  "e.g. config.process[0].train.lr"), path);
+		return fail(&e);
+	}
+	if (plen)
+		err_set(&e, ERR_DATA, job, near->span.line, near->span.col,
+			_("%s: no such key (found up to '%.*s', which starts here)"), path, (int)plen,
+			path);
+	else
+		err_set(&e, ERR_DATA, job, near->span.line, near->span.col, _("%s: no such key"), path);
+	return fail(&e);
+}
+
+int cmd_get(int argc, char **argv)
+{
+	int first = 1;
+	if (argc > 1 && !strcmp(argv[1], "--"))
+		first = 2;
+	if (argc - first != 2 || (first == 1 && argv[1][0] == '-' && argv[1][1]))
+		return usage_get();
+	const char *job = argv[first], *path = argv[first + 1];
+	struct err e;
+	err_clear(&e);
+	struct doc *d = NULL;
+	if (doc_load_file(job, &d, &e) != ERR_OK)
+		return fail(&e);
+	int rc = ERR_OK;
+	const struct doc_node *n = doc_get(d, path);
+	if (!n) {
+		rc = no_such_key(d, job, path);
+	} else {
+		bool trunc = false;
+		char *s = doc_to_flow_bounded(n, 1000000, &trunc);
+		if (!s) {
+			err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+			rc = fail(&e);
+		} else if (trunc) {
+			err_set(&e, ERR_DATA, job, n->span.line, n->span.col,
+				_("%s: the value expands to more than a million nodes (aliases); "
+				  "refusing to print it"), path);
+			rc = fail(&e);
+		} else {
+			fputs(s, stdout);
+			fputc('\n', stdout);
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
+				rc = fail(&e);
+			}
+		}
+		free(s);
+	}
+	doc_free(&d);
+	return rc;
+}
+
+int cmd_set(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"in-place", no_argument, NULL, 'i'},
+		{"force", no_argument, NULL, 'F'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *out = NULL;
+	bool inplace = false, force = false;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:i", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'i': inplace = true; break;
+		case 'F': force = true; break;
+		default:
+			fprintf(stderr, _("oomfix: set: unknown or incomplete option '%s'\n"),
+				argv[optind - 1]);
+			return usage_set();
+		}
+	}
+	if ((out && inplace) || argc - optind < 2)
+		return usage_set();
+	const char *job = argv[optind];
+	size_t n = (size_t)(argc - optind - 1);
+	struct err e;
+	err_clear(&e);
+
+	struct doc_edit *edits = calloc(n, sizeof *edits);
+	char **bufs = calloc(n, sizeof *bufs);
+	int rc = ERR_OK;
+	if (!edits || !bufs)
+		rc = err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	for (size_t i = 0; rc == ERR_OK && i < n; i++) {
+		char *path, *value;
+		rc = doc_parse_assignment(argv[optind + 1 + (int)i], &path, &value, &e);
+		if (rc == ERR_OK) {
+			bufs[i] = path;
+			edits[i] = (struct doc_edit){.op = DOC_EDIT_SET, .path = path, .value = value};
+		}
+	}
+	if (rc != ERR_OK) {
+		fail(&e);
+		if (rc == ERR_USAGE)
+			usage_set();
+		goto done;
+	}
+
+	/* The stamp is taken before reading, so a change made while we work is noticed. */
+	struct save_stamp stamp;
+	memset(&stamp, 0, sizeof stamp);
+	if (inplace && save_stamp(job, &stamp, &e) != ERR_OK) {
+		rc = fail(&e);
+		goto done;
+	}
+	struct doc *d = NULL, *nd = NULL;
+	if ((rc = doc_load_file(job, &d, &e)) != ERR_OK) {
+		fail(&e);
+		goto done;
+	}
+	if ((rc = doc_apply(d, edits, n, &nd, &e)) != ERR_OK) {
+		if (!e.file[0])
+			snprintf(e.file, sizeof e.file, "%s", job);
+		fail(&e);
+		doc_free(&d);
+		goto done;
+	}
+	size_t len, olen;
+	const char *text = doc_text(nd, &len);
+	const char *orig = doc_text(d, &olen);
+	if (inplace) {
+		if (len != olen || memcmp(text, orig, len))
+			rc = save_file(job, text, len, &stamp, SAVE_BACKUP | (force ? SAVE_FORCE : 0),
+				       true, &e);
+	} else if (out) {
+		rc = save_file(out, text, len, NULL, 0, true, &e);
+	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+		rc = err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
+	}
+	if (rc != ERR_OK)
+		fail(&e);
+	doc_free(&nd);
+	doc_free(&d);
+done:
+	for (size_t i = 0; bufs && i < n; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(edits);
+	return rc;
+}

@@ -1,0 +1,735 @@
+/* doc_edit.c — edits as splices of the original text, each one re-parsed and verified.
+ *
+ * What an edit writes:
+ *  - SET on a scalar replaces only the scalar's bytes (after any &anchor or !tag); a quoted
+ *    string stays quoted in the same style when the new value is a plain string; the rest of the
+ *    line (the comment) is kept. A block scalar (| or >) is replaced by a one-line value; blank
+ *    lines after it are kept.
+ *  - SET on a flow collection replaces the brackets and what is inside them.
+ *  - SET on a block collection that is a mapping value writes the new value in flow form on the
+ *    key's line (before the key line's comment) and removes the block's lines; comments inside
+ *    the block and on its last line go with it, comment lines after the block stay.
+ *  - SET of a missing key appends a line with the siblings' indentation after the last sibling
+ *    (and after comment lines indented deeper than the siblings, which belong to that sibling's
+ *    content), before blank lines and comments that belong to what follows. Missing
+ *    intermediate mappings are created as nested lines two spaces deeper. In a flow mapping the
+ *    pair is added before the closing brace.
+ *  - REMOVE_KEY / REMOVE_ITEM remove the pair's or item's lines in block style, or the entry
+ *    and its comma in flow style. Removing the last entry of a block collection is refused
+ *    because the key would become null.
+ * New lines use the file's line break (CRLF when its first line break is CRLF). Anything that
+ * does not fit these shapes (tabs in an indentation, an item on a line after its dash, editing
+ * through an alias) is refused with a message rather than guessed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/doc.h"
+#include "oomfix/i18n.h"
+#include "doc_priv.h"
+
+#define NOPOS ((size_t)-1)
+
+enum change_kind { CH_NONE, CH_REPLACE, CH_INSERT, CH_REMOVE };
+
+/* What the edit is supposed to change, in raw tree positions (pair or item indices). */
+struct change {
+	enum change_kind kind;
+	size_t steps[DOC_MAX_DEPTH + 1];
+	size_t nsteps; /* steps to the replaced node, or to the container for insert/remove */
+	size_t index;  /* the removed entry for CH_REMOVE */
+};
+
+struct splice {
+	size_t a, b;         /* replace text[a, b) */
+	struct doc_buf ins;  /* with this */
+};
+
+/* ---- text helpers ---- */
+
+static size_t line_start(const struct doc *d, size_t p)
+{
+	while (p > d->bom && d->text[p - 1] != '\n')
+		p--;
+	return p;
+}
+
+/* Position of the line break that ends the line holding p (or the end of the text). */
+static size_t eol(const struct doc *d, size_t p)
+{
+	const char *nl = memchr(d->text + p, '\n', d->len - p);
+	if (!nl)
+		return d->len;
+	size_t q = (size_t)(nl - d->text);
+	return q > p && d->text[q - 1] == '\r' ? q - 1 : q;
+}
+
+/* Start of the next line after the one holding p (or the end of the text). */
+static size_t next_line(const struct doc *d, size_t p)
+{
+	const char *nl = memchr(d->text + p, '\n', d->len - p);
+	return nl ? (size_t)(nl - d->text) + 1 : d->len;
+}
+
+/* True when only blanks and perhaps a comment follow p on its line. */
+static bool rest_is_comment(const struct doc *d, size_t p)
+{
+	size_t e = eol(d, p);
+	while (p < e && (d->text[p] == ' ' || d->text[p] == '\t'))
+		p++;
+	return p == e || d->text[p] == '#';
+}
+
+static bool all_spaces(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ')
+			return false;
+	return true;
+}
+
+/* Where a node's content really ends: a block scalar ends at the start of the line after it. */
+static size_t content_end(const struct doc_node *n)
+{
+	return n->span.end;
+}
+
+/* The position after the line that holds the end of node n's content, or NOPOS when something
+ * other than a comment follows it on that line. */
+static size_t after_content_line(const struct doc *d, const struct doc_node *n)
+{
+	size_t ce = content_end(n);
+	if (ce > d->bom && d->text[ce - 1] == '\n')
+		return ce;
+	if (!rest_is_comment(d, ce))
+		return NOPOS;
+	return next_line(d, ce);
+}
+
+static const char *nl_of(const struct doc *d)
+{
+	return d->crlf ? "\r\n" : "\n";
+}
+
+static int err_at(struct err *e, const struct doc *d, const struct doc_node *n, int code,
+		  const char *path, const char *what)
+{
+	return err_set(e, code, doc_name(d), n ? n->span.line : 0, n ? n->span.col : 0, "%s: %s",
+		       path, what);
+}
+
+/* ---- values ---- */
+
+struct value {
+	struct doc *vdoc;
+	const struct doc_node *root;
+	struct doc_buf text; /* one line of YAML to write */
+};
+
+static void value_free(struct value *v)
+{
+	doc_free(&v->vdoc);
+	free(v->text.p);
+	memset(v, 0, sizeof *v);
+}
+
+static int value_parse(const char *path, const char *src, struct value *v, struct err *e)
+{
+	memset(v, 0, sizeof *v);
+	if (!src || !*src)
+		src = "null";
+	struct err ve;
+	err_clear(&ve);
+	if (doc_load("value", src, strlen(src), &v->vdoc, &ve) != ERR_OK)
+		return err_set(e, ERR_DATA, NULL, 0, 0, _("%s: the value is not valid YAML: %s"), path,
+			       ve.msg);
+	v->root = doc_root(v->vdoc);
+	const struct doc_node *r = v->root;
+	size_t tl;
+	const char *t = doc_text(v->vdoc, &tl);
+	if (r->kind == DOC_SCALAR && r->style != DOC_LITERAL && r->style != DOC_FOLDED &&
+	    !memchr(t + r->span.start, '\n', r->span.end - r->span.start) &&
+	    !memchr(t + r->span.start, '\r', r->span.end - r->span.start) &&
+	    r->span.end > r->span.start) {
+		/* Write what the caller wrote (keeps `1e-4` as `1e-4`), without a comment. */
+		doc_buf_put(&v->text, t + r->span.start, r->span.end - r->span.start);
+	} else if (r->kind == DOC_SCALAR && doc_scalar_type(r) == DOC_T_STR) {
+		doc_buf_dquote(&v->text, r->value, r->value_len);
+	} else if (r->kind == DOC_SCALAR && doc_scalar_type(r) == DOC_T_NULL) {
+		doc_buf_puts(&v->text, "null");
+	} else {
+		bool trunc = false;
+		char *f = doc_to_flow_bounded(r, 100000, &trunc);
+		if (!f || trunc) {
+			free(f);
+			value_free(v);
+			return err_set(e, ERR_DATA, NULL, 0, 0, _("%s: the value is too large"), path);
+		}
+		doc_buf_puts(&v->text, f);
+		free(f);
+	}
+	if (v->text.oom) {
+		value_free(v);
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	return ERR_OK;
+}
+
+static void put_key(struct doc_buf *b, const char *k, size_t n, bool flow)
+{
+	if (doc_plain_ok(k, n, flow))
+		doc_buf_put(b, k, n);
+	else
+		doc_buf_dquote(b, k, n);
+}
+
+static void put_squote(struct doc_buf *b, const char *s, size_t n)
+{
+	doc_buf_put(b, "'", 1);
+	for (size_t i = 0; i < n; i++)
+		doc_buf_put(b, s[i] == '\'' ? "''" : s + i, s[i] == '\'' ? 2 : 1);
+	doc_buf_put(b, "'", 1);
+}
+
+static bool has_ctl(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return true;
+	return false;
+}
+
+/* The text to put where the old scalar or flow collection was. */
+static void scalar_text(struct doc_buf *b, const struct doc_node *old, const struct value *v)
+{
+	const struct doc_node *r = v->root;
+	const struct dnode *xo = (const struct dnode *)old;
+	bool plain_str = r->kind == DOC_SCALAR && r->style == DOC_PLAIN && !r->tag &&
+			 doc_scalar_type(r) == DOC_T_STR;
+	if (plain_str && old->kind == DOC_SCALAR && old->style == DOC_SQUOTED &&
+	    !has_ctl(r->value, r->value_len))
+		put_squote(b, r->value, r->value_len);
+	else if (plain_str && old->kind == DOC_SCALAR && old->style == DOC_DQUOTED)
+		doc_buf_dquote(b, r->value, r->value_len);
+	else if (plain_str && xo->flow_ctx && !doc_plain_ok(r->value, r->value_len, true))
+		doc_buf_dquote(b, r->value, r->value_len);
+	else
+		doc_buf_put(b, v->text.p, v->text.len);
+}
+
+/* ---- the edits ---- */
+
+/* Replaces the value of an existing node (pair or item). */
+static int edit_replace(const struct doc *d, const struct doc_node *parent, size_t idx,
+			const struct doc_node *old, const struct value *v, const char *path,
+			struct splice *sp, struct err *e)
+{
+	const struct dnode *xo = (const struct dnode *)old;
+	if (old->kind == DOC_SCALAR || old->kind == DOC_ALIAS ||
+	    (old->style == DOC_FLOW && old->kind != DOC_SCALAR)) {
+		size_t a = old->kind == DOC_ALIAS ? old->span.start : xo->vstart;
+		size_t b = old->span.end;
+		if (old->kind == DOC_SCALAR && (old->style == DOC_LITERAL || old->style == DOC_FOLDED)) {
+			/* Keep the blank lines after the block, drop its content lines. */
+			bool nl_end = b > a && d->text[b - 1] == '\n';
+			while (nl_end && b > a) {
+				size_t ls = line_start(d, b - 1);
+				if (ls <= a || !all_spaces(d->text + ls, eol(d, ls) - ls))
+					break;
+				b = ls;
+			}
+			if (b > a && d->text[b - 1] == '\n')
+				b -= b - 1 > a && d->text[b - 2] == '\r' ? 2 : 1;
+		}
+		sp->a = a;
+		sp->b = b;
+		if (old->kind == DOC_SCALAR && a == b) {
+			/* An empty value ("key:"): libyaml puts it right after the colon. */
+			if (a == 0 || d->text[a - 1] != ':')
+				return err_at(e, d, old, ERR_DATA, path,
+					      _("cannot place a value here; write it by hand"));
+			doc_buf_puts(&sp->ins, " ");
+		}
+		scalar_text(&sp->ins, old, v);
+		return ERR_OK;
+	}
+	/* A block collection: only as a value in a block mapping. */
+	if (!parent || parent->kind != DOC_MAP || parent->style != DOC_BLOCK)
+		return err_at(e, d, old, ERR_DATA, path,
+			      _("cannot replace a block collection that is not a mapping value"));
+	const struct doc_node *key = parent->keys[idx];
+	size_t p = key->span.end;
+	while (p < d->len && d->text[p] == ' ')
+		p++;
+	if (p >= d->len || d->text[p] != ':')
+		return err_at(e, d, key, ERR_DATA, path, _("cannot find the colon after this key"));
+	p++;
+	size_t le = eol(d, p), q = p;
+	/* Keep an &anchor or !tag written after the colon. */
+	for (size_t r = p;;) {
+		while (r < le && d->text[r] == ' ')
+			r++;
+		if (r < le && (d->text[r] == '&' || d->text[r] == '!')) {
+			while (r < le && d->text[r] != ' ')
+				r++;
+			q = r;
+			continue;
+		}
+		if (r < le && d->text[r] != '#')
+			return err_at(e, d, key, ERR_DATA, path,
+				      _("unexpected text after this key; edit it by hand"));
+		break;
+	}
+	size_t after = after_content_line(d, old);
+	if (after == NOPOS)
+		return err_at(e, d, old, ERR_DATA, path, _("text follows this value on its line"));
+	/* Remove from the key line's break to the break that ends the block's last line. */
+	size_t last_break = after;
+	if (last_break > 0 && d->text[last_break - 1] == '\n') {
+		last_break--;
+		if (last_break > 0 && d->text[last_break - 1] == '\r')
+			last_break--;
+	}
+	if (last_break < le)
+		return err_at(e, d, old, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	sp->a = q;
+	sp->b = last_break;
+	doc_buf_puts(&sp->ins, " ");
+	doc_buf_put(&sp->ins, v->text.p, v->text.len);
+	doc_buf_put(&sp->ins, d->text + q, le - q);
+	return ERR_OK;
+}
+
+/* Adds key path comps[0..nc) with the value to a mapping that lacks comps[0]. */
+static int edit_insert(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
+		       size_t nc, const struct value *v, const char *path, struct splice *sp,
+		       struct err *e)
+{
+	for (size_t i = 0; i < nc; i++)
+		if (c[i].is_index)
+			return err_at(e, d, map, ERR_DATA, path,
+				      _("cannot create a list item; only missing keys can be added"));
+	const struct dnode *xm = (const struct dnode *)map;
+	if (map->style == DOC_FLOW) {
+		size_t at;
+		if (map->n == 0) {
+			at = xm->vstart + 1;
+			if (at > map->span.end || d->text[at - 1] != '{')
+				return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+		} else {
+			at = map->items[map->n - 1]->span.end;
+			doc_buf_puts(&sp->ins, ", ");
+		}
+		for (size_t i = 0; i < nc; i++) {
+			put_key(&sp->ins, c[i].key, c[i].klen, true);
+			doc_buf_puts(&sp->ins, i + 1 < nc ? ": {" : ": ");
+		}
+		doc_buf_put(&sp->ins, v->text.p, v->text.len);
+		for (size_t i = 1; i < nc; i++)
+			doc_buf_puts(&sp->ins, "}");
+		sp->a = sp->b = at;
+		return ERR_OK;
+	}
+	if (map->n == 0)
+		return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	const struct doc_node *last_key = map->keys[map->n - 1];
+	size_t ls = line_start(d, last_key->span.start);
+	size_t indent = last_key->span.start - ls;
+	for (size_t i = ls; i < last_key->span.start; i++)
+		if (d->text[i] != ' ' && d->text[i] != '-')
+			return err_at(e, d, last_key, ERR_DATA, path,
+				      _("cannot tell the indentation of this key (tab or other text "
+					"before it); edit it by hand"));
+	size_t at = after_content_line(d, map->items[map->n - 1]);
+	if (at == NOPOS)
+		return err_at(e, d, map->items[map->n - 1], ERR_DATA, path,
+			      _("text follows this value on its line"));
+	/* Comment lines indented deeper than the siblings belong to the last sibling's content. */
+	while (at < d->len) {
+		size_t p = at, le = eol(d, at);
+		while (p < le && d->text[p] == ' ')
+			p++;
+		if (p < le && d->text[p] == '#' && p - at > indent)
+			at = next_line(d, at);
+		else
+			break;
+	}
+	const char *nl = nl_of(d);
+	if (at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n')
+		doc_buf_puts(&sp->ins, nl);
+	for (size_t i = 0; i < nc; i++) {
+		for (size_t k = 0; k < indent + 2 * i; k++)
+			doc_buf_put(&sp->ins, " ", 1);
+		put_key(&sp->ins, c[i].key, c[i].klen, false);
+		doc_buf_puts(&sp->ins, ":");
+		if (i + 1 == nc) {
+			doc_buf_puts(&sp->ins, " ");
+			doc_buf_put(&sp->ins, v->text.p, v->text.len);
+		}
+		if (!(at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n' && i + 1 == nc))
+			doc_buf_puts(&sp->ins, nl);
+	}
+	sp->a = sp->b = at;
+	return ERR_OK;
+}
+
+/* Removes entry i of a collection (a pair of a mapping or an item of a sequence). */
+static int edit_remove(const struct doc *d, const struct doc_node *coll, size_t i, const char *path,
+		       struct splice *sp, struct err *e)
+{
+	const struct doc_node *first = coll->kind == DOC_MAP ? coll->keys[i] : coll->items[i];
+	const struct doc_node *val = coll->items[i];
+	if (coll->style == DOC_FLOW) {
+		if (coll->n == 1) {
+			sp->a = first->span.start;
+			sp->b = val->span.end;
+		} else if (i + 1 < coll->n) {
+			sp->a = first->span.start;
+			sp->b = coll->kind == DOC_MAP ? coll->keys[i + 1]->span.start
+						      : coll->items[i + 1]->span.start;
+		} else {
+			sp->a = coll->items[i - 1]->span.end;
+			sp->b = val->span.end;
+		}
+		return ERR_OK;
+	}
+	if (coll->n == 1)
+		return err_at(e, d, first, ERR_DATA, path,
+			      _("this is the only entry of a block collection; removing it would leave "
+				"an empty value"));
+	size_t start = first->span.start;
+	if (coll->kind == DOC_SEQ) {
+		/* The item's dash must be on the item's own line. */
+		size_t p = start;
+		while (p > d->bom && d->text[p - 1] == ' ')
+			p--;
+		if (p == d->bom || d->text[p - 1] != '-')
+			return err_at(e, d, first, ERR_DATA, path,
+				      _("cannot find this item's dash on its line; edit it by hand"));
+		start = p - 1;
+	}
+	size_t ls = line_start(d, start);
+	size_t after = after_content_line(d, val);
+	if (after == NOPOS)
+		return err_at(e, d, val, ERR_DATA, path, _("text follows this value on its line"));
+	if (all_spaces(d->text + ls, start - ls)) {
+		sp->a = ls;
+		sp->b = after;
+		return ERR_OK;
+	}
+	/* The first pair of a list item ("- a: 1"): the next pair moves up behind the dash. */
+	if (coll->kind == DOC_MAP && i + 1 < coll->n) {
+		const struct doc_node *nk = coll->keys[i + 1];
+		size_t nls = line_start(d, nk->span.start);
+		if (all_spaces(d->text + nls, nk->span.start - nls)) {
+			sp->a = first->span.start;
+			sp->b = nk->span.start;
+			return ERR_OK;
+		}
+	}
+	return err_at(e, d, first, ERR_DATA, path,
+		      _("other text shares this entry's line; edit it by hand"));
+}
+
+/* ---- verification ---- */
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Structural equality without following aliases: linear in the tree size, so an alias bomb
+ * costs nothing. */
+static bool raw_equal(const struct doc_node *a, const struct doc_node *b, int depth)
+{
+	if (!a || !b || a->kind != b->kind || depth > DOC_MAX_DEPTH + 1 || a->n != b->n)
+		return false;
+	if (!str_eq(a->anchor, b->anchor) || !str_eq(a->tag, b->tag))
+		return false;
+	if (a->kind == DOC_ALIAS)
+		return true;
+	if (a->kind == DOC_SCALAR)
+		return doc_node_equal(a, b);
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->kind == DOC_MAP && !raw_equal(a->keys[i], b->keys[i], depth + 1))
+			return false;
+		if (!raw_equal(a->items[i], b->items[i], depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/* Everything equal except what the change describes; *edited gets the new tree's node at the
+ * change (the replaced node, or the container). */
+static bool same_except(const struct doc_node *a, const struct doc_node *b, const struct change *ch,
+			size_t step, const struct doc_node **edited)
+{
+	if (!a || !b)
+		return false;
+	if (step == ch->nsteps) {
+		*edited = b;
+		if (ch->kind == CH_REPLACE)
+			return a->kind == DOC_ALIAS || str_eq(a->anchor, b->anchor);
+		if (a->kind != b->kind || !str_eq(a->anchor, b->anchor) || !str_eq(a->tag, b->tag))
+			return false;
+		if (ch->kind == CH_INSERT) {
+			if (b->n != a->n + 1)
+				return false;
+			for (size_t i = 0; i < a->n; i++)
+				if (!raw_equal(a->keys[i], b->keys[i], 0) ||
+				    !raw_equal(a->items[i], b->items[i], 0))
+					return false;
+			return true;
+		}
+		if (b->n + 1 != a->n)
+			return false;
+		for (size_t i = 0, j = 0; i < a->n; i++) {
+			if (i == ch->index)
+				continue;
+			if ((a->kind == DOC_MAP && !raw_equal(a->keys[i], b->keys[j], 0)) ||
+			    !raw_equal(a->items[i], b->items[j], 0))
+				return false;
+			j++;
+		}
+		return true;
+	}
+	if (a->kind != b->kind || a->n != b->n || !str_eq(a->anchor, b->anchor) ||
+	    !str_eq(a->tag, b->tag) || a->kind == DOC_SCALAR || a->kind == DOC_ALIAS)
+		return false;
+	size_t k = ch->steps[step];
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->kind == DOC_MAP && !raw_equal(a->keys[i], b->keys[i], 0))
+			return false;
+		if (i == k) {
+			if (!same_except(a->items[i], b->items[i], ch, step + 1, edited))
+				return false;
+		} else if (!raw_equal(a->items[i], b->items[i], 0)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool key_matches(const struct doc_node *k, const struct doc_pcomp *c)
+{
+	k = doc_deref(k);
+	return k && k->kind == DOC_SCALAR && k->value_len == c->klen && !memcmp(k->value, c->key, c->klen);
+}
+
+/* ---- one edit ---- */
+
+static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc **out,
+		     struct err *e)
+{
+	*out = NULL;
+	const char *path = ed->path ? ed->path : "";
+	struct doc_pcomp *c = NULL;
+	size_t nc = 0;
+	struct value v = {0};
+	struct splice sp = {0};
+	struct change ch = {.kind = CH_NONE};
+	const struct doc_node *cur = doc_root(d), *parent = NULL;
+	size_t pidx = 0, level;
+	int rc = doc_path_parse(path, &c, &nc, e);
+	if (rc != ERR_OK)
+		goto done;
+	if (nc > DOC_MAX_DEPTH) {
+		rc = err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: path too long"), path);
+		goto done;
+	}
+	if (ed->op == DOC_EDIT_SET && (rc = value_parse(path, ed->value, &v, e)) != ERR_OK)
+		goto done;
+
+	for (level = 0; level < nc; level++) {
+		if (cur->kind == DOC_ALIAS) {
+			rc = err_at(e, d, cur, ERR_DATA, path,
+				    _("this part is an alias; changing it would change every place that "
+				      "uses the anchor, so edit the anchored value instead"));
+			goto done;
+		}
+		const struct doc_pcomp *k = &c[level];
+		size_t i;
+		if (k->is_index) {
+			if (cur->kind != DOC_SEQ) {
+				rc = err_at(e, d, cur, ERR_DATA, path, _("not a list here"));
+				goto done;
+			}
+			if (k->index >= cur->n) {
+				rc = err_at(e, d, cur, ERR_DATA, path, _("the list has no such item"));
+				goto done;
+			}
+			i = k->index;
+		} else {
+			if (cur->kind != DOC_MAP) {
+				rc = err_at(e, d, cur, ERR_DATA, path, _("not a mapping here"));
+				goto done;
+			}
+			i = doc_own_index(cur, k->key, k->klen);
+			if (i == (size_t)-1)
+				break;
+		}
+		ch.steps[ch.nsteps++] = i;
+		parent = cur;
+		pidx = i;
+		cur = cur->items[i];
+	}
+
+	switch (ed->op) {
+	case DOC_EDIT_SET:
+		if (level == nc) {
+			const struct doc_node *dv = doc_deref(cur);
+			bool same = cur->kind != DOC_ALIAS && dv->kind == v.root->kind &&
+				    (dv->kind == DOC_SCALAR
+					     ? doc_scalar_type(dv) == doc_scalar_type(v.root) &&
+						       dv->value_len == v.root->value_len &&
+						       !memcmp(dv->value, v.root->value, dv->value_len)
+					     : doc_node_equal(dv, v.root));
+			if (same)
+				break;
+			ch.kind = CH_REPLACE;
+			rc = edit_replace(d, parent, pidx, cur, &v, path, &sp, e);
+		} else {
+			ch.kind = CH_INSERT;
+			rc = edit_insert(d, cur, c + level, nc - level, &v, path, &sp, e);
+		}
+		break;
+	case DOC_EDIT_REMOVE_KEY:
+		if (level < nc)
+			break; /* absent: nothing to do */
+		if (c[nc - 1].is_index) {
+			rc = err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: names a list item, not a key"), path);
+			break;
+		}
+		ch.kind = CH_REMOVE;
+		ch.nsteps--;
+		ch.index = pidx;
+		rc = edit_remove(d, parent, pidx, path, &sp, e);
+		break;
+	case DOC_EDIT_REMOVE_ITEM:
+		if (level < nc) {
+			rc = err_set(e, ERR_DATA, doc_name(d), 0, 0, _("%s: no such key"), path);
+			break;
+		}
+		if (cur->kind != DOC_SEQ) {
+			rc = err_at(e, d, cur, ERR_DATA, path, _("not a list"));
+			break;
+		}
+		if (ed->index >= cur->n) {
+			rc = err_at(e, d, cur, ERR_DATA, path, _("the list has no such item"));
+			break;
+		}
+		ch.kind = CH_REMOVE;
+		ch.index = ed->index;
+		rc = edit_remove(d, cur, ed->index, path, &sp, e);
+		break;
+	}
+	if (rc != ERR_OK)
+		goto done;
+
+	size_t len;
+	const char *t = doc_text(d, &len);
+	struct doc_buf nb = {0};
+	if (ch.kind == CH_NONE) {
+		doc_buf_put(&nb, t, len);
+	} else {
+		doc_buf_put(&nb, t, sp.a);
+		doc_buf_put(&nb, sp.ins.p ? sp.ins.p : "", sp.ins.len);
+		doc_buf_put(&nb, t + sp.b, len - sp.b);
+	}
+	if (nb.oom || sp.ins.oom) {
+		free(nb.p);
+		rc = err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		goto done;
+	}
+	struct err pe;
+	err_clear(&pe);
+	rc = doc_load(doc_name(d), nb.p ? nb.p : "", nb.len, out, &pe);
+	free(nb.p);
+	if (rc != ERR_OK) {
+		rc = err_set(e, ERR_SOFTWARE, doc_name(d), 0, 0,
+			     _("%s: the edited text would not parse (%d:%d: %s); nothing was changed"),
+			     path, pe.line, pe.col, pe.msg);
+		goto done;
+	}
+	if (ch.kind == CH_NONE)
+		goto done;
+
+	/* Verify: everything else unchanged, and the edited place holds exactly the value. */
+	const struct doc_node *edited = NULL;
+	bool ok = same_except(doc_root(d), doc_root(*out), &ch, 0, &edited);
+	if (ok && ch.kind == CH_REPLACE) {
+		ok = doc_node_equal(edited, v.root);
+	} else if (ok && ch.kind == CH_INSERT) {
+		const struct doc_node *m = edited;
+		ok = key_matches(m->keys[m->n - 1], &c[level]);
+		const struct doc_node *x = m->items[m->n - 1];
+		for (size_t i = level + 1; ok && i < nc; i++) {
+			ok = x->kind == DOC_MAP && x->n == 1 && key_matches(x->keys[0], &c[i]);
+			x = ok ? x->items[0] : x;
+		}
+		ok = ok && doc_node_equal(x, v.root);
+	}
+	if (ok && ed->op == DOC_EDIT_SET)
+		ok = doc_node_equal(doc_get(*out, path), v.root);
+	if (!ok) {
+		doc_free(out);
+		rc = err_set(e, ERR_SOFTWARE, doc_name(d), 0, 0,
+			     _("%s: the edit did not verify (the result would differ from the intended "
+			       "change); nothing was changed"),
+			     path);
+	}
+done:
+	free(sp.ins.p);
+	value_free(&v);
+	doc_path_free(c, nc);
+	return rc;
+}
+
+int doc_apply(const struct doc *d, const struct doc_edit *edits, size_t n, struct doc **out,
+	      struct err *e)
+{
+	*out = NULL;
+	size_t len;
+	const char *t = doc_text(d, &len);
+	struct doc *cur = NULL;
+	int rc = doc_load(doc_name(d), t, len, &cur, e);
+	for (size_t i = 0; rc == ERR_OK && i < n; i++) {
+		struct doc *next = NULL;
+		rc = apply_one(cur, &edits[i], &next, e);
+		doc_free(&cur);
+		cur = next;
+	}
+	if (rc != ERR_OK) {
+		doc_free(&cur);
+		return rc;
+	}
+	*out = cur;
+	return ERR_OK;
+}
+
+int doc_parse_assignment(const char *arg, char **path, char **value, struct err *e)
+{
+	*path = *value = NULL;
+	bool quoted = false;
+	const char *eq = NULL;
+	for (const char *p = arg; *p; p++) {
+		if (*p == '\\' && quoted && p[1])
+			p++;
+		else if (*p == '"')
+			quoted = !quoted;
+		else if (*p == '=' && !quoted) {
+			eq = p;
+			break;
+		}
+	}
+	if (!eq || eq == arg)
+		return err_set(e, ERR_USAGE, NULL, 0, 0,
+			       _("'%s': expected PATH=VALUE, e.g. config.process[0].train.batch_size=1"),
+			       arg);
+	char *copy = strdup(arg);
+	if (!copy)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	copy[eq - arg] = '\0';
+	*path = copy;
+	*value = copy + (eq - arg) + 1;
+	return ERR_OK;
+}
