@@ -1,3 +1,586 @@
+/* cmd_fix.c — `oomfix plan` (checklist, rollback plan, first fix, next scale-up step) and
+ * `oomfix fix` (apply fixes one after another and print, diff or save the result).
+ *
+ * `fix` is all or nothing: when any named fix does not apply, nothing is printed or written and
+ * the exit status is 65, so a script can never save half of what it asked for.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/diag.h"
+#include "oomfix/diff.h"
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/i18n.h"
+#include "oomfix/job.h"
+#include "oomfix/json.h"
+#include "oomfix/plan.h"
+#include "oomfix/save.h"
 #include "cli.h"
-int cmd_plan(int argc, char **argv) { (void)argc; (void)argv; return 70; }
-int cmd_fix(int argc, char **argv) { (void)argc; (void)argv; return 70; }
+
+static int fail(const struct err *e)
+{
+	err_print(e, stderr);
+	return e->code ? e->code : ERR_SOFTWARE;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "oomfix %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	fprintf(stderr, _("Try 'oomfix %s --help'.\n"), cmd);
+	return ERR_USAGE;
+}
+
+/* Loads the job file and its typed view. */
+static int load_job(const char *path, struct doc **d, struct job **j, struct err *e)
+{
+	int rc = doc_load_file(path, d, e);
+	if (rc)
+		return rc;
+	rc = job_from_doc(*d, j, e);
+	if (rc)
+		doc_free(d);
+	return rc;
+}
+
+static int run_diag(const char *log, const struct job *j, struct diag_result *res, struct err *e)
+{
+	struct diag_job_info info = {
+		.name = j ? j->name : NULL,
+		.kind = j ? (int)j->kind : 0,
+		.conservative = j ? (job_is_conservative(j) ? 1 : 0) : -1,
+	};
+	return diag_file(log, &info, res, e);
+}
+
+static const char *status_mark(enum fix_status s)
+{
+	switch (s) {
+	case FIX_DONE: return _("done");
+	case FIX_TODO: return _("to do");
+	default: return _("n/a");
+	}
+}
+
+/* ---- plan ------------------------------------------------------------------------------------- */
+
+static void plan_help(FILE *fp)
+{
+	fputs(_("Usage: oomfix plan [--log LOG] [--json] JOB\n"
+		"\n"
+		"Shows the quick checklist as ticks on JOB, the rollback plan for its model kind with\n"
+		"each step done or still to do, the first fix and the next scale-up step.\n"
+		"With --log the first fix follows the log's verdict; without it, it is the first\n"
+		"plan step not yet done.\n"
+		"\n"
+		"  --log LOG   the trainer's log (diagnosed as with 'oomfix diagnose')\n"
+		"  --json      machine-readable output\n"
+		"\n"
+		"Exit status: 0 success, 64 usage, 65 invalid job, 66 cannot open input, 74 I/O error.\n"),
+	      fp);
+}
+
+static void plan_json(const struct job *j, const struct plan *p, const struct checklist *cl,
+		      const struct diag_result *v, enum fix_id first)
+{
+	struct json js;
+	json_init(&js, stdout, true);
+	json_obj_begin(&js);
+	json_key(&js, "model_kind");
+	json_str(&js, job_kind_name(j->kind));
+	json_key(&js, "checklist");
+	json_arr_begin(&js);
+	for (int c = 0; c < CHECK_COUNT; c++) {
+		json_obj_begin(&js);
+		json_key(&js, "item");
+		json_str(&js, checklist_id((enum check_item)c));
+		json_key(&js, "label");
+		json_str(&js, checklist_label((enum check_item)c));
+		json_key(&js, "done");
+		json_bool(&js, cl->item[c] == FIX_DONE);
+		json_key(&js, "status");
+		json_str(&js, fix_status_name(cl->item[c]));
+		json_obj_end(&js);
+	}
+	json_arr_end(&js);
+	json_key(&js, "plan");
+	json_arr_begin(&js);
+	for (size_t i = 0; i < p->n; i++) {
+		char reason[256];
+		fix_status(j, p->steps[i].fix, reason, sizeof reason);
+		json_obj_begin(&js);
+		json_key(&js, "fix");
+		json_str(&js, fix_name(p->steps[i].fix));
+		json_key(&js, "status");
+		json_str(&js, fix_status_name(p->steps[i].status));
+		json_key(&js, "title");
+		json_str(&js, _(fix_defs[p->steps[i].fix].title));
+		json_key(&js, "reason");
+		json_str(&js, reason);
+		json_obj_end(&js);
+	}
+	json_arr_end(&js);
+	json_key(&js, "first_fix");
+	json_str(&js, fix_name(first));
+	json_key(&js, "accept_first_fix");
+	json_arr_begin(&js);
+	for (size_t i = 0; i < p->naccept; i++)
+		json_str(&js, fix_name(p->accept[i]));
+	json_arr_end(&js);
+	json_key(&js, "verdict");
+	if (v) {
+		json_obj_begin(&js);
+		json_key(&js, "timing");
+		json_str(&js, diag_timing_name(v->timing));
+		json_key(&js, "phase");
+		json_str(&js, diag_phase_name(v->phase));
+		json_key(&js, "failed_step");
+		if (v->failed_step >= 0)
+			json_int(&js, v->failed_step);
+		else
+			json_null(&js);
+		json_obj_end(&js);
+	} else {
+		json_null(&js);
+	}
+	char text[512];
+	enum scaleup_step su = scaleup_next(j, SCALEUP_NONE, text, sizeof text);
+	json_key(&js, "scale_up");
+	json_obj_begin(&js);
+	json_key(&js, "order");
+	json_arr_begin(&js);
+	for (int s = 0; s < SCALEUP_COUNT; s++)
+		json_str(&js, scaleup_title((enum scaleup_step)s));
+	json_arr_end(&js);
+	json_key(&js, "next");
+	json_str(&js, su == SCALEUP_NONE ? NULL : text);
+	json_obj_end(&js);
+	json_obj_end(&js);
+	json_finish(&js);
+}
+
+static void plan_text(const char *path, const struct job *j, const struct plan *p,
+		      const struct checklist *cl, const struct diag_result *v, enum fix_id first)
+{
+	const char *kind = job_kind_name(j->kind);
+	printf(_("Job: %s (%s model, arch %s)\n"), path, kind ? kind : _("unknown"),
+	       j->arch[0] ? j->arch : "?");
+	printf("\n%s\n", _("Quick checklist"));
+	for (int c = 0; c < CHECK_COUNT; c++) {
+		const char *box = cl->item[c] == FIX_DONE ? "[x]" : cl->item[c] == FIX_TODO ? "[ ]"
+											      : "[-]";
+		printf("  %s %s — %s\n", box, checklist_label((enum check_item)c), cl->reason[c]);
+	}
+	printf("\n");
+	printf(j->kind == JOB_KIND_VIDEO ? _("Rollback plan (video model)\n")
+					 : _("Rollback plan (image model)\n"));
+	for (size_t i = 0; i < p->n; i++) {
+		char reason[256];
+		fix_status(j, p->steps[i].fix, reason, sizeof reason);
+		printf("  %zu. %-6s %-23s %s — %s\n", i + 1, status_mark(p->steps[i].status),
+		       fix_name(p->steps[i].fix), _(fix_defs[p->steps[i].fix].title), reason);
+	}
+	printf("\n");
+	if (v) {
+		if (v->oom) {
+			printf(_("Verdict: %s, phase %s"), diag_timing_name(v->timing),
+			       diag_phase_name(v->phase) ? diag_phase_name(v->phase) : "-");
+			if (v->failed_step >= 0)
+				printf(_(", step %lld"), v->failed_step);
+			printf("\n");
+		} else {
+			printf("%s\n", _("Verdict: the log shows no GPU out-of-memory."));
+		}
+	}
+	if (first != FIX_NONE) {
+		printf(v ? _("First fix: %s — %s\n") : _("First fix (no log given: first step not done): %s — %s\n"),
+		       fix_name(first), _(fix_defs[first].title));
+		printf("  %s\n", _(fix_defs[first].why));
+	} else if (!v || v->oom) {
+		printf("%s\n", _("First fix: none — every step of the plan is done."));
+	}
+	char text[512];
+	if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
+		printf("\n%s\n  %s\n", _("After a successful retry, scale up one setting at a time:"), text);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "log", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *log = NULL;
+	bool json = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "l:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': log = optarg; break;
+		case 'j': json = true; break;
+		case 'h': plan_help(stdout); return 0;
+		default:
+			return usage_error("plan", _("unknown or incomplete option '%s'"),
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("plan", "%s", _("expected one JOB file"));
+	const char *path = argv[optind];
+
+	struct err e;
+	err_clear(&e);
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	int rc = load_job(path, &d, &j, &e);
+	if (rc)
+		return fail(&e);
+
+	struct diag_result *v = NULL;
+	if (log) {
+		v = calloc(1, sizeof *v);
+		if (!v || (rc = run_diag(log, j, v, &e)) != ERR_OK) {
+			if (!v)
+				err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+			free(v);
+			job_free(&j);
+			doc_free(&d);
+			return fail(&e);
+		}
+	}
+	struct plan p;
+	struct checklist cl;
+	plan_build(j, v, &p);
+	checklist_build(j, v, &cl);
+	enum fix_id first = v ? p.first_fix : plan_next_step(&p);
+	if (json)
+		plan_json(j, &p, &cl, v, first);
+	else
+		plan_text(path, j, &p, &cl, v, first);
+	free(v);
+	job_free(&j);
+	doc_free(&d);
+	return ferror(stdout) ? ERR_IOERR : 0;
+}
+
+/* ---- fix -------------------------------------------------------------------------------------- */
+
+static void fix_help(FILE *fp)
+{
+	fputs(_("Usage: oomfix fix [--log LOG] [--diff] [--keep-batch | --no-keep-batch]\n"
+		"                  [-o OUT | -i [--force]] JOB FIX...\n"
+		"\n"
+		"Applies the fixes in order, each to the result of the one before, and prints the new\n"
+		"YAML (or, with --diff, the unified diff). JOB itself is only written with -i.\n"
+		"\n"
+		"FIX is one of: gradient_checkpointing batch_size drop_largest_bucket lighter_sampling\n"
+		"disable_sampling num_frames low_vram fresh_worker, or 'next': the first fix for the\n"
+		"log's verdict with --log, otherwise the first step of the rollback plan not yet done.\n"
+		"\n"
+		"  --log LOG        the trainer's log, used by 'next'\n"
+		"  --diff           print the unified diff instead of the new YAML\n"
+		"  --keep-batch     raise gradient accumulation so batch x accumulation stays (default)\n"
+		"  --no-keep-batch  only lower the batch size\n"
+		"  -o OUT           write the result to OUT\n"
+		"  -i               save JOB in place (JOB~ keeps the previous version) and add an entry\n"
+		"                   to the change journal JOB.oomfix.md\n"
+		"  --force          with -i: overwrite even if JOB changed on disk since it was read\n"
+		"\n"
+		"A fix that is already done is reported on stderr and changes nothing.\n"
+		"Exit status: 0 when every fix was applied or already done; 65 when a named fix does\n"
+		"not apply to this job (nothing is printed or written then), or the job is invalid;\n"
+		"64 usage; 66 cannot open input; 73 cannot create output; 74 I/O error; 75 JOB changed\n"
+		"on disk (use --force).\n"), fp);
+}
+
+/* A growing list of owned strings. */
+struct strv {
+	char **v;
+	size_t n;
+};
+
+static bool strv_push(struct strv *s, char *str)
+{
+	if (!str)
+		return false;
+	char **nv = realloc(s->v, (s->n + 1) * sizeof *nv);
+	if (!nv) {
+		free(str);
+		return false;
+	}
+	s->v = nv;
+	s->v[s->n++] = str;
+	return true;
+}
+
+static bool strv_has(const struct strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], str))
+			return true;
+	return false;
+}
+
+static void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+/* "path: old → new" for the journal, comparing the value at `path` before and after. NULL when the
+ * value did not change. */
+static char *change_line(const struct doc *before, const struct doc *after, const char *path)
+{
+	const struct doc_node *a = doc_get(before, path), *b = doc_get(after, path);
+	if (a && b && doc_node_equal(a, b))
+		return NULL;
+	if (!a && !b)
+		return NULL;
+	char *sa = a ? doc_to_flow(a) : NULL, *sb = b ? doc_to_flow(b) : NULL;
+	const char *absent = _("(absent)");
+	size_t len = strlen(path) + strlen(sa ? sa : absent) + strlen(sb ? sb : absent) + 16;
+	char *line = malloc(len);
+	if (line)
+		snprintf(line, len, "%s: %s → %s", path, sa ? sa : absent, sb ? sb : absent);
+	free(sa);
+	free(sb);
+	return line;
+}
+
+static int write_all(FILE *fp, const char *s, size_t len)
+{
+	if (len && fwrite(s, 1, len, fp) != len)
+		return ERR_IOERR;
+	return fflush(fp) ? ERR_IOERR : 0;
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	enum { O_KEEP = 256, O_NOKEEP, O_FORCE };
+	static const struct option opts[] = {
+		{ "log", required_argument, NULL, 'l' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ "keep-batch", no_argument, NULL, O_KEEP },
+		{ "no-keep-batch", no_argument, NULL, O_NOKEEP },
+		{ "output", required_argument, NULL, 'o' },
+		{ "in-place", no_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, O_FORCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *log = NULL, *out = NULL;
+	bool diff = false, keep = true, inplace = false, force = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "l:do:ih", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': log = optarg; break;
+		case 'd': diff = true; break;
+		case O_KEEP: keep = true; break;
+		case O_NOKEEP: keep = false; break;
+		case 'o': out = optarg; break;
+		case 'i': inplace = true; break;
+		case O_FORCE: force = true; break;
+		case 'h': fix_help(stdout); return 0;
+		default:
+			return usage_error("fix", _("unknown or incomplete option '%s'"),
+					   argv[optind - 1]);
+		}
+	}
+	if (out && inplace)
+		return usage_error("fix", "%s", _("-o and -i cannot be used together"));
+	if (argc - optind < 2)
+		return usage_error("fix", "%s", _("expected JOB and at least one FIX"));
+	const char *path = argv[optind];
+	for (int i = optind + 1; i < argc; i++)
+		if (strcmp(argv[i], "next") && fix_by_name(argv[i]) == FIX_NONE)
+			return usage_error("fix", _("unknown fix '%s'"), argv[i]);
+
+	struct err e;
+	err_clear(&e);
+	struct save_stamp stamp;
+	memset(&stamp, 0, sizeof stamp);
+	/* The stamp is taken before reading, so a change made while we work is noticed at save. */
+	if (inplace && save_stamp(path, &stamp, &e))
+		return fail(&e);
+
+	struct doc *orig = NULL;
+	struct job *j = NULL;
+	int rc = load_job(path, &orig, &j, &e);
+	if (rc)
+		return fail(&e);
+
+	struct diag_result *v = NULL;
+	struct doc *cur = orig;
+	struct strv applied = { 0 }, paths = { 0 }, changes = { 0 };
+	bool not_applicable = false;
+	int status = 0;
+
+	if (log) {
+		v = calloc(1, sizeof *v);
+		if (!v) {
+			err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+			status = fail(&e);
+			goto done;
+		}
+		if ((rc = run_diag(log, j, v, &e)) != ERR_OK) {
+			status = fail(&e);
+			goto done;
+		}
+	}
+
+	for (int i = optind + 1; i < argc; i++) {
+		enum fix_id id = fix_by_name(argv[i]);
+		if (id == FIX_NONE) { /* "next", on the job as the earlier fixes left it */
+			struct plan p;
+			plan_build(j, v, &p);
+			id = v ? p.first_fix : plan_next_step(&p);
+			if (id == FIX_NONE) {
+				fprintf(stderr, "%s\n", v && !v->oom
+					? _("next: the log shows no GPU out-of-memory, so there is no fix to choose")
+					: _("next: every step of the rollback plan is already done"));
+				not_applicable = true;
+				continue;
+			}
+			fprintf(stderr, _("next: %s\n"), fix_name(id));
+		}
+		char reason[256];
+		enum fix_status st = fix_status(j, id, reason, sizeof reason);
+		if (st == FIX_DONE) {
+			fprintf(stderr, _("%s: already done (%s)\n"), fix_name(id), reason);
+			continue;
+		}
+		if (st == FIX_NOT_APPLICABLE) {
+			fprintf(stderr, _("%s: not applicable (%s)\n"), fix_name(id), reason);
+			not_applicable = true;
+			continue;
+		}
+		struct fix_edit_list l;
+		if ((rc = fix_edits(j, id, keep, &l, &e)) != ERR_OK) {
+			status = fail(&e);
+			goto done;
+		}
+		if (l.note[0])
+			fprintf(stderr, "%s: %s\n", fix_name(id), l.note);
+		if (l.n) {
+			struct doc *next = NULL;
+			rc = doc_apply(cur, l.edits, l.n, &next, &e);
+			for (size_t k = 0; rc == ERR_OK && k < l.n; k++)
+				if (!strv_has(&paths, l.edits[k].path) &&
+				    !strv_push(&paths, strdup(l.edits[k].path)))
+					rc = err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+			fix_edits_free(&l);
+			if (rc) {
+				doc_free(&next);
+				status = fail(&e);
+				goto done;
+			}
+			struct job *nj = NULL;
+			if ((rc = job_from_doc(next, &nj, &e)) != ERR_OK) {
+				doc_free(&next);
+				status = fail(&e);
+				goto done;
+			}
+			job_free(&j);
+			j = nj;
+			if (cur != orig)
+				doc_free(&cur);
+			cur = next;
+			fprintf(stderr, _("%s: applied (%s)\n"), fix_name(id), reason);
+			if (!strv_push(&applied, strdup(fix_name(id)))) {
+				err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+				status = fail(&e);
+				goto done;
+			}
+		} else {
+			fix_edits_free(&l);
+		}
+	}
+
+	if (not_applicable) {
+		fprintf(stderr, "%s\n", _("oomfix fix: nothing written, because a fix does not apply."));
+		status = ERR_DATA;
+		goto done;
+	}
+
+	size_t olen, nlen;
+	const char *otext = doc_text(orig, &olen), *ntext = doc_text(cur, &nlen);
+	if (diff || !out) {
+		if (diff) {
+			char *dtext = diff_unified(path, otext, olen, path, ntext, nlen, 3);
+			if (!dtext) {
+				err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+				status = fail(&e);
+				goto done;
+			}
+			rc = write_all(stdout, dtext, strlen(dtext));
+			free(dtext);
+		} else if (!inplace) {
+			rc = write_all(stdout, ntext, nlen);
+		}
+		if (rc) {
+			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
+			status = fail(&e);
+			goto done;
+		}
+	}
+	if (out) {
+		if ((rc = save_file(out, ntext, nlen, NULL, 0, true, &e)) != ERR_OK) {
+			status = fail(&e);
+			goto done;
+		}
+	}
+	if (inplace) {
+		if (cur == orig) {
+			fprintf(stderr, _("%s: nothing changed, file left as it was\n"), path);
+			goto done;
+		}
+		rc = save_file(path, ntext, nlen, &stamp, SAVE_BACKUP | (force ? SAVE_FORCE : 0), true,
+			       &e);
+		if (rc == ERR_TEMPFAIL) {
+			err_print(&e, stderr);
+			fprintf(stderr, "%s\n", _("oomfix fix: the file changed on disk since it was "
+						  "read; run again, or use --force to overwrite it."));
+			status = rc;
+			goto done;
+		}
+		if (rc) {
+			status = fail(&e);
+			goto done;
+		}
+		for (size_t k = 0; k < paths.n; k++) {
+			char *line = change_line(orig, cur, paths.v[k]);
+			if (line && !strv_push(&changes, line))
+				break;
+		}
+		if (save_journal(path, (const char *const *)applied.v, applied.n,
+				 (const char *const *)changes.v, changes.n, &e) != ERR_OK) {
+			/* The file is saved; a journal that cannot be written is worth a warning, not
+			 * a failure that would suggest the save did not happen. */
+			err_print(&e, stderr);
+		}
+		fprintf(stderr, _("%s: saved (previous version in %s~)\n"), path, path);
+	}
+
+done:
+	strv_free(&applied);
+	strv_free(&paths);
+	strv_free(&changes);
+	if (cur != orig)
+		doc_free(&cur);
+	free(v);
+	job_free(&j);
+	doc_free(&orig);
+	return status;
+}
