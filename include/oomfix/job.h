@@ -54,6 +54,8 @@ extern const size_t job_nfields;
 #define JOB_PROMPTS_LABEL "Sample Prompts"
 
 #define JOB_MAX_RES 16
+#define JOB_MAX_DATASETS 4096  /* more is refused (ERR_DATA) */
+#define JOB_MAX_PROMPTS 65536  /* sample.samples items kept in job.prompts (all are counted) */
 
 struct job_dataset {
 	const char *folder;  /* owned by the doc; may be NULL */
@@ -132,7 +134,7 @@ struct job {
 	bool prompts_legacy;             /* the prompt count comes from sample.prompts */
 	struct job_prompt *prompts;      /* sample.samples items (owned by the job); NULL with legacy
 					    prompts, which carry no sizes */
-	size_t nprompt_items;            /* number of entries in `prompts` */
+	size_t nprompt_items;            /* entries in `prompts`: nprompts, capped at JOB_MAX_PROMPTS */
 
 	bool has_low_vram_key, has_quantize_key, has_quantize_te_key, has_layer_offloading_key;
 	bool layer_offloading_legacy;    /* only the deprecated model.auto_memory is written */

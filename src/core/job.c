@@ -539,6 +539,12 @@ static void read_datasets(struct rd *r, struct job *j, const struct doc_node *p0
 	}
 	if (list->n == 0)
 		return;
+	/* Aliases let a small file list millions of datasets; no real job comes near this. */
+	if (list->n > JOB_MAX_DATASETS) {
+		rd_fail_node(r, list, _("%s.datasets: %zu datasets, more than the %d this program "
+					"reads"), PROCESS_PATH, list->n, JOB_MAX_DATASETS);
+		return;
+	}
 	j->datasets = calloc(list->n, sizeof *j->datasets);
 	if (!j->datasets) {
 		r->rc = err_set(r->e, ERR_SOFTWARE, doc_name(r->d), 0, 0, _("out of memory"));
@@ -579,13 +585,14 @@ static void read_prompts(struct rd *r, struct job *j, const struct doc_node *sam
 		j->nprompts = samples->n;
 		if (!samples->n)
 			return;
-		j->prompts = calloc(samples->n, sizeof *j->prompts);
+		j->nprompt_items = samples->n < JOB_MAX_PROMPTS ? samples->n : JOB_MAX_PROMPTS;
+		j->prompts = calloc(j->nprompt_items, sizeof *j->prompts);
 		if (!j->prompts) {
+			j->nprompt_items = 0;
 			r->rc = err_set(r->e, ERR_SOFTWARE, doc_name(r->d), 0, 0, _("out of memory"));
 			return;
 		}
-		j->nprompt_items = samples->n;
-		for (size_t i = 0; i < samples->n && r->rc == ERR_OK; i++) {
+		for (size_t i = 0; i < j->nprompt_items && r->rc == ERR_OK; i++) {
 			struct job_prompt *p = &j->prompts[i];
 			const struct doc_node *it = present(samples->items[i]);
 

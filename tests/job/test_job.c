@@ -832,6 +832,46 @@ static void test_small_buffers_are_safe(void **state)
 	unload(&l);
 }
 
+static void test_hostile_sizes(void **state)
+{
+	(void)state;
+	size_t cap = 64 + (JOB_MAX_DATASETS + 1) * 4;
+	char *yaml = malloc(cap);
+	size_t len;
+	struct err e;
+	struct loaded l;
+	char buf[64];
+	bool dflt;
+
+	assert_non_null(yaml);
+	/* More datasets than the limit, made cheaply with aliases: refused with a place. */
+	len = (size_t)snprintf(yaml, cap, "job: extension\nx: &d {resolution: 512}\nconfig:\n"
+				     "  process:\n    - datasets: [");
+	for (int i = 0; i <= JOB_MAX_DATASETS; i++)
+		len += (size_t)snprintf(yaml + len, cap - len, "%s*d", i ? "," : "");
+	snprintf(yaml + len, cap - len, "]\n");
+	e = job_error_text("many.yaml", yaml);
+	assert_int_equal(e.line, 5);
+	assert_non_null(strstr(e.msg, "datasets"));
+	free(yaml);
+
+	/* A value that expands to a million nodes is shown clipped to the buffer. */
+	l = load_text("job: extension\n"
+		      "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+		      "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+		      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+		      "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+		      "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+		      "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+		      "config:\n  process:\n    - train:\n        optimizer: *f\n");
+	assert_true(job_field_value(l.job, job_field_find("train.optimizer"), 0, buf, sizeof buf,
+				    &dflt));
+	assert_false(dflt);
+	assert_int_equal(strlen(buf), sizeof buf - 1);
+	assert_int_equal(buf[0], '[');
+	unload(&l);
+}
+
 /* ---- the upstream examples and the shared cases ---- */
 
 static const char *shared_dir(void)
@@ -1090,6 +1130,7 @@ int main(void)
 		cmocka_unit_test(test_field_table_is_consistent),
 		cmocka_unit_test(test_field_paths),
 		cmocka_unit_test(test_small_buffers_are_safe),
+		cmocka_unit_test(test_hostile_sizes),
 		cmocka_unit_test(test_aitk_examples_match_index),
 		cmocka_unit_test(test_cases_model_kind),
 	};
