@@ -850,7 +850,10 @@ static void put(char *buf, size_t sz, size_t *len, const char *s)
 
 static void put_flow(char *buf, size_t sz, size_t *len, const struct doc_node *n)
 {
-	char *s = doc_to_flow(n);
+	/* Nodes nearly always write a byte or more each, so a buffer's worth of nodes fills the
+	 * buffer; the bound keeps an alias-expanded value from being built in full only to be
+	 * clipped (past it the text ends in " ..."). */
+	char *s = doc_to_flow_bounded(n, sz + 1, NULL);
 
 	if (s)
 		put(buf, sz, len, s);
