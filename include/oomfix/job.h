@@ -50,8 +50,9 @@ struct job_field {
 extern const struct job_field job_fields[];
 extern const size_t job_nfields;
 
-/* Label of the Sample panel's read-only prompt count (N_() text; see job_prompt_count). */
-#define JOB_PROMPTS_LABEL "Sample Prompts"
+/* Label of the Sample panel's read-only prompt count (untranslated, like the field labels;
+ * the value is job_prompt_count). */
+extern const char job_prompts_label[];
 
 #define JOB_MAX_RES 16
 #define JOB_MAX_DATASETS 4096  /* more is refused (ERR_DATA) */

@@ -179,6 +179,9 @@ const struct job_field job_fields[] = {
 
 const size_t job_nfields = sizeof job_fields / sizeof job_fields[0];
 
+/* The web editor's "Sample Prompts (N)" heading, without the count. */
+const char job_prompts_label[] = N_("Sample Prompts");
+
 /* ---- Reading nodes ---- */
 
 /* A present, non-null value: the trainer treats `key: ~` like a missing key. */

@@ -790,6 +790,7 @@ static void test_field_table_is_consistent(void **state)
 	for (int p = 0; p < JOB_PANEL_COUNT; p++)
 		assert_true(per_panel[p] > 0);
 	assert_null(job_field_find("train.nope"));
+	assert_string_equal(job_prompts_label, "Sample Prompts");
 }
 
 static void test_field_paths(void **state)
