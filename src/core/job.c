@@ -253,14 +253,51 @@ static bool node_bool(const struct doc_node *n, bool *out)
 	return false;
 }
 
-/* How a wrong value is named in an error: the scalar itself, or what the collection is. */
-static const char *shown(const struct doc_node *n)
+struct shown {
+	char s[80];
+};
+
+/* How a wrong value is named in an error: the scalar in quotes, clipped, with control bytes made
+ * harmless (the message reaches a terminal), or what the collection is. Use as shown(n).s. */
+static struct shown shown(const struct doc_node *n)
 {
-	if (n->kind == DOC_MAP)
-		return _("a mapping");
-	if (n->kind == DOC_SEQ)
-		return _("a list");
-	return n->value ? n->value : "";
+	struct shown out;
+	size_t o = 0, max = sizeof out.s - 5;
+	const char *v;
+
+	if (!n) {
+		snprintf(out.s, sizeof out.s, "null");
+		return out;
+	}
+	if (n->kind != DOC_SCALAR) {
+		snprintf(out.s, sizeof out.s, "%s", n->kind == DOC_MAP ? _("a mapping") : _("a list"));
+		return out;
+	}
+	v = n->value ? n->value : "";
+	out.s[o++] = '\'';
+	for (size_t i = 0; v[i] && o < max; i++) {
+		unsigned char c = (unsigned char)v[i];
+		/* C1 controls in their UTF-8 form (C2 80..9F) act like ESC sequences too. */
+		if (c == 0xc2 && (unsigned char)v[i + 1] >= 0x80 && (unsigned char)v[i + 1] <= 0x9f) {
+			out.s[o++] = '?';
+			i++;
+			continue;
+		}
+		out.s[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (v[0] && strlen(v) > max - 1) {
+		/* Clip on a UTF-8 character boundary. */
+		while (o > 1 && ((unsigned char)out.s[o - 1] & 0xc0) == 0x80)
+			o--;
+		if (o > 1 && ((unsigned char)out.s[o - 1] & 0xc0) == 0xc0)
+			o--;
+		out.s[o++] = '.';
+		out.s[o++] = '.';
+		out.s[o++] = '.';
+	}
+	out.s[o++] = '\'';
+	out.s[o] = '\0';
+	return out;
 }
 
 /* Reading state: the first error wins and later reads become no-ops. */
@@ -303,7 +340,7 @@ static bool rd_int(struct rd *r, const struct doc_node *base, const char *key, l
 		return false;
 	rd_path(r, key, path, sizeof path);
 	if (!node_long(n, out)) {
-		rd_fail_node(r, n, _("%s: expected a whole number, found '%s'"), path, shown(n));
+		rd_fail_node(r, n, _("%s: expected a whole number, found %s"), path, shown(n).s);
 		*out = def;
 	} else if (*out < min) {
 		rd_fail_node(r, n, _("%s: must be at least %lld, found %lld"), path, min, *out);
@@ -323,7 +360,7 @@ static bool rd_bool(struct rd *r, const struct doc_node *base, const char *key, 
 		return false;
 	if (!node_bool(n, out)) {
 		rd_path(r, key, path, sizeof path);
-		rd_fail_node(r, n, _("%s: expected true or false, found '%s'"), path, shown(n));
+		rd_fail_node(r, n, _("%s: expected true or false, found %s"), path, shown(n).s);
 		*out = def;
 	}
 	return true;
@@ -340,7 +377,7 @@ static bool rd_str(struct rd *r, const struct doc_node *base, const char *key, c
 		return false;
 	if (n->kind != DOC_SCALAR) {
 		rd_path(r, key, path, sizeof path);
-		rd_fail_node(r, n, _("%s: expected text, found %s"), path, shown(n));
+		rd_fail_node(r, n, _("%s: expected text, found %s"), path, shown(n).s);
 		return true;
 	}
 	*out = n->value;
@@ -355,7 +392,7 @@ static const struct doc_node *rd_section(struct rd *r, const struct doc_node *p0
 
 	if (n && n->kind != DOC_MAP) {
 		rd_path(r, key, path, sizeof path);
-		rd_fail_node(r, n, _("%s: expected a mapping, found %s"), path, shown(n));
+		rd_fail_node(r, n, _("%s: expected a mapping, found %s"), path, shown(n).s);
 		return NULL;
 	}
 	return n;
@@ -391,26 +428,26 @@ static int find_process(const struct doc *d, const struct doc_node **out, struct
 		return not_a_job(d, e, root, _("not an AI Toolkit job: the 'job' key is missing"));
 	if (kind->kind != DOC_SCALAR)
 		return not_a_job(d, e, kind, _("'job' must be text such as 'extension', found %s"),
-				 shown(kind));
+				 shown(kind).s);
 	if (strcmp(kind->value, "extract") == 0 || strcmp(kind->value, "generate") == 0 ||
 	    strcmp(kind->value, "mod") == 0)
-		return not_a_job(d, e, kind, _("this is a '%s' job, not a training job"), kind->value);
+		return not_a_job(d, e, kind, _("this is a %s job, not a training job"), shown(kind).s);
 	if (strcmp(kind->value, "extension") != 0 && strcmp(kind->value, "train") != 0)
-		return not_a_job(d, e, kind, _("unknown job kind '%s' (a training job says "
-					       "'job: extension')"), kind->value);
+		return not_a_job(d, e, kind, _("unknown job kind %s (a training job says "
+					       "'job: extension')"), shown(kind).s);
 
 	config = child(root, "config");
 	if (!config)
 		return not_a_job(d, e, root, _("not a training job: the 'config' section is missing"));
 	if (config->kind != DOC_MAP)
 		return not_a_job(d, e, config, _("'config' must be a mapping, found %s"),
-				 shown(config));
+				 shown(config).s);
 	proc = child(config, "process");
 	if (!proc)
 		return not_a_job(d, e, config, _("not a training job: 'config.process' is missing"));
 	if (proc->kind != DOC_SEQ)
 		return not_a_job(d, e, proc, _("'config.process' must be a list, found %s"),
-				 shown(proc));
+				 shown(proc).s);
 	if (proc->n == 0)
 		return not_a_job(d, e, proc, _("'config.process' is an empty list: there is no "
 					       "training process"));
@@ -508,7 +545,7 @@ static void read_resolution(struct rd *r, struct job_dataset *ds, const struct d
 	}
 	if (n->kind != DOC_SEQ) {
 		rd_fail_node(r, n, _("%s.resolution: expected a number or a list of numbers, "
-				     "found %s"), r->where, shown(n));
+				     "found %s"), r->where, shown(n).s);
 		return;
 	}
 	ds->res_is_list = true;
@@ -516,8 +553,8 @@ static void read_resolution(struct rd *r, struct job_dataset *ds, const struct d
 		const struct doc_node *it = present(n->items[i]);
 		if (!it || !node_long(it, &v) || v < 1) {
 			rd_fail_node(r, it ? it : n, _("%s.resolution[%zu]: expected a positive "
-						       "whole number, found '%s'"),
-				     r->where, i, it ? shown(it) : "null");
+						       "whole number, found %s"),
+				     r->where, i, shown(it).s);
 			return;
 		}
 		if (ds->nres < JOB_MAX_RES)
@@ -537,7 +574,7 @@ static void read_datasets(struct rd *r, struct job *j, const struct doc_node *p0
 		return;
 	if (list->kind != DOC_SEQ) {
 		rd_fail_node(r, list, _("%s.datasets: expected a list, found %s"), PROCESS_PATH,
-			     shown(list));
+			     shown(list).s);
 		return;
 	}
 	if (list->n == 0)
@@ -560,7 +597,7 @@ static void read_datasets(struct rd *r, struct job *j, const struct doc_node *p0
 		snprintf(r->where, sizeof r->where, PROCESS_PATH ".datasets[%zu]", i);
 		if (!dsn || dsn->kind != DOC_MAP) {
 			rd_fail_node(r, dsn ? dsn : list, _("%s: expected a mapping, found %s"),
-				     r->where, dsn ? shown(dsn) : "null");
+				     r->where, shown(dsn).s);
 			break;
 		}
 		ds->node = dsn;
@@ -582,7 +619,7 @@ static void read_prompts(struct rd *r, struct job *j, const struct doc_node *sam
 	if (samples) {
 		if (samples->kind != DOC_SEQ) {
 			rd_fail_node(r, samples, _("%s.samples: expected a list, found %s"), r->where,
-				     shown(samples));
+				     shown(samples).s);
 			return;
 		}
 		j->nprompts = samples->n;
@@ -615,7 +652,7 @@ static void read_prompts(struct rd *r, struct job *j, const struct doc_node *sam
 		return;
 	if (legacy->kind != DOC_SEQ) {
 		rd_fail_node(r, legacy, _("%s.prompts: expected a list, found %s"), r->where,
-			     shown(legacy));
+			     shown(legacy).s);
 		return;
 	}
 	j->nprompts = legacy->n;

@@ -741,6 +741,19 @@ static void test_bad_values_are_refused_with_place(void **state)
 	assert_int_equal(e.line, 5);
 	assert_non_null(strstr(e.msg, "gradient_checkpointing"));
 
+	/* A value quoted in a message cannot drive the terminal, and a long one is clipped. */
+	e = job_error_text("esc.yaml", "job: extension\nconfig:\n  process:\n    - train:\n"
+				       "        steps: \"\\e]52;c;aGk=\\a\\u009b2J\"\n");
+	assert_int_equal(e.line, 5);
+	assert_null(strchr(e.msg, '\033'));
+	assert_null(strchr(e.msg, '\a'));
+	assert_null(strstr(e.msg, "\xc2\x9b"));
+	assert_non_null(strstr(e.msg, "52;c;aGk="));
+	e = job_error_text("long.yaml", "job: extension\nconfig:\n  process:\n    - sample:\n"
+					"        width: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+	assert_non_null(strstr(e.msg, "aaa...'"));
+	assert_true(strlen(e.msg) < 200);
+
 	e = job_error_text("t.yaml", "job: extension\nconfig:\n  process:\n    - train: [1, 2]\n");
 	assert_int_equal(e.line, 4);
 	assert_non_null(strstr(e.msg, "config.process[0].train"));
