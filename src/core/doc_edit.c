@@ -331,18 +331,40 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 	}
 	if (map->n == 0)
 		return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
-	const struct doc_node *last_key = map->keys[map->n - 1];
-	size_t ls = line_start(d, last_key->span.start);
-	size_t indent = last_key->span.start - ls;
-	for (size_t i = ls; i < last_key->span.start; i++)
-		if (d->text[i] != ' ' && d->text[i] != '-')
-			return err_at(e, d, last_key, ERR_DATA, path,
-				      _("cannot tell the indentation of this key (tab or other text "
-					"before it); edit it by hand"));
+	/* The siblings' indentation, from the last key that starts its line plainly (a "- " before
+	 * the first key of a list item counts as indentation; "? " or a tab does not). */
+	size_t indent = NOPOS;
+	for (size_t k = map->n; k-- > 0 && indent == NOPOS;) {
+		size_t ks = map->keys[k]->span.start, ls = line_start(d, ks), i;
+		for (i = ls; i < ks && (d->text[i] == ' ' || d->text[i] == '-'); i++)
+			;
+		if (i == ks)
+			indent = ks - ls;
+	}
+	if (indent == NOPOS)
+		return err_at(e, d, map->keys[map->n - 1], ERR_DATA, path,
+			      _("cannot tell the indentation of this mapping's keys (tabs or other "
+				"text before them); edit it by hand"));
 	size_t at = after_content_line(d, map->items[map->n - 1]);
 	if (at == NOPOS)
 		return err_at(e, d, map->items[map->n - 1], ERR_DATA, path,
 			      _("text follows this value on its line"));
+	/* Blank lines that end a clipped or stripped block scalar are not its value: insert
+	 * before them, so they keep separating the mapping from what follows. */
+	const struct doc_node *lv = map->items[map->n - 1];
+	if (lv->kind == DOC_SCALAR && (lv->style == DOC_LITERAL || lv->style == DOC_FOLDED)) {
+		const struct dnode *xl = (const struct dnode *)lv;
+		size_t h = xl->vstart + 1, he = eol(d, xl->vstart);
+		bool keep = false;
+		for (; h < he && d->text[h] != ' ' && d->text[h] != '#'; h++)
+			keep = keep || d->text[h] == '+';
+		while (!keep && at > he) {
+			size_t pls = line_start(d, at - 1);
+			if (pls <= he || !all_spaces(d->text + pls, eol(d, pls) - pls))
+				break;
+			at = pls;
+		}
+	}
 	/* Comment lines indented deeper than the siblings belong to the last sibling's content. */
 	while (at < d->len) {
 		size_t p = at, le = eol(d, at);
@@ -580,8 +602,9 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 			bool same = cur->kind != DOC_ALIAS && dv->kind == v.root->kind &&
 				    (dv->kind == DOC_SCALAR
 					     ? doc_scalar_type(dv) == doc_scalar_type(v.root) &&
-						       dv->value_len == v.root->value_len &&
-						       !memcmp(dv->value, v.root->value, dv->value_len)
+						       (doc_scalar_type(dv) == DOC_T_NULL ||
+							(dv->value_len == v.root->value_len &&
+							 !memcmp(dv->value, v.root->value, dv->value_len)))
 					     : doc_node_equal(dv, v.root));
 			if (same)
 				break;
