@@ -1,0 +1,421 @@
+/* test_plan.c — the rollback plan, the first fix for every timing/phase (SPEC §3.4), the quick
+ * checklist and the scale-up order, on our fixtures with hand-worked answers and on the shared
+ * example cases against their expect.json.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "oomfix/doc.h"
+#include "oomfix/job.h"
+#include "oomfix/plan.h"
+
+struct loaded {
+	struct doc *d;
+	struct job *j;
+};
+
+static void load_path(const char *path, struct loaded *l)
+{
+	struct err e;
+	err_clear(&e);
+	if (doc_load_file(path, &l->d, &e) != ERR_OK)
+		fail_msg("%s: %s", path, e.msg);
+	if (job_from_doc(l->d, &l->j, &e) != ERR_OK)
+		fail_msg("%s: %s", path, e.msg);
+}
+
+static void load(const char *name, struct loaded *l)
+{
+	const char *dir = getenv("TESTS_DIR");
+	char p[1024];
+	snprintf(p, sizeof p, "%s/fix/fixtures/%s", dir ? dir : "tests", name);
+	load_path(p, l);
+}
+
+static void unload(struct loaded *l)
+{
+	job_free(&l->j);
+	doc_free(&l->d);
+}
+
+static struct diag_result verdict(enum diag_timing t, enum diag_phase p, int kind)
+{
+	struct diag_result v;
+	memset(&v, 0, sizeof v);
+	v.oom = t != DIAG_T_NONE;
+	v.timing = t;
+	v.phase = p;
+	v.failed_step = -1;
+	v.model_kind = kind;
+	return v;
+}
+
+static enum fix_id first(const struct job *j, enum diag_timing t, enum diag_phase p, int kind)
+{
+	struct diag_result v = verdict(t, p, kind);
+	struct plan pl;
+	plan_build(j, &v, &pl);
+	bool in = false;
+	for (size_t i = 0; i < pl.naccept; i++)
+		in |= pl.accept[i] == pl.first_fix;
+	if (pl.first_fix != FIX_NONE && !in)
+		fail_msg("first fix %s is not among the accepted ones", fix_name(pl.first_fix));
+	return pl.first_fix;
+}
+
+static bool accepts(const struct job *j, enum diag_timing t, enum diag_phase p, enum fix_id id)
+{
+	struct diag_result v = verdict(t, p, 0);
+	struct plan pl;
+	plan_build(j, &v, &pl);
+	for (size_t i = 0; i < pl.naccept; i++)
+		if (pl.accept[i] == id)
+			return true;
+	return false;
+}
+
+#define A DIAG_T_BEFORE_TRAINING
+#define B DIAG_T_FIRST_STEPS
+#define C DIAG_T_SAMPLING
+#define D DIAG_T_INTERMITTENT
+#define E DIAG_T_ENVIRONMENT
+
+static void test_first_fix_image(void **state)
+{
+	struct loaded l;
+	/* flux, checkpointing on, batch 4/2/3, buckets up to 1024, samples 1024, quantized */
+	load("per_dataset_batch.yaml", &l);
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_BATCH_SIZE); /* low_vram done */
+	assert_int_equal(first(l.j, A, DIAG_P_CACHING, 0), FIX_DROP_LARGEST_BUCKET);
+	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
+	assert_true(accepts(l.j, A, DIAG_P_BASELINE_SAMPLING, FIX_DISABLE_SAMPLING));
+	assert_int_equal(first(l.j, A, DIAG_P_NONE, 0), FIX_BATCH_SIZE);
+	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_BATCH_SIZE);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
+	assert_true(accepts(l.j, C, DIAG_P_SAMPLING, FIX_DISABLE_SAMPLING));
+	assert_int_equal(first(l.j, D, DIAG_P_TRAINING, 0), FIX_DROP_LARGEST_BUCKET);
+	assert_int_equal(first(l.j, E, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
+	assert_int_equal(first(l.j, E, DIAG_P_MODEL_LOAD, 0), FIX_FRESH_WORKER);
+	assert_int_equal(first(l.j, DIAG_T_NONE, DIAG_P_NONE, 0), FIX_NONE);
+	unload(&l);
+
+	/* SD3 with checkpointing off: B starts with gradient_checkpointing */
+	load("legacy_accum.yaml", &l);
+	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_GRADIENT_CHECKPOINTING);
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_GRADIENT_CHECKPOINTING);
+	unload(&l);
+
+	/* qwen_image with low_vram and quantize off */
+	load("block_resolutions.yaml", &l);
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_LOW_VRAM);
+	unload(&l);
+}
+
+static void test_first_fix_video(void **state)
+{
+	struct loaded l;
+	load("wan_video.yaml", &l);
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_LOW_VRAM);
+	assert_int_equal(first(l.j, A, DIAG_P_CACHING, 0), FIX_NUM_FRAMES);
+	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
+	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_NUM_FRAMES);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
+	assert_int_equal(first(l.j, D, DIAG_P_TRAINING, 0), FIX_NUM_FRAMES);
+	assert_int_equal(first(l.j, E, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
+	unload(&l);
+}
+
+static void test_first_fix_when_done(void **state)
+{
+	struct loaded l;
+	/* batch 1, checkpointing on, bucket 512, sampling off, lumina2 quantized: all done */
+	load("conservative.yaml", &l);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_FRESH_WORKER);
+	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
+	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_FRESH_WORKER);
+	assert_int_equal(first(l.j, D, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
+	struct plan p;
+	plan_build(l.j, NULL, &p);
+	assert_int_equal(plan_next_step(&p), FIX_NONE);
+	assert_int_equal(p.first_fix, FIX_NONE);
+	unload(&l);
+
+	/* zimage with sampling disabled and buckets 1536/1328: C falls to the plan */
+	load("single_bucket_1536.yaml", &l);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_DROP_LARGEST_BUCKET);
+	unload(&l);
+
+	/* lighter already done but sampling on: C → disable_sampling */
+	load("no_low_vram.yaml", &l);
+	assert_int_equal(fix_status(l.j, FIX_LIGHTER_SAMPLING, NULL, 0), FIX_DONE);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_DISABLE_SAMPLING);
+	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_DISABLE_SAMPLING);
+	/* sdxl honours neither low_vram nor quantization */
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_DROP_LARGEST_BUCKET);
+	unload(&l);
+}
+
+static void test_first_fix_without_job(void **state)
+{
+	assert_int_equal(first(NULL, B, DIAG_P_TRAINING, 0), FIX_GRADIENT_CHECKPOINTING);
+	assert_true(accepts(NULL, B, DIAG_P_TRAINING, FIX_BATCH_SIZE));
+	assert_true(accepts(NULL, B, DIAG_P_TRAINING, FIX_DROP_LARGEST_BUCKET));
+	assert_int_equal(first(NULL, B, DIAG_P_TRAINING, JOB_KIND_VIDEO), FIX_NUM_FRAMES);
+	assert_int_equal(first(NULL, D, DIAG_P_TRAINING, 0), FIX_DROP_LARGEST_BUCKET);
+	assert_int_equal(first(NULL, D, DIAG_P_TRAINING, JOB_KIND_VIDEO), FIX_NUM_FRAMES);
+	assert_int_equal(first(NULL, A, DIAG_P_MODEL_LOAD, 0), FIX_LOW_VRAM);
+	assert_int_equal(first(NULL, A, DIAG_P_CACHING, 0), FIX_DROP_LARGEST_BUCKET);
+	assert_int_equal(first(NULL, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
+	assert_int_equal(first(NULL, C, DIAG_P_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
+	assert_int_equal(first(NULL, E, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
+
+	struct plan p;
+	plan_build(NULL, NULL, &p);
+	assert_int_equal(p.first_fix, FIX_NONE);
+	assert_int_equal(p.n, 6);
+	for (size_t i = 0; i < p.n; i++)
+		assert_int_equal(p.steps[i].status, FIX_TODO);
+}
+
+static void test_plan_order(void **state)
+{
+	static const enum fix_id img[] = { FIX_GRADIENT_CHECKPOINTING, FIX_BATCH_SIZE,
+					   FIX_DROP_LARGEST_BUCKET, FIX_LIGHTER_SAMPLING,
+					   FIX_DISABLE_SAMPLING, FIX_LOW_VRAM };
+	static const enum fix_id vid[] = { FIX_NUM_FRAMES, FIX_BATCH_SIZE, FIX_DROP_LARGEST_BUCKET,
+					   FIX_LIGHTER_SAMPLING, FIX_DISABLE_SAMPLING, FIX_LOW_VRAM };
+	static const enum fix_status img_st[] = { FIX_DONE, FIX_TODO, FIX_TODO, FIX_TODO, FIX_TODO,
+						  FIX_DONE };
+	static const enum fix_status vid_st[] = { FIX_TODO, FIX_DONE, FIX_TODO, FIX_TODO, FIX_TODO,
+						  FIX_TODO };
+	struct loaded l;
+	struct plan p;
+	load("per_dataset_batch.yaml", &l);
+	plan_build(l.j, NULL, &p);
+	assert_int_equal(p.n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(p.steps[i].fix, img[i]);
+		assert_int_equal(p.steps[i].status, img_st[i]);
+	}
+	assert_int_equal(plan_next_step(&p), FIX_BATCH_SIZE);
+	unload(&l);
+
+	load("wan_video.yaml", &l);
+	plan_build(l.j, NULL, &p);
+	assert_int_equal(p.n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(p.steps[i].fix, vid[i]);
+		assert_int_equal(p.steps[i].status, vid_st[i]);
+	}
+	unload(&l);
+
+	load("no_low_vram.yaml", &l);
+	plan_build(l.j, NULL, &p);
+	assert_int_equal(p.steps[5].status, FIX_NOT_APPLICABLE);
+	unload(&l);
+}
+
+static void test_checklist(void **state)
+{
+	struct loaded l;
+	struct checklist cl;
+	load("conservative.yaml", &l);
+	checklist_build(l.j, NULL, &cl);
+	assert_int_equal(cl.item[CHECK_BATCH], FIX_DONE);
+	assert_int_equal(cl.item[CHECK_BUCKET], FIX_DONE);
+	assert_int_equal(cl.item[CHECK_SAMPLING], FIX_DONE);
+	assert_int_equal(cl.item[CHECK_GC], FIX_DONE);
+	assert_int_equal(cl.item[CHECK_FRAMES], FIX_NOT_APPLICABLE);
+	assert_int_equal(cl.item[CHECK_WORKER], FIX_DONE);
+	struct diag_result v = verdict(B, DIAG_P_TRAINING, 0);
+	checklist_build(l.j, &v, &cl);
+	assert_int_equal(cl.item[CHECK_WORKER], FIX_TODO);
+	unload(&l);
+
+	load("per_dataset_batch.yaml", &l);
+	checklist_build(l.j, &v, &cl);
+	assert_int_equal(cl.item[CHECK_BATCH], FIX_TODO);
+	assert_int_equal(cl.item[CHECK_BUCKET], FIX_TODO);
+	assert_int_equal(cl.item[CHECK_SAMPLING], FIX_TODO);
+	assert_int_equal(cl.item[CHECK_GC], FIX_DONE);
+	assert_int_equal(cl.item[CHECK_WORKER], FIX_NOT_APPLICABLE);
+	for (int c = 0; c < CHECK_COUNT; c++) {
+		assert_true(cl.reason[c][0] != '\0');
+		assert_true(checklist_label((enum check_item)c)[0] != '\0');
+	}
+	unload(&l);
+
+	load("wan_video.yaml", &l);
+	checklist_build(l.j, NULL, &cl);
+	assert_int_equal(cl.item[CHECK_FRAMES], FIX_TODO);
+	assert_int_equal(cl.item[CHECK_BUCKET], FIX_DONE);
+	unload(&l);
+
+	load("legacy_accum.yaml", &l);
+	checklist_build(l.j, NULL, &cl);
+	assert_int_equal(cl.item[CHECK_GC], FIX_TODO);
+	assert_int_equal(cl.item[CHECK_BATCH], FIX_TODO);
+	unload(&l);
+}
+
+static void test_scaleup(void **state)
+{
+	char t[512];
+	struct loaded l;
+	load("conservative.yaml", &l); /* bucket 512, sampling off */
+	assert_int_equal(scaleup_next(l.j, SCALEUP_NONE, t, sizeof t), SCALEUP_STEPS);
+	assert_non_null(strstr(t, "Keep"));
+	assert_int_equal(scaleup_next(l.j, SCALEUP_STEPS, t, sizeof t), SCALEUP_BUCKETS);
+	assert_non_null(strstr(t, "768"));
+	assert_int_equal(scaleup_next(l.j, SCALEUP_BUCKETS, t, sizeof t), SCALEUP_SAMPLING);
+	assert_non_null(strstr(t, "disable_sampling"));
+	assert_int_equal(scaleup_next(l.j, SCALEUP_SAMPLING, t, sizeof t), SCALEUP_BATCH_OR_CLIP);
+	assert_int_equal(scaleup_next(l.j, SCALEUP_BATCH_OR_CLIP, t, sizeof t), SCALEUP_NONE);
+	unload(&l);
+
+	load("per_dataset_batch.yaml", &l); /* 1024 bucket, rich sampling: nothing to raise there */
+	assert_int_equal(scaleup_next(l.j, SCALEUP_STEPS, t, sizeof t), SCALEUP_BATCH_OR_CLIP);
+	unload(&l);
+
+	load("wan_video.yaml", &l);
+	assert_int_equal(scaleup_next(l.j, SCALEUP_SAMPLING, t, sizeof t), SCALEUP_BATCH_OR_CLIP);
+	assert_non_null(strstr(t, "num_frames"));
+	unload(&l);
+
+	for (int s = 0; s < SCALEUP_COUNT; s++)
+		assert_true(scaleup_title((enum scaleup_step)s)[0] != '\0');
+	assert_int_equal(scaleup_next(NULL, SCALEUP_NONE, t, sizeof t), SCALEUP_STEPS);
+}
+
+static void test_names(void **state)
+{
+	for (int i = 0; i < FIX_COUNT; i++) {
+		assert_int_equal(fix_by_name(fix_defs[i].name), i);
+		assert_int_equal(fix_defs[i].id, i);
+		assert_string_equal(fix_name((enum fix_id)i), fix_defs[i].name);
+		assert_true(strlen(fix_defs[i].why) > 80);
+	}
+	assert_int_equal(fix_by_name("next"), FIX_NONE);
+	assert_int_equal(fix_by_name(NULL), FIX_NONE);
+	assert_null(fix_name(FIX_NONE));
+}
+
+/* ---- the shared example cases ----------------------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	char *buf = calloc(1, 65536);
+	size_t n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* The string value of "key": "value" (or NULL for null) in a flat JSON text, into out. */
+static bool json_str_field(const char *js, const char *key, char *out, size_t outsz)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(js, pat);
+	assert_non_null(p);
+	p += strlen(pat);
+	while (*p == ' ')
+		p++;
+	if (*p != '"')
+		return false;
+	const char *q = strchr(p + 1, '"');
+	snprintf(out, outsz, "%.*s", (int)(q - p - 1), p + 1);
+	return true;
+}
+
+/* The SPEC names in enum order (diag.h), kept here so this test needs no log reader. */
+static const char *const timing_names[] = { "", "before_training", "first_steps", "sampling",
+					    "intermittent", "environment" };
+static const char *const phase_names[] = { "", "model_load", "caching", "baseline_sampling",
+					   "training", "sampling", "saving" };
+
+static void test_shared_cases(void **state)
+{
+	const char *shared = getenv("SHARED_FIXTURES");
+	char dir[1024];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s/cases", shared ? shared : "");
+	if (!shared || stat(dir, &st) != 0)
+		skip();
+	DIR *dp = opendir(dir);
+	assert_non_null(dp);
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(dp))) {
+		char jp[2048], ep[2048], s[64];
+		snprintf(jp, sizeof jp, "%s/%s/job.yaml", dir, de->d_name);
+		snprintf(ep, sizeof ep, "%s/%s/expect.json", dir, de->d_name);
+		char *js = slurp(ep);
+		if (!js)
+			continue;
+		struct loaded l;
+		load_path(jp, &l);
+		struct diag_result v = verdict(DIAG_T_NONE, DIAG_P_NONE, (int)l.j->kind);
+		if (json_str_field(js, "timing", s, sizeof s)) {
+			for (int t = 1; t < DIAG_T_COUNT; t++)
+				if (!strcmp(timing_names[t], s))
+					v.timing = (enum diag_timing)t;
+			assert_int_not_equal(v.timing, DIAG_T_NONE);
+			v.oom = true;
+		}
+		if (json_str_field(js, "phase", s, sizeof s))
+			for (int p = 1; p < DIAG_P_COUNT; p++)
+				if (!strcmp(phase_names[p], s))
+					v.phase = (enum diag_phase)p;
+		if (json_str_field(js, "model_kind", s, sizeof s))
+			assert_string_equal(job_kind_name(l.j->kind), s);
+		struct plan p;
+		plan_build(l.j, &v, &p);
+		const char *acc = strstr(js, "\"accept_first_fix\":");
+		assert_non_null(acc);
+		const char *end = strchr(acc, ']');
+		if (!v.oom) {
+			assert_int_equal(p.first_fix, FIX_NONE);
+		} else {
+			char q[64];
+			snprintf(q, sizeof q, "\"%s\"", fix_name(p.first_fix));
+			const char *hit = strstr(acc, q);
+			if (!hit || hit > end)
+				fail_msg("%s: first fix %s not in %.*s", de->d_name,
+					 fix_name(p.first_fix), (int)(end - acc + 1), acc);
+		}
+		free(js);
+		unload(&l);
+		n++;
+	}
+	closedir(dp);
+	assert_true(n >= 12);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_first_fix_image),
+		cmocka_unit_test(test_first_fix_video),
+		cmocka_unit_test(test_first_fix_when_done),
+		cmocka_unit_test(test_first_fix_without_job),
+		cmocka_unit_test(test_plan_order),
+		cmocka_unit_test(test_checklist),
+		cmocka_unit_test(test_scaleup),
+		cmocka_unit_test(test_shared_cases),
+	};
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
