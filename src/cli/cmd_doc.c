@@ -40,12 +40,18 @@ static int no_such_key(const struct doc *d, const char *job, const char *path)
 			  "e.g. config.process[0].train.lr"), path);
 		return fail(&e);
 	}
+	/* Point at the key of the deepest value found: that line is what a person looks for. */
+	const struct doc_span *at = &near->span;
+	const struct doc_node *par = near->parent;
+	for (size_t i = 0; par && par->kind == DOC_MAP && i < par->n; i++)
+		if (par->items[i] == near)
+			at = &par->keys[i]->span;
 	if (plen)
-		err_set(&e, ERR_DATA, job, near->span.line, near->span.col,
+		err_set(&e, ERR_DATA, job, at->line, at->col,
 			_("%s: no such key (found up to '%.*s', which starts here)"), path, (int)plen,
 			path);
 	else
-		err_set(&e, ERR_DATA, job, near->span.line, near->span.col, _("%s: no such key"), path);
+		err_set(&e, ERR_DATA, job, at->line, at->col, _("%s: no such key"), path);
 	return fail(&e);
 }
 
