@@ -72,7 +72,11 @@ struct diag_result {
 	uint64_t lines;          /* physical lines read */
 	uint64_t bytes;          /* bytes read */
 	bool truncated;          /* the log changed size while read, or a limit was hit */
+	unsigned long warnings;  /* lines skipped because a pattern hit a PCRE2 limit */
 };
+
+struct logidx;
+struct json;
 
 /* Diagnoses the log at `path` ("-" = stdin; pipes and FIFOs are read as a stream).
  * job may be NULL. Returns ERR_OK, ERR_NOINPUT or ERR_IOERR. */
@@ -82,6 +86,16 @@ int diag_file(const char *path, const struct diag_job_info *job, struct diag_res
 /* Same over a buffer in memory (tests, fuzzing). */
 int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
 		struct diag_result *out, struct err *e);
+
+/* Same over a log already opened with logidx_open (the UI keeps it for browsing). Scans from
+ * the start; a stream can be diagnosed once. */
+int diag_logidx(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
+		struct err *e);
+
+/* Write the verdict's members into an open JSON object, in SPEC §3.5 order, around the plan's
+ * members written by the caller: head = oom .. model_kind, tail = other_failure, evidence. */
+void diag_json_head(struct json *j, const struct diag_result *r);
+void diag_json_tail(struct json *j, const struct diag_result *r);
 
 const char *diag_timing_name(enum diag_timing t); /* "before_training", ... or NULL */
 const char *diag_phase_name(enum diag_phase p);   /* "model_load", ... or NULL */

@@ -1,1 +1,933 @@
-/* diag.c — placeholder until the module lands. */
+/* diag.c — see diag.h. One pass over the log's `\r` segments keeps a small state machine:
+ * the config echo and traceback source lines are context, not output; progress bars move the
+ * timeline (phase, step); error lines are matched against the signatures and grouped into
+ * events, so that a message printed twice ("Error running job:" and the traceback) counts once.
+ * Memory does not depend on the size of the log. */
+#include "oomfix/diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/json.h"
+#include "oomfix/logidx.h"
+#include "oomfix/sig.h"
+#include "oomfix/text.h"
+
+#define MSG_KEY 120   /* bytes of a message compared to recognise the same event */
+#define EV_RING 8     /* distinct error events remembered since the last training step */
+
+/* A copy of a log line kept as evidence (raw bytes; sanitised when the result is built). */
+struct snap {
+	bool set;
+	uint64_t line, off;
+	size_t len;
+	char text[DIAG_MAX_TEXT];
+};
+
+struct event {
+	char msg[MSG_KEY];
+	size_t len;
+	uint32_t counted; /* signature ids already counted for this event */
+};
+
+/* A GPU OOM (not a skip banner) and the timeline at that moment. */
+struct oom_event {
+	bool valid, survived, tb_done;
+	enum diag_phase phase;      /* from the markers */
+	enum diag_phase tb_phase;   /* from its traceback's frames (DIAG_P_NONE if none) */
+	bool train_started;
+	long long bar_n, save_step;
+	struct snap marker, bar, msg, frame;
+};
+
+struct dstate {
+	const struct diag_job_info *job;
+	struct diag_result *out;
+	struct sig_matcher *sm;
+	char *scratch;
+	size_t scratch_cap;
+
+	char name[128];
+	size_t namelen;
+	bool name_from_job, saw_name_bar;
+
+	bool in_echo;
+	bool in_tb;
+	enum diag_phase tb_phase;   /* outermost frame of the current traceback that names a phase */
+	struct snap tb_frame;
+	bool tb_config;             /* a frame of the current traceback is in config code */
+	bool in_error_block;        /* after "Error running job:" or a traceback, until a step */
+
+	enum diag_phase phase;
+	struct snap marker;
+	bool train_started;
+	long long bar_n, bar_total, save_step;
+	struct snap bar;
+
+	struct event ring[EV_RING];
+	unsigned nring, ring_next;
+
+	unsigned count[SIG_COUNT];
+	struct snap sig_snap[SIG_COUNT];
+
+	struct oom_event oom;       /* the last GPU OOM */
+	struct snap skip[3];        /* the last skip banners */
+	unsigned nskip;
+	long long skip_step;        /* step of the last skip banner (1-based) */
+
+	bool fatal_seen;            /* an uncaught error ended (or is ending) the run */
+	struct snap fatal;          /* its first line */
+	uint32_t death;             /* non-OOM death signatures seen in error output */
+	char exc_class[64];         /* class of the last exception line */
+	struct snap host;
+};
+
+/* ---- small helpers ---- */
+
+static void snap_set(struct snap *s, const struct logidx_seg *seg, const char *t, size_t n)
+{
+	s->set = true;
+	s->line = seg->line;
+	s->off = seg->line_off;
+	s->len = n < sizeof s->text ? n : sizeof s->text;
+	memcpy(s->text, t, s->len);
+}
+
+static bool starts(const char *s, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+	return n >= l && memcmp(s, lit, l) == 0;
+}
+
+static bool starts_ci(const char *s, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+	if (n < l)
+		return false;
+	for (size_t i = 0; i < l; i++) {
+		char a = s[i], b = lit[i];
+		if (a >= 'A' && a <= 'Z')
+			a = (char)(a + 32);
+		if (b >= 'A' && b <= 'Z')
+			b = (char)(b + 32);
+		if (a != b)
+			return false;
+	}
+	return true;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static void rtrim(const char *s, size_t *n)
+{
+	while (*n > 0 && (s[*n - 1] == ' ' || s[*n - 1] == '\t'))
+		(*n)--;
+}
+
+/* ---- progress bars ---- */
+
+struct bar {
+	const char *desc;
+	size_t dlen;
+	long long n, total;
+	bool lrloss;
+	const char *tail; /* text after the closing ']' (something printed over the bar) */
+	size_t tlen;
+};
+
+static long long parse_num(const char **p, const char *end)
+{
+	long long v = 0;
+	const char *q = *p;
+	if (q >= end || !is_digit(*q))
+		return -1;
+	while (q < end && is_digit(*q)) {
+		if (v < 100000000000LL)
+			v = v * 10 + (*q - '0');
+		q++;
+	}
+	*p = q;
+	return v;
+}
+
+/* Recognises a tqdm frame: "desc:  5%|bar| 150/3000 [04:10<1:19:12,  1.67s/it, lr: ...]". */
+static bool parse_bar(const char *s, size_t len, struct bar *b)
+{
+	const char *end = s + len, *pp, *q, *r, *close;
+
+	pp = memmem(s, len, "%|", 2);
+	if (!pp)
+		return false;
+	q = pp;
+	while (q > s && is_digit(q[-1]))
+		q--;
+	if (q == pp)
+		return false;
+	while (q > s && q[-1] == ' ')
+		q--;
+	b->desc = s;
+	b->dlen = (size_t)(q - s);
+	if (b->dlen && s[b->dlen - 1] == ':')
+		b->dlen--;
+	while (b->dlen && (s[0] == ' ')) { /* leading blanks */
+		s++;
+		b->desc = s;
+		b->dlen--;
+	}
+	rtrim(b->desc, &b->dlen);
+	r = memchr(pp + 2, '|', (size_t)(end - (pp + 2)));
+	if (!r)
+		return false;
+	r++;
+	while (r < end && *r == ' ')
+		r++;
+	b->n = parse_num(&r, end);
+	if (b->n < 0 || r >= end || *r != '/')
+		return false;
+	r++;
+	b->total = parse_num(&r, end);
+	while (r < end && *r == ' ')
+		r++;
+	if (r >= end || *r != '[')
+		return false;
+	close = memchr(r, ']', (size_t)(end - r));
+	if (!close)
+		return false;
+	b->lrloss = memmem(r, (size_t)(close - r), "loss:", 5) != NULL ||
+		    memmem(r, (size_t)(close - r), "lr:", 3) != NULL;
+	b->tail = close + 1;
+	b->tlen = (size_t)(end - b->tail);
+	return true;
+}
+
+/* Bars that are not the training bar, by the start of their description. */
+static const char *const other_bars[] = {
+	"Generating", "Caching", "Loading", "Attaching", "Quantiz", "Fetching", "Downloading",
+	"Preprocessing", "Map", "Resolving", "Encoding", "Computing", "Saving",
+};
+
+static bool is_sampling_desc(const char *d, size_t n)
+{
+	return starts_ci(d, n, "Generating Samples") || starts_ci(d, n, "Generating Images");
+}
+
+static bool is_training_desc(struct dstate *st, const struct bar *b)
+{
+	if (b->dlen == 0)
+		return false;
+	if (st->namelen && b->dlen == st->namelen && !memcmp(b->desc, st->name, st->namelen)) {
+		st->saw_name_bar = true;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof other_bars / sizeof other_bars[0]; i++)
+		if (starts_ci(b->desc, b->dlen, other_bars[i]))
+			return false;
+	if (b->lrloss)
+		return true;
+	/* an unknown labelled bar is the training bar unless the named one has shown up */
+	return !st->saw_name_bar;
+}
+
+static void set_phase(struct dstate *st, enum diag_phase p, const struct logidx_seg *seg,
+		      const char *t, size_t n)
+{
+	if (st->phase == p && p != DIAG_P_SAVING)
+		return;
+	st->phase = p;
+	snap_set(&st->marker, seg, t, n);
+}
+
+/* Training progress: everything before it was survived. */
+static void progress(struct dstate *st)
+{
+	st->nring = 0;
+	st->ring_next = 0;
+	st->in_error_block = false;
+	st->save_step = -1;
+	st->fatal_seen = false; /* an error the run went on after did not end it */
+	st->death = 0;
+	if (st->oom.valid)
+		st->oom.survived = true;
+}
+
+static void on_bar(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+		   const char *t, size_t n)
+{
+	if (is_sampling_desc(b->desc, b->dlen)) {
+		set_phase(st, st->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING, seg, t, n);
+		return;
+	}
+	if (starts_ci(b->desc, b->dlen, "Caching")) {
+		set_phase(st, DIAG_P_CACHING, seg, t, n);
+		return;
+	}
+	if (starts_ci(b->desc, b->dlen, "Loading checkpoint shards") ||
+	    starts_ci(b->desc, b->dlen, "Attaching quantization")) {
+		set_phase(st, DIAG_P_MODEL_LOAD, seg, t, n);
+		return;
+	}
+	if (!is_training_desc(st, b))
+		return; /* unlabelled inner bars (quantizing blocks, sampler steps) move nothing */
+	st->train_started = true;
+	if (b->n > st->bar_n)
+		progress(st);
+	st->bar_n = b->n;
+	if (b->total > 0)
+		st->bar_total = b->total;
+	snap_set(&st->bar, seg, t, n);
+	if (st->phase != DIAG_P_TRAINING) {
+		st->phase = DIAG_P_TRAINING;
+		st->marker = st->bar;
+	}
+}
+
+/* ---- markers, tracebacks ---- */
+
+static void on_marker(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
+{
+	if (starts(t, n, "Loading ") || starts(t, n, "Quantizing ") ||
+	    starts(t, n, "- quantizing ") || starts(t, n, "Making pipe") ||
+	    starts(t, n, "Preparing Model") || starts(t, n, "Moving transformer")) {
+		set_phase(st, DIAG_P_MODEL_LOAD, seg, t, n);
+	} else if (starts(t, n, "Caching latents") || starts(t, n, "Caching text_embeddings") ||
+		   starts(t, n, "Caching text embeddings") ||
+		   starts(t, n, "Caching embeddings and unloading text encoder") ||
+		   starts(t, n, "-  Preprocessing") || starts(t, n, "Dataset: ")) {
+		set_phase(st, DIAG_P_CACHING, seg, t, n);
+	} else if (starts(t, n, "Generating baseline samples before training") ||
+		   starts(t, n, "Generating first sample")) {
+		set_phase(st, DIAG_P_BASELINE_SAMPLING, seg, t, n);
+	} else if (starts(t, n, "Sampling at step ")) {
+		set_phase(st, DIAG_P_SAMPLING, seg, t, n);
+	} else if (starts(t, n, "Saving at step ")) {
+		const char *p = t + 15;
+		st->save_step = parse_num(&p, t + n);
+		set_phase(st, DIAG_P_SAVING, seg, t, n);
+	} else if (starts(t, n, "Saved checkpoint")) {
+		if (st->phase != DIAG_P_SAVING)
+			set_phase(st, DIAG_P_SAVING, seg, t, n);
+	}
+}
+
+/* The phase a traceback frame's function belongs to. */
+static enum diag_phase frame_phase(const char *fn, size_t n)
+{
+	if ((n == 10 && !memcmp(fn, "load_model", 10)) || starts(fn, n, "quantize"))
+		return DIAG_P_MODEL_LOAD;
+	if (starts(fn, n, "cache_latents") || starts(fn, n, "cache_text_embeddings") ||
+	    (n == 13 && !memcmp(fn, "encode_images", 13)))
+		return DIAG_P_CACHING;
+	if ((n == 6 && !memcmp(fn, "sample", 6)) || (n == 15 && !memcmp(fn, "generate_images", 15)))
+		return DIAG_P_SAMPLING;
+	if (n == 4 && !memcmp(fn, "save", 4))
+		return DIAG_P_SAVING;
+	if ((n == 15 && !memcmp(fn, "hook_train_loop", 15)) ||
+	    starts(fn, n, "train_single_accumulation"))
+		return DIAG_P_TRAINING;
+	return DIAG_P_NONE;
+}
+
+static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
+{
+	const char *in = NULL, *p = t;
+	enum diag_phase ph;
+
+	/* File "path", line N, in func */
+	while ((p = memmem(p, (size_t)(t + n - p), ", in ", 5)) != NULL) {
+		in = p + 5;
+		p = in;
+	}
+	if (memmem(t, n, "config", 6))
+		st->tb_config = true;
+	if (!in)
+		return;
+	ph = frame_phase(in, (size_t)(t + n - in));
+	if (ph != DIAG_P_NONE && st->tb_phase == DIAG_P_NONE) { /* the outermost one decides */
+		st->tb_phase = ph;
+		snap_set(&st->tb_frame, seg, t, n);
+	}
+}
+
+/* The traceback's exception line has been handled: give its frames to the OOM it belongs to. */
+static void close_traceback(struct dstate *st)
+{
+	st->in_tb = false;
+	if (st->oom.valid && !st->oom.survived && !st->oom.tb_done && st->tb_phase != DIAG_P_NONE) {
+		st->oom.tb_phase = st->tb_phase;
+		st->oom.frame = st->tb_frame;
+		st->oom.tb_done = true;
+	}
+	if (st->tb_config && !strcmp(st->exc_class, "ValueError"))
+		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
+}
+
+static struct event *find_event(struct dstate *st, const char *msg, size_t len)
+{
+	size_t k = len < MSG_KEY ? len : MSG_KEY;
+	struct event *ev;
+
+	for (unsigned i = 0; i < st->nring; i++) {
+		ev = &st->ring[i];
+		if (ev->len == k && !memcmp(ev->msg, msg, k))
+			return ev;
+	}
+	ev = &st->ring[st->ring_next];
+	st->ring_next = (st->ring_next + 1) % EV_RING;
+	if (st->nring < EV_RING)
+		st->nring++;
+	memcpy(ev->msg, msg, k);
+	ev->len = k;
+	ev->counted = 0;
+	return ev;
+}
+
+/* The class name of an exception line ("torch.OutOfMemoryError: ..."), or 0 if it is not one. */
+static size_t exception_class(const char *t, size_t n, const char **msg, size_t *mlen)
+{
+	size_t i = 0;
+
+	while (i < n && (t[i] == '_' || t[i] == '.' || (t[i] >= 'a' && t[i] <= 'z') ||
+			 (t[i] >= 'A' && t[i] <= 'Z') || is_digit(t[i])))
+		i++;
+	if (i < 5 || !(i >= 5 && (!memcmp(t + i - 5, "Error", 5) ||
+				  (i >= 9 && !memcmp(t + i - 9, "Exception", 9)))))
+		return 0;
+	if (i < n && t[i] != ':')
+		return 0;
+	*msg = t + i + (i < n ? 1 : 0);
+	*mlen = n - (size_t)(*msg - t);
+	while (*mlen && **msg == ' ') {
+		(*msg)++;
+		(*mlen)--;
+	}
+	return i;
+}
+
+/* A YAML line echoed into the log ("  batch_size: 1  # comment"): its comment is not output. */
+static size_t cut_yaml_comment(const char *t, size_t n)
+{
+	size_t i = 0;
+	const char *h;
+
+	if (i + 1 < n && t[i] == '-' && t[i + 1] == ' ')
+		i += 2;
+	if (i >= n || !((t[i] >= 'a' && t[i] <= 'z') || t[i] == '_'))
+		return n;
+	while (i < n && ((t[i] >= 'a' && t[i] <= 'z') || is_digit(t[i]) || t[i] == '_'))
+		i++;
+	if (i >= n || t[i] != ':' || (i + 1 < n && t[i + 1] != ' '))
+		return n;
+	for (h = t + i; (h = memchr(h, '#', (size_t)(t + n - h))) != NULL; h++)
+		if (h[-1] == ' ' || h[-1] == '\t')
+			return (size_t)(h - t);
+	return n;
+}
+
+/* ---- the text of a segment that is not a progress bar ---- */
+
+static void count_hit(struct dstate *st, const struct logidx_seg *seg, const struct sig_match *h,
+		      struct event *ev, const char *t, size_t n)
+{
+	enum sig_id id = h->id;
+
+	if (ev->counted & SIG_BIT(id))
+		return;
+	ev->counted |= SIG_BIT(id);
+	st->count[id]++;
+	snap_set(&st->sig_snap[id], seg, t, n);
+	if (id == SIG_OOM_SKIP) {
+		st->skip[st->nskip % 3] = st->sig_snap[id];
+		st->nskip++;
+		st->skip_step = st->bar_n >= 0 ? st->bar_n + 1 : -1;
+		return;
+	}
+	if (id == SIG_HOST_OOM) {
+		st->host = st->sig_snap[id];
+		return;
+	}
+	if (sig_defs[id].cls != SIG_CLASS_OOM)
+		return;
+	/* the first OOM line of a failure is where it happened; the rest repeat it */
+	if (st->oom.valid && !st->oom.survived)
+		return;
+	memset(&st->oom, 0, sizeof st->oom);
+	st->oom.valid = true;
+	st->oom.phase = st->phase;
+	st->oom.train_started = st->train_started;
+	st->oom.bar_n = st->bar_n;
+	st->oom.save_step = st->save_step;
+	st->oom.marker = st->marker;
+	st->oom.bar = st->bar;
+	snap_set(&st->oom.msg, seg, t, n);
+}
+
+/* "Running 1 job" (run.py): a new run starts. */
+static bool is_run_start(const char *t, size_t n)
+{
+	const char *p = t + 8, *q;
+
+	if (!starts(t, n, "Running "))
+		return false;
+	q = p;
+	if (parse_num(&q, t + n) < 0)
+		return false;
+	return starts(q, (size_t)(t + n - q), " job");
+}
+
+static void reset_run(struct dstate *st)
+{
+	const struct diag_job_info *job = st->job;
+	struct diag_result *out = st->out;
+	struct sig_matcher *sm = st->sm;
+	char *scratch = st->scratch;
+	size_t cap = st->scratch_cap;
+	char name[sizeof st->name];
+	size_t namelen = st->namelen;
+	bool from_job = st->name_from_job;
+
+	memcpy(name, st->name, sizeof name);
+	memset(st, 0, sizeof *st);
+	st->job = job;
+	st->out = out;
+	st->sm = sm;
+	st->scratch = scratch;
+	st->scratch_cap = cap;
+	if (from_job) {
+		memcpy(st->name, name, sizeof name);
+		st->namelen = namelen;
+		st->name_from_job = true;
+	}
+	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
+}
+
+static void on_text(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		    bool line_start)
+{
+	struct sig_match hits[SIG_COUNT];
+	const char *msg;
+	size_t mlen, nh, lead = 0, cls = 0;
+	bool comment = false, ejr = false, exc = false;
+	uint32_t mask = SIG_ALL;
+	struct event *ev;
+
+	while (lead < n && (t[lead] == ' ' || t[lead] == '\t'))
+		lead++;
+	t += lead;
+	n -= lead;
+	rtrim(t, &n);
+
+	/* the trainer's JSON echo of the config: "{" alone, indented lines, "}" alone */
+	if (st->in_echo) {
+		if (line_start && lead == 0 && n > 0 && t[0] != '}' && t[0] != ']') {
+			st->in_echo = false; /* not JSON any more: the echo was cut short */
+		} else {
+			if (line_start && lead == 0 && n == 1 && t[0] == '}')
+				st->in_echo = false;
+			return;
+		}
+	} else if (line_start && lead == 0 && n == 1 && t[0] == '{') {
+		st->in_echo = true;
+		return;
+	}
+	if (n == 0)
+		return;
+
+	if (lead == 0 && is_run_start(t, n)) {
+		reset_run(st); /* a log appended to by a retry: the last run is the one to judge */
+		return;
+	}
+	if (starts(t, n, "Traceback (most recent call last)") ||
+	    starts(t, n, "Original Traceback (most recent call last)")) {
+		st->in_tb = true;
+		st->in_error_block = true;
+		st->tb_phase = DIAG_P_NONE;
+		st->tb_config = false;
+		return;
+	}
+	if (st->in_tb) {
+		if (starts(t, n, "File \"")) {
+			on_frame(st, seg, t, n);
+			return;
+		}
+		if (lead > 0)
+			return; /* source lines, carets, "[Previous line repeated ...]" */
+	}
+	if (starts(t, n, "During handling of the above exception") ||
+	    starts(t, n, "The above exception was the direct cause"))
+		return;
+
+	if (t[0] == '#') {
+		comment = true;
+		if (!st->name_from_job && starts(t, n, "# Running job: ")) {
+			size_t l = n - 15 < sizeof st->name ? n - 15 : sizeof st->name;
+			memcpy(st->name, t + 15, l);
+			st->namelen = l;
+		}
+		mask = SIG_BIT(SIG_OOM_SKIP); /* the skip banner is the only real '#' line */
+	} else {
+		on_marker(st, seg, t, n);
+		n = cut_yaml_comment(t, n);
+	}
+
+	if (starts(t, n, "Error running job: ")) {
+		ejr = true;
+		msg = t + 19;
+		mlen = n - 19;
+	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &msg, &mlen)) > 0) {
+		exc = true;
+		snprintf(st->exc_class, sizeof st->exc_class, "%.*s", (int)cls, t);
+		if (st->in_tb) /* a traceback's exception line is where its failure is told */
+			st->in_error_block = true;
+	} else {
+		msg = t;
+		mlen = n;
+	}
+	if (ejr || exc) {
+		st->in_error_block = true;
+		if (ejr || !st->fatal_seen) /* the first line that tells this failure */
+			snap_set(&st->fatal, seg, t, n);
+		st->fatal_seen = true;
+		st->death |= SIG_BIT(SIG_PYTHON_ERROR);
+	}
+
+	if (sig_prefilter(t, n)) {
+		nh = sig_match(st->sm, t, n, mask, hits, SIG_COUNT);
+		ev = nh ? find_event(st, msg, mlen) : NULL;
+		for (size_t i = 0; i < nh; i++) {
+			if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
+				if (ejr || exc || st->in_error_block)
+					st->death |= SIG_BIT(hits[i].id);
+				continue;
+			}
+			count_hit(st, seg, &hits[i], ev, t, n);
+		}
+	}
+	if (exc && st->in_tb)
+		close_traceback(st);
+	else if (exc && st->tb_config && !strcmp(st->exc_class, "ValueError"))
+		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
+}
+
+static int on_seg(const struct logidx_seg *seg, void *ctx)
+{
+	struct dstate *st = ctx;
+	const char *t = seg->p;
+	size_t n = seg->len;
+	struct bar b;
+
+	if (n == 0)
+		return 0;
+	if (memchr(t, 0x1B, n)) {
+		memcpy(st->scratch, t, n < st->scratch_cap ? n : st->scratch_cap);
+		n = text_strip_ansi(st->scratch, n < st->scratch_cap ? n : st->scratch_cap);
+		t = st->scratch;
+	}
+	if (!st->in_echo && parse_bar(t, n, &b)) {
+		on_bar(st, seg, &b, t, (size_t)(b.tail - t));
+		if (b.tlen)
+			on_text(st, seg, b.tail, b.tlen, false);
+		return 0;
+	}
+	on_text(st, seg, t, n, seg->seg == 0);
+	return 0;
+}
+
+/* ---- the verdict ---- */
+
+static void put_hit(struct diag_hit *h, const char *id, const struct snap *s, unsigned count)
+{
+	memset(h, 0, sizeof *h);
+	h->id = id;
+	h->line = s->line;
+	h->offset = s->off;
+	h->count = count;
+	text_sanitize(s->text, s->len, h->text, sizeof h->text);
+}
+
+static void add_evidence(struct diag_result *r, const struct snap *s)
+{
+	size_t i;
+
+	if (!s->set || r->nevidence >= DIAG_MAX_EVIDENCE)
+		return;
+	for (i = 0; i < r->nevidence; i++)
+		if (r->evidence[i].line == s->line)
+			return;
+	/* keep them in line order */
+	i = r->nevidence;
+	while (i > 0 && r->evidence[i - 1].line > s->line) {
+		r->evidence[i] = r->evidence[i - 1];
+		i--;
+	}
+	put_hit(&r->evidence[i], NULL, s, 0);
+	r->nevidence++;
+}
+
+static bool before_training(enum diag_phase p)
+{
+	return p == DIAG_P_MODEL_LOAD || p == DIAG_P_CACHING || p == DIAG_P_BASELINE_SAMPLING;
+}
+
+static void verdict(struct dstate *st)
+{
+	struct diag_result *r = st->out;
+	const struct diag_job_info *job = st->job;
+	bool any_oom = false;
+
+	for (int i = 0; i < SIG_COUNT; i++) {
+		if (!st->count[i])
+			continue;
+		if (sig_defs[i].cls == SIG_CLASS_OOM)
+			any_oom = true;
+		if (sig_defs[i].cls == SIG_CLASS_HINT) {
+			if (r->nhints < sizeof r->hints / sizeof r->hints[0])
+				put_hit(&r->hints[r->nhints++], sig_defs[i].name, &st->sig_snap[i],
+					st->count[i]);
+		} else if (r->nsigs < DIAG_MAX_SIGS) {
+			put_hit(&r->sigs[r->nsigs++], sig_defs[i].name, &st->sig_snap[i], st->count[i]);
+		}
+	}
+	r->oom = any_oom;
+	r->total_steps = st->bar_total > 0 ? st->bar_total : -1;
+	r->failed_step = -1;
+	r->model_kind = job ? job->kind : 0;
+
+	if (any_oom && st->oom.valid && !st->oom.survived) {
+		const struct oom_event *o = &st->oom;
+		enum diag_phase p = o->phase;
+		bool before, step1;
+
+		if (o->tb_phase == DIAG_P_SAMPLING)
+			p = o->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING;
+		else if (o->tb_phase != DIAG_P_NONE)
+			p = o->tb_phase;
+		if (p == DIAG_P_SAMPLING && !o->train_started)
+			p = DIAG_P_BASELINE_SAMPLING;
+		r->phase = p;
+		before = before_training(p) || (p == DIAG_P_NONE && !o->train_started);
+		if (p == DIAG_P_TRAINING && o->bar_n >= 0)
+			r->failed_step = o->bar_n + 1;
+		else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
+			r->failed_step = o->bar_n;
+		else if (p == DIAG_P_SAVING)
+			r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
+		step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
+
+		if (job && job->conservative == 1 && (before || step1) &&
+		    (st->count[SIG_ZERO_BYTES_FREE] || st->count[SIG_CUBLAS_ALLOC_FAILED])) {
+			r->timing = DIAG_T_ENVIRONMENT;
+			add_evidence(r, &st->sig_snap[st->count[SIG_CUBLAS_ALLOC_FAILED]
+						      ? SIG_CUBLAS_ALLOC_FAILED : SIG_ZERO_BYTES_FREE]);
+			if (st->count[SIG_OTHER_PROCESS])
+				add_evidence(r, &st->sig_snap[SIG_OTHER_PROCESS]);
+		} else if (before) {
+			r->timing = DIAG_T_BEFORE_TRAINING;
+			r->failed_step = -1;
+		} else if (p == DIAG_P_SAMPLING) {
+			r->timing = DIAG_T_SAMPLING;
+		} else if (r->failed_step < 0 || r->failed_step <= 10) {
+			r->timing = DIAG_T_FIRST_STEPS;
+		} else {
+			r->timing = DIAG_T_INTERMITTENT;
+		}
+		if (before)
+			r->failed_step = -1;
+		if (p != DIAG_P_TRAINING)
+			add_evidence(r, &o->marker);
+		add_evidence(r, &o->bar);
+		add_evidence(r, &o->msg);
+		add_evidence(r, &o->frame);
+		if (st->fatal_seen)
+			add_evidence(r, &st->fatal);
+		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+			add_evidence(r, &st->skip[i]);
+	} else if (any_oom) {
+		/* OOMs the run lived through (skip banners, a caught error): intermittent */
+		r->timing = DIAG_T_INTERMITTENT;
+		r->phase = DIAG_P_TRAINING;
+		r->failed_step = st->skip_step;
+		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+			add_evidence(r, &st->skip[i]);
+		if (st->oom.valid)
+			add_evidence(r, &st->oom.msg);
+		add_evidence(r, &st->bar);
+	} else {
+		r->timing = DIAG_T_NONE;
+		r->phase = DIAG_P_NONE;
+		if (st->count[SIG_HOST_OOM]) {
+			r->other = DIAG_O_HOST_OOM;
+			add_evidence(r, &st->host);
+		} else if (st->fatal_seen) {
+			if (st->death & SIG_BIT(SIG_MISSING_FILE))
+				r->other = DIAG_O_MISSING_FILE;
+			else if (st->death & SIG_BIT(SIG_HF_AUTH))
+				r->other = DIAG_O_HF_AUTH;
+			else if (st->death & SIG_BIT(SIG_CONFIG_ERROR))
+				r->other = DIAG_O_CONFIG_ERROR;
+			else
+				r->other = DIAG_O_PYTHON_ERROR;
+			add_evidence(r, &st->fatal);
+		}
+		add_evidence(r, &st->bar);
+	}
+}
+
+static int run(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
+	       struct err *e)
+{
+	struct dstate *st;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	out->failed_step = -1;
+	out->total_steps = -1;
+	st = calloc(1, sizeof *st);
+	if (!st)
+		return err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, "out of memory");
+	st->job = job;
+	st->out = out;
+	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
+	st->scratch_cap = LOGIDX_SEG_CAP;
+	st->scratch = malloc(st->scratch_cap);
+	if (job && job->name && *job->name) {
+		size_t l = strlen(job->name);
+		st->namelen = l < sizeof st->name ? l : sizeof st->name;
+		memcpy(st->name, job->name, st->namelen);
+		st->name_from_job = true;
+	}
+	rc = st->scratch ? sig_matcher_new(&st->sm, e)
+			 : err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, "out of memory");
+	if (rc == ERR_OK)
+		rc = logidx_scan(li, on_seg, st, e);
+	if (rc == ERR_OK) {
+		uint64_t lines = 0;
+		verdict(st);
+		logidx_count_lines(li, &lines, NULL);
+		out->lines = lines;
+		out->bytes = logidx_size(li);
+		out->truncated = logidx_truncated(li);
+		out->warnings = sig_warnings(st->sm);
+	}
+	sig_matcher_free(&st->sm);
+	free(st->scratch);
+	free(st);
+	return rc;
+}
+
+int diag_logidx(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
+		struct err *e)
+{
+	return run(li, job, out, e);
+}
+
+int diag_file(const char *path, const struct diag_job_info *job, struct diag_result *out,
+	      struct err *e)
+{
+	struct logidx *li;
+	int rc = logidx_open(path, &li, e);
+
+	if (rc) {
+		memset(out, 0, sizeof *out);
+		out->failed_step = out->total_steps = -1;
+		return rc;
+	}
+	rc = run(li, job, out, e);
+	logidx_close(&li);
+	return rc;
+}
+
+int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
+		struct diag_result *out, struct err *e)
+{
+	struct logidx *li;
+	int rc = logidx_open_buffer("(buffer)", buf, len, &li, e);
+
+	if (rc)
+		return rc;
+	rc = run(li, job, out, e);
+	logidx_close(&li);
+	return rc;
+}
+
+static const char *const timing_names[DIAG_T_COUNT] = {
+	NULL, "before_training", "first_steps", "sampling", "intermittent", "environment",
+};
+static const char *const phase_names[DIAG_P_COUNT] = {
+	NULL, "model_load", "caching", "baseline_sampling", "training", "sampling", "saving",
+};
+static const char *const other_names[DIAG_O_COUNT] = {
+	NULL, "host_oom", "missing_file", "hf_auth", "config_error", "python_error",
+};
+
+const char *diag_timing_name(enum diag_timing t)
+{
+	return (unsigned)t < DIAG_T_COUNT ? timing_names[t] : NULL;
+}
+
+const char *diag_phase_name(enum diag_phase p)
+{
+	return (unsigned)p < DIAG_P_COUNT ? phase_names[p] : NULL;
+}
+
+const char *diag_other_name(enum diag_other o)
+{
+	return (unsigned)o < DIAG_O_COUNT ? other_names[o] : NULL;
+}
+
+static void json_hits(struct json *j, const struct diag_hit *h, size_t n, bool with_id)
+{
+	json_arr_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_obj_begin(j);
+		if (with_id) {
+			json_key(j, "id");
+			json_str(j, h[i].id);
+		}
+		json_key(j, "line");
+		json_int(j, (long long)h[i].line);
+		json_key(j, "text");
+		json_str(j, h[i].text);
+		if (with_id) {
+			json_key(j, "count");
+			json_int(j, h[i].count);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void json_opt_int(struct json *j, long long v)
+{
+	if (v < 0)
+		json_null(j);
+	else
+		json_int(j, v);
+}
+
+void diag_json_head(struct json *j, const struct diag_result *r)
+{
+	json_key(j, "oom");
+	json_bool(j, r->oom);
+	json_key(j, "timing");
+	json_str(j, diag_timing_name(r->timing));
+	json_key(j, "phase");
+	json_str(j, diag_phase_name(r->phase));
+	json_key(j, "failed_step");
+	json_opt_int(j, r->failed_step);
+	json_key(j, "total_steps");
+	json_opt_int(j, r->total_steps);
+	json_key(j, "signatures");
+	json_hits(j, r->sigs, r->nsigs, true);
+	json_key(j, "hints");
+	json_hits(j, r->hints, r->nhints, true);
+	json_key(j, "model_kind");
+	json_str(j, r->model_kind == 1 ? "image" : r->model_kind == 2 ? "video" : NULL);
+}
+
+void diag_json_tail(struct json *j, const struct diag_result *r)
+{
+	json_key(j, "other_failure");
+	json_str(j, diag_other_name(r->other));
+	json_key(j, "evidence");
+	json_hits(j, r->evidence, r->nevidence, false);
+}
