@@ -73,6 +73,7 @@ struct diag_result {
 	uint64_t bytes;          /* bytes read */
 	bool truncated;          /* the log changed size while read, or a limit was hit */
 	unsigned long warnings;  /* lines skipped because a pattern hit a PCRE2 limit */
+	bool survived;           /* OOMs happened, but the run went on after each of them */
 };
 
 struct logidx;

@@ -1,2 +1,344 @@
+/* cmd_diag.c — `oomfix diagnose [--job JOB] [--json] LOG`: when did the run run out of GPU
+ * memory, what proves it, and what to change first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/diag.h"
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/i18n.h"
+#include "oomfix/job.h"
+#include "oomfix/json.h"
+#include "oomfix/plan.h"
+#include "oomfix/text.h"
 #include "cli.h"
-int cmd_diagnose(int argc, char **argv) { (void)argc; (void)argv; return 70; }
+
+static void help(FILE *fp)
+{
+	fputs(_("Usage: oomfix diagnose [--job JOB] [--json] LOG\n"
+		"\n"
+		"Reads a trainer log (LOG may be '-' for standard input) and says whether the run\n"
+		"died of GPU out-of-memory, when (timing and phase), at which step, which lines show\n"
+		"it, and what to change first. With --job the verdict also uses the job file (model\n"
+		"kind, settings already rolled back).\n"
+		"\n"
+		"  --job JOB   the job's YAML file\n"
+		"  --json      print the verdict as JSON\n"), fp);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "%s\n", _("usage: oomfix diagnose [--job JOB] [--json] LOG"));
+	return ERR_USAGE;
+}
+
+static int fail(const struct err *e)
+{
+	err_print(e, stderr);
+	return e->code ? e->code : ERR_SOFTWARE;
+}
+
+/* ---- the readable report ---- */
+
+static const char *const phase_words[DIAG_P_COUNT] = {
+	N_("at an unknown point"),
+	N_("while the model was loading"),
+	N_("while latents or text embeddings were being cached"),
+	N_("while the baseline samples were being generated"),
+	N_("during a training step"),
+	N_("while samples were being generated"),
+	N_("while a checkpoint was being saved"),
+};
+
+static const char *const other_words[DIAG_O_COUNT] = {
+	N_("No GPU out-of-memory error was found in this log."),
+	N_("This was not a GPU out-of-memory: the machine ran out of RAM and the kernel killed the "
+	   "trainer. Free host memory (fewer dataloader workers, no other jobs, more swap) rather "
+	   "than changing GPU settings."),
+	N_("This was not a memory problem: a file or folder the job needs does not exist."),
+	N_("This was not a memory problem: Hugging Face refused to serve the model (token or "
+	   "licence acceptance)."),
+	N_("This was not a memory problem: the trainer rejected the job's configuration."),
+	N_("This was not a memory problem: the trainer stopped with a Python error."),
+};
+
+/* The five rows of the diagnosis table: when, likely cause, first change. */
+struct row {
+	enum diag_timing t;
+	const char *letter;
+	const char *when;
+	const char *cause;
+	const char *change;
+};
+
+static const struct row rows[] = {
+	{ DIAG_T_BEFORE_TRAINING, "A", N_("before training"),
+	  N_("model load, caching or the baseline sample is too big"),
+	  N_("low_vram, smaller top bucket or frames, lighter samples") },
+	{ DIAG_T_FIRST_STEPS, "B", N_("first steps"),
+	  N_("one training step is too big for the card"),
+	  N_("the first rollback step not yet done") },
+	{ DIAG_T_SAMPLING, "C", N_("while sampling"),
+	  N_("the preview samples are bigger than training"),
+	  N_("lighter_sampling, then disable_sampling") },
+	{ DIAG_T_INTERMITTENT, "D", N_("intermittent"),
+	  N_("the largest bucket or longest clips peak now and then"),
+	  N_("drop_largest_bucket (video: num_frames)") },
+	{ DIAG_T_ENVIRONMENT, "E", N_("environment"),
+	  N_("a conservative job still fails: worker or GPU at fault"),
+	  N_("fresh_worker: stop retrying, new worker, escalate") },
+};
+
+/* Prints s clipped and padded to exactly `cells` terminal cells. */
+static void put_cells(const char *s, int cells)
+{
+	int used = 0;
+	size_t n = text_fit(s, strlen(s), cells, &used);
+
+	fwrite(s, 1, n, stdout);
+	for (; used < cells; used++)
+		fputc(' ', stdout);
+}
+
+static void put_clipped(const char *s, int cells)
+{
+	int used = 0;
+	size_t len = strlen(s);
+	size_t n = text_fit(s, len, cells, &used);
+
+	if (n < len && cells > 3)
+		n = text_fit(s, len, cells - 3, &used);
+	fwrite(s, 1, n, stdout);
+	if (n < len)
+		fputs("...", stdout);
+	fputc('\n', stdout);
+}
+
+static void print_sentence(const struct diag_result *r)
+{
+	char buf[512];
+
+	if (!r->oom) {
+		if (r->lines == 0)
+			printf("%s\n", _("The log is empty."));
+		else
+			printf("%s\n", _(other_words[r->other]));
+		return;
+	}
+	switch (r->timing) {
+	case DIAG_T_BEFORE_TRAINING:
+		snprintf(buf, sizeof buf, _("It ran out of GPU memory before training started, %s."),
+			 _(phase_words[r->phase]));
+		break;
+	case DIAG_T_FIRST_STEPS:
+		if (r->failed_step > 0)
+			snprintf(buf, sizeof buf,
+				 _("It ran out of GPU memory in training step %lld, one of the first "
+				   "steps: the step itself does not fit."), r->failed_step);
+		else
+			snprintf(buf, sizeof buf, "%s",
+				 _("It ran out of GPU memory in one of the first training steps: the "
+				   "step itself does not fit."));
+		break;
+	case DIAG_T_SAMPLING:
+		snprintf(buf, sizeof buf,
+			 _("It ran out of GPU memory while generating samples at step %lld; training "
+			   "itself fitted."), r->failed_step);
+		break;
+	case DIAG_T_INTERMITTENT:
+		if (r->failed_step > 0)
+			snprintf(buf, sizeof buf,
+				 _("It ran out of GPU memory at step %lld, after training had been "
+				   "running: some batches are bigger than others."), r->failed_step);
+		else
+			snprintf(buf, sizeof buf, "%s",
+				 _("It ran out of GPU memory now and then during training: some batches "
+				   "are bigger than others."));
+		break;
+	case DIAG_T_ENVIRONMENT:
+		snprintf(buf, sizeof buf, "%s",
+			 _("It ran out of GPU memory although the job is already conservative: the "
+			   "worker or the GPU is the likely cause, not the settings."));
+		break;
+	default:
+		snprintf(buf, sizeof buf, "%s", _("It ran out of GPU memory."));
+	}
+	printf("%s\n", buf);
+	if (r->survived)
+		printf("%s\n", _("The run skipped those batches and went on; it did not die of it."));
+}
+
+static void print_report(const char *log, const struct diag_result *r, const struct job *j,
+			 const struct plan *p, const char *jobpath)
+{
+	printf("%s: ", log);
+	print_sentence(r);
+
+	if (r->nevidence) {
+		printf("\n%s\n", _("Evidence:"));
+		for (size_t i = 0; i < r->nevidence; i++) {
+			printf("%8llu  ", (unsigned long long)r->evidence[i].line);
+			put_clipped(r->evidence[i].text, 68);
+		}
+	}
+	if (r->nsigs || r->nhints) {
+		printf("\n%s\n", _("Signatures (count, line of the one nearest the failure):"));
+		for (size_t i = 0; i < r->nsigs; i++)
+			printf("  %-22s %4u  %llu\n", r->sigs[i].id, r->sigs[i].count,
+			       (unsigned long long)r->sigs[i].line);
+		for (size_t i = 0; i < r->nhints; i++) {
+			printf("  %-22s %4u  %llu  ", r->hints[i].id, r->hints[i].count,
+			       (unsigned long long)r->hints[i].line);
+			if (!strcmp(r->hints[i].id, "other_process"))
+				printf("%s\n", _("(another process held GPU memory)"));
+			else
+				printf("%s\n", _("(host RAM, not the GPU)"));
+		}
+	}
+
+	printf("\n%s\n", _("Diagnosis table (when -> likely cause -> first change):"));
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const char *mark = r->oom && rows[i].t == r->timing ? ">" : " ";
+		printf("%s %s  ", mark, rows[i].letter);
+		put_cells(_(rows[i].when), 17);
+		put_clipped(_(rows[i].cause), 56);
+		printf("%23s", "-> ");
+		put_clipped(_(rows[i].change), 56);
+	}
+
+	if (r->oom) {
+		printf("\n%s\n", j ? _("Rollback plan ([x] already in place):")
+				   : _("Rollback plan (no job given: nothing can be seen as done):"));
+		for (size_t i = 0; i < p->n; i++) {
+			const struct fix_def *f = &fix_defs[p->steps[i].fix];
+			const char *mark = p->steps[i].status == FIX_DONE ? "[x]"
+					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
+			printf("  %s %-24s ", mark, f->name);
+			put_clipped(_(f->title), 46);
+		}
+		if (p->first_fix != FIX_NONE) {
+			const struct fix_def *f = &fix_defs[p->first_fix];
+			printf("\n%s %s — %s\n", _("Change first:"), f->name, _(f->title));
+			if (jobpath && p->first_fix != FIX_FRESH_WORKER)
+				printf(_("Apply it with: oomfix fix --diff --log %s %s %s\n"), log, jobpath,
+				       f->name);
+		}
+	}
+	if (r->truncated)
+		printf("\n%s\n", _("Note: the log changed size while it was read; this verdict covers "
+				   "what was there when it was opened."));
+	if (r->warnings)
+		printf(_("Note: %lu lines were too costly to match and were skipped.\n"),
+		       r->warnings);
+}
+
+static void print_json(const struct diag_result *r, const struct plan *p)
+{
+	struct json j;
+
+	json_init(&j, stdout, true);
+	json_obj_begin(&j);
+	diag_json_head(&j, r);
+	json_key(&j, "first_fix");
+	json_str(&j, p->first_fix == FIX_NONE ? NULL : fix_defs[p->first_fix].name);
+	json_key(&j, "accept_first_fix");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < p->naccept; i++)
+		json_str(&j, fix_defs[p->accept[i]].name);
+	json_arr_end(&j);
+	json_key(&j, "plan");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < p->n; i++) {
+		json_obj_begin(&j);
+		json_key(&j, "fix");
+		json_str(&j, fix_defs[p->steps[i].fix].name);
+		json_key(&j, "done");
+		json_bool(&j, p->steps[i].status == FIX_DONE);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	diag_json_tail(&j, r);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	const char *jobpath = NULL, *log = NULL;
+	bool as_json = false, opts = true;
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	struct diag_job_info info = { NULL, 0, -1 };
+	struct diag_result *r;
+	struct plan p;
+	struct err e;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (opts && !strcmp(a, "--")) {
+			opts = false;
+		} else if (opts && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			help(stdout);
+			return 0;
+		} else if (opts && !strcmp(a, "--json")) {
+			as_json = true;
+		} else if (opts && !strcmp(a, "--job")) {
+			if (i + 1 >= argc)
+				return usage();
+			jobpath = argv[++i];
+		} else if (opts && !strncmp(a, "--job=", 6)) {
+			jobpath = a + 6;
+		} else if (opts && a[0] == '-' && a[1]) {
+			fprintf(stderr, _("oomfix: diagnose: unknown option '%s'\n"), a);
+			return usage();
+		} else if (!log) {
+			log = a;
+		} else {
+			return usage();
+		}
+	}
+	if (!log || (jobpath && !*jobpath))
+		return usage();
+
+	err_clear(&e);
+	/* the job first: a bad job file is reported before a big log is read */
+	if (jobpath) {
+		rc = doc_load_file(jobpath, &d, &e);
+		if (rc == ERR_OK)
+			rc = job_from_doc(d, &j, &e);
+		if (rc) {
+			doc_free(&d);
+			return fail(&e);
+		}
+		info.name = j->name;
+		info.kind = (int)j->kind;
+		info.conservative = job_is_conservative(j) ? 1 : 0;
+	}
+	r = malloc(sizeof *r);
+	if (!r) {
+		job_free(&j);
+		doc_free(&d);
+		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		return fail(&e);
+	}
+	rc = diag_file(log, jobpath ? &info : NULL, r, &e);
+	if (rc == ERR_OK) {
+		plan_build(j, r, &p);
+		if (as_json)
+			print_json(r, &p);
+		else
+			print_report(log, r, j, &p, jobpath);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
+			rc = fail(&e);
+		}
+	} else {
+		rc = fail(&e);
+	}
+	free(r);
+	job_free(&j);
+	doc_free(&d);
+	return rc;
+}

@@ -650,8 +650,9 @@ static void add_evidence(struct diag_result *r, const struct snap *s)
 
 	if (!s->set || r->nevidence >= DIAG_MAX_EVIDENCE)
 		return;
-	for (i = 0; i < r->nevidence; i++)
-		if (r->evidence[i].line == s->line)
+	for (i = 0; i < r->nevidence; i++) /* a line can hold a bar frame and a message */
+		if (r->evidence[i].line == s->line &&
+		    !memcmp(r->evidence[i].text, s->text, s->len < 16 ? s->len : 16))
 			return;
 	/* keep them in line order */
 	i = r->nevidence;
@@ -745,6 +746,7 @@ static void verdict(struct dstate *st)
 		/* OOMs the run lived through (skip banners, a caught error): intermittent */
 		r->timing = DIAG_T_INTERMITTENT;
 		r->phase = DIAG_P_TRAINING;
+		r->survived = true;
 		r->failed_step = st->skip_step;
 		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
 			add_evidence(r, &st->skip[i]);
