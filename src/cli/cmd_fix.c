@@ -18,6 +18,7 @@
 #include "oomfix/json.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
+#include "oomfix/text.h"
 #include "cli.h"
 
 static int fail(const struct err *e)
@@ -163,6 +164,33 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	json_finish(&js);
 }
 
+/* Prints a paragraph wrapped to `width` cells with `indent` spaces, breaking at spaces where
+ * there are any (Japanese text has none, so it breaks where the line is full). */
+static void print_wrapped(const char *s, int indent, int width)
+{
+	while (*s) {
+		size_t len = strlen(s), cut;
+		int used;
+		size_t fit = text_fit(s, len, width - indent, &used);
+		if (fit >= len) {
+			cut = len;
+		} else {
+			cut = fit;
+			for (size_t k = fit; k > 0; k--)
+				if (s[k] == ' ') {
+					cut = k;
+					break;
+				}
+			if (!cut)
+				cut = fit ? fit : 1;
+		}
+		printf("%*s%.*s\n", indent, "", (int)cut, s);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+}
+
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
 		      const struct checklist *cl, const struct diag_result *v, enum fix_id first)
 {
@@ -199,13 +227,16 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	if (first != FIX_NONE) {
 		printf(v ? _("First fix: %s — %s\n") : _("First fix (no log given: first step not done): %s — %s\n"),
 		       fix_name(first), _(fix_defs[first].title));
-		printf("  %s\n", _(fix_defs[first].why));
+		print_wrapped(_(fix_defs[first].why), 2, 78);
 	} else if (!v || v->oom) {
 		printf("%s\n", _("First fix: none — every step of the plan is done."));
 	}
 	char text[512];
 	if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
-		printf("\n%s\n  %s\n", _("After a successful retry, scale up one setting at a time:"), text);
+	{
+		printf("\n%s\n", _("After a successful retry, scale up one setting at a time:"));
+		print_wrapped(text, 2, 78);
+	}
 }
 
 int cmd_plan(int argc, char **argv)
