@@ -370,6 +370,57 @@ static long long ladder_down(long long v)
 	return r;
 }
 
+/* The value of `key` written in the mapping itself (not reached through a merge key), not
+ * dereferenced; NULL when the mapping does not hold the key itself. */
+static const struct doc_node *own_value(const struct doc_node *map, const char *key)
+{
+	map = doc_deref(map);
+	if (!map || map->kind != DOC_MAP)
+		return NULL;
+	for (size_t i = 0; i < map->n; i++)
+		if (map->keys[i] && map->keys[i]->value && !strcmp(map->keys[i]->value, key))
+			return map->items[i];
+	return NULL;
+}
+
+/* Sets datasets[i].resolution to `res` one rung lower, written as a flow list. */
+static void set_shorter_list(struct builder *b, const struct doc_node *res, size_t i,
+			     long long max, bool smaller, size_t first_max, long long nmax)
+{
+	char buf[1024];
+	size_t o = 0;
+	bool first = true;
+	long long v;
+	o += (size_t)snprintf(buf + o, sizeof buf - o, "[");
+	for (size_t k = 0; k < res->n && o < sizeof buf; k++) {
+		const struct doc_node *it = doc_deref(res->items[k]);
+		bool is_max = node_long(it, &v) && v == max;
+		char *text = NULL;
+		if (is_max && (smaller || k != first_max))
+			continue;
+		if (is_max) {
+			char num[32];
+			snprintf(num, sizeof num, "%lld", nmax);
+			text = strdup(num);
+		} else {
+			text = doc_to_flow(it);
+		}
+		if (!text) {
+			b->oom = true;
+			return;
+		}
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", first ? "" : ", ", text);
+		free(text);
+		first = false;
+	}
+	if (o + 2 > sizeof buf) {
+		b->oom = true;
+		return;
+	}
+	snprintf(buf + o, sizeof buf - o, "]");
+	add(b, DOC_EDIT_SET, buf, 0, "datasets[%zu].resolution", i);
+}
+
 static enum fix_status fx_drop_largest_bucket(const struct job *j, struct builder *b,
 					      bool keep_batch, char *reason, size_t rsz)
 {
@@ -379,6 +430,8 @@ static enum fix_status fx_drop_largest_bucket(const struct job *j, struct builde
 		return FIX_NOT_APPLICABLE;
 	}
 	long long before = 0, after = 0;
+	const struct doc_node *seen[64];
+	size_t nseen = 0;
 	for (size_t i = 0; i < ds->n; i++) {
 		const struct doc_node *res = child(ds->items[i], "resolution");
 		long long v;
@@ -434,6 +487,21 @@ static enum fix_status fx_drop_largest_bucket(const struct job *j, struct builde
 		long long nmax = smaller ? second : ladder_down(max);
 		if (nmax > after)
 			after = nmax;
+		/* A list shared through an anchor is edited once, in place, which changes every
+		 * dataset that uses it; a list a dataset only inherits (merge key or alias) is
+		 * overridden in that dataset by the shorter list. */
+		bool shared_done = false;
+		for (size_t k = 0; k < nseen; k++)
+			shared_done |= seen[k] == res;
+		if (shared_done)
+			continue;
+		const struct doc_node *raw = own_value(ds->items[i], "resolution");
+		if (!raw || raw->kind == DOC_ALIAS) {
+			set_shorter_list(b, res, i, max, smaller, first_max, nmax);
+			continue;
+		}
+		if (nseen < sizeof seen / sizeof seen[0])
+			seen[nseen++] = res;
 		if (!smaller)
 			add_set_int(b, nmax, "datasets[%zu].resolution[%zu]", i, first_max);
 		for (size_t k = res->n; k-- > 0;) {

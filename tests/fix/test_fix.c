@@ -172,6 +172,10 @@ static void shape(const char *leaf, char *out, size_t outsz)
 		p += strlen(PROC);
 	size_t o = 0;
 	for (; *p && *p != '=' && o + 4 < outsz; p++) {
+		if (!strncmp(p, ".<<", 3)) { /* a merged key belongs to the map it is merged into */
+			p += 2;
+			continue;
+		}
 		if (*p == '[') {
 			out[o++] = '[';
 			out[o++] = '#';
