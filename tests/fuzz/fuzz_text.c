@@ -1,0 +1,86 @@
+/* fuzz_text.c — text_sanitize, text_strip_ansi, text_width and text_fit on arbitrary bytes.
+ *
+ * What must hold for any input: the sanitised text cannot drive a terminal (no ESC, no C0 but
+ * TAB, no DEL, no C1 in its UTF-8 form C2 80..C2 9F) and is valid UTF-8; a smaller output buffer
+ * gives a prefix of the full output (nothing is split); stripping ANSI leaves no ESC and never
+ * grows the text; text_fit agrees with text_width.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/text.h"
+
+#include "fuzz.h"
+
+static void check_safe(const char *out, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)out;
+
+	for (size_t i = 0; i < n; i++) {
+		FUZZ_CHECK(u[i] != 0x1B);
+		FUZZ_CHECK(u[i] >= 0x20 || u[i] == '\t');
+		FUZZ_CHECK(u[i] != 0x7F);
+		if (u[i] == 0xC2 && i + 1 < n)
+			FUZZ_CHECK(u[i + 1] < 0x80 || u[i + 1] > 0x9F);
+	}
+	FUZZ_CHECK(fuzz_utf8_valid(u, n));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *in = (const char *)data;
+	/* every input byte becomes at most 4 output bytes (\xNN) */
+	size_t full_sz = size * 4 + 1;
+	char *full = malloc(full_sz);
+	char *small, *copy;
+	size_t n, m, small_sz;
+
+	if (!full)
+		return 0;
+	n = text_sanitize(in, size, full, full_sz);
+	FUZZ_CHECK(n < full_sz);
+	FUZZ_CHECK(full[n] == '\0');
+	FUZZ_CHECK(strlen(full) == n);
+	check_safe(full, n);
+
+	/* A bounded buffer (its size taken from the input) holds a prefix of the full output. */
+	small_sz = size ? (size_t)data[0] % 64 + 1 : 1;
+	small = malloc(small_sz);
+	if (small) {
+		m = text_sanitize(in, size, small, small_sz);
+		FUZZ_CHECK(m < small_sz);
+		FUZZ_CHECK(small[m] == '\0');
+		FUZZ_CHECK(m <= n && memcmp(small, full, m) == 0);
+		check_safe(small, m);
+		free(small);
+	}
+	FUZZ_CHECK(text_sanitize(in, size, NULL, 0) == 0);
+
+	copy = malloc(size + 1);
+	if (copy) {
+		if (size)
+			memcpy(copy, in, size);
+		m = text_strip_ansi(copy, size);
+		FUZZ_CHECK(m <= size);
+		FUZZ_CHECK(memchr(copy, 0x1B, m) == NULL);
+		free(copy);
+	}
+
+	{
+		int cells = size ? data[size - 1] % 100 : 0;
+		int used = -1;
+		int w = text_width(in, size);
+		size_t fit = text_fit(in, size, cells, &used);
+
+		FUZZ_CHECK(w >= 0);
+		FUZZ_CHECK(fit <= size);
+		FUZZ_CHECK(used >= 0 && used <= cells);
+		FUZZ_CHECK(text_width(in, fit) == used);
+		if (w <= cells)
+			FUZZ_CHECK(fit == size && used == w);
+	}
+	free(full);
+	return 0;
+}
