@@ -1,2 +1,1014 @@
+/* app.c — the terminal UI's entry point: arguments, loading, terminal set-up, the one input loop
+ * (keys, KEY_RESIZE, the --script reader), drawing each turn with werase + wnoutrefresh and one
+ * doupdate, the emergency save on SIGHUP/SIGTERM, and the one die() path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "../cli/cli.h"
-int ui_main(int argc, char **argv) { (void)argc; (void)argv; return 70; }
+#include "oomfix/i18n.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+/* ---- emergency save -----------------------------------------------------------------------
+ *
+ * The handler may run at any moment, so it only reads these, written with the signals blocked.
+ * save_emergency is async-signal-safe (open/write/fsync). endwin is not, so the handler restores
+ * the terminal itself: the termios saved before curses started (tcsetattr is async-signal-safe)
+ * and the terminal's own reset strings (rmcup, cnorm, sgr0, rmkx) taken from terminfo at start,
+ * written with write(2). Then the signal is re-raised with its default action, so the exit
+ * status says how the process ended.
+ */
+static struct {
+	const char *volatile path;
+	const char *volatile text;
+	volatile size_t len;
+	volatile sig_atomic_t dirty;
+	volatile sig_atomic_t tty_ok;
+	int tty_fd;
+	struct termios tios;
+	char reset[256];
+	size_t reset_len;
+} emerg;
+
+static void on_fatal_signal(int sig)
+{
+	if (emerg.dirty && emerg.path && emerg.text)
+		save_emergency(emerg.path, emerg.text, emerg.len);
+	if (emerg.tty_ok) {
+		ssize_t w = write(emerg.tty_fd, emerg.reset, emerg.reset_len);
+		(void)w;
+		tcsetattr(emerg.tty_fd, TCSANOW, &emerg.tios);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void ui_emergency_track(const struct ui_session *s)
+{
+	sigset_t block, old;
+	size_t len = 0;
+	const char *text = ui_cur(s) ? doc_text(ui_cur(s), &len) : NULL;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	emerg.path = s->job_path;
+	emerg.text = text;
+	emerg.len = len;
+	emerg.dirty = ui_dirty(s);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGINT);
+	/* Installed before newterm, so ncurses leaves SIGINT and SIGTERM to us. */
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file-size limit must become EFBIG, not death */
+}
+
+/* Remembers how to put the terminal back without curses (for the signal handler). */
+static void remember_reset(int fd)
+{
+	static const char *const caps[] = { "rmcup", "cnorm", "sgr0", "rmkx" };
+
+	emerg.reset_len = 0;
+	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+		char *s = tigetstr((char *)caps[i]);
+		if (!s || s == (char *)-1)
+			continue;
+		size_t n = strlen(s);
+		if (emerg.reset_len + n < sizeof emerg.reset) {
+			memcpy(emerg.reset + emerg.reset_len, s, n);
+			emerg.reset_len += n;
+		}
+	}
+	emerg.tty_fd = fd;
+}
+
+/* ---- the one die() path ---------------------------------------------------------------------- */
+
+static bool curses_on;
+
+static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (curses_on) {
+		endwin();
+		curses_on = false;
+	}
+	fputs("oomfix: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+/* ---- status and helpers ------------------------------------------------------------------------ */
+
+void ui_status(struct ui_app *a, bool error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->status, sizeof a->status, fmt, ap);
+	va_end(ap);
+	a->status_error = error;
+}
+
+void ui_status_err(struct ui_app *a, const struct err *e)
+{
+	if (e->file[0] && e->line > 0)
+		ui_status(a, true, "%s:%d:%d: %s", e->file, e->line, e->col, e->msg);
+	else if (e->file[0])
+		ui_status(a, true, "%s: %s", e->file, e->msg);
+	else
+		ui_status(a, true, "%s", e->msg);
+}
+
+const char *ui_view_name(enum ui_view v)
+{
+	static const char *const names[UI_V_COUNT] = {
+		N_("Training"), N_("Datasets"), N_("Sample"), N_("Model"), N_("Advanced"), N_("Log"),
+		N_("Plan"), N_("Diff"),
+	};
+	return _(names[v]);
+}
+
+struct ui_rect ui_content_rect(const struct ui_app *a)
+{
+	return (struct ui_rect){ 1, 0, a->rows - 3, a->cols };
+}
+
+int ui_page_rows(const struct ui_app *a)
+{
+	int h = a->rows - 4;
+	return h > 1 ? h : 1;
+}
+
+void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page)
+{
+	switch (act) {
+	case UI_A_UP: p->cursor--; break;
+	case UI_A_DOWN: p->cursor++; break;
+	case UI_A_PGUP: p->cursor -= page; p->top -= page; break;
+	case UI_A_PGDN: p->cursor += page; p->top += page; break;
+	case UI_A_TOP: p->cursor = 0; break;
+	case UI_A_BOTTOM: p->cursor = n - 1; break;
+	default: break;
+	}
+	if (p->cursor >= n)
+		p->cursor = n - 1;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	if (p->top < 0)
+		p->top = 0;
+}
+
+/* ---- drawing ------------------------------------------------------------------------------------ */
+
+static unsigned current_ctx(const struct ui_app *a)
+{
+	switch (a->mode) {
+	case UI_M_HELP: return UI_CTX_HELP | UI_CTX_SCROLL;
+	case UI_M_WALK: return UI_CTX_WALK | UI_CTX_SCROLL;
+	case UI_M_CONFIRM: return UI_CTX_CONFIRM;
+	case UI_M_PROMPT: return UI_CTX_PROMPT;
+	default: break;
+	}
+	switch (a->view) {
+	case UI_V_TRAINING: case UI_V_DATASETS: case UI_V_SAMPLE: case UI_V_MODEL:
+		return UI_CTX_VIEWS | UI_CTX_FIELDS;
+	case UI_V_ADVANCED: return UI_CTX_VIEWS | UI_CTX_ADVANCED;
+	case UI_V_LOG: return UI_CTX_VIEWS | UI_CTX_LOG;
+	default: return UI_CTX_VIEWS;
+	}
+}
+
+static void draw_tabs(struct ui_app *a)
+{
+	int x = 0;
+	char buf[256];
+
+	ui_fill(stdscr, 0, 0, a->cols, UI_R_TABBAR);
+	for (int v = 0; v < UI_V_COUNT; v++) {
+		bool on = v == (int)a->view && a->mode != UI_M_WALK && a->mode != UI_M_HELP;
+		/* Brackets mark the current tab without colour. */
+		snprintf(buf, sizeof buf, on ? "[%s]" : " %s ", ui_view_name((enum ui_view)v));
+		x += ui_put(stdscr, 0, x, a->cols - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
+	}
+	if (a->mode == UI_M_WALK || a->mode == UI_M_HELP) {
+		snprintf(buf, sizeof buf, "[%s]", a->mode == UI_M_WALK ? _("Walk-through") : _("Help"));
+		x += ui_put(stdscr, 0, x, a->cols - x, UI_R_TAB_ACTIVE, buf);
+	}
+	/* The file name and whether it has unsaved edits, at the right when there is room. */
+	if (a->s.job_path) {
+		const char *base = strrchr(a->s.job_path, '/');
+		snprintf(buf, sizeof buf, "%s%s ", base ? base + 1 : a->s.job_path,
+			 ui_dirty(&a->s) ? _(" [modified]") : "");
+		int w = text_width(buf, strlen(buf));
+		if (x + 1 + w <= a->cols)
+			ui_put(stdscr, 0, a->cols - w, w, UI_R_TABBAR, buf);
+	}
+}
+
+static void draw_footer(struct ui_app *a)
+{
+	unsigned ctx = current_ctx(a);
+	int x = 1, y = a->rows - 1;
+	char keys[64], word[128];
+
+	ui_fill(stdscr, y, 0, a->cols, UI_R_FOOTER);
+	for (size_t i = 0; i < ui_nactions; i++) {
+		const struct ui_action *act = &ui_actions[i];
+		if (!act->footer || !(act->ctx & ctx))
+			continue;
+		ui_action_keys(act, keys, sizeof keys);
+		/* Only the first key in the footer: it is a hint, the help lists them all. */
+		char *slash = strchr(keys, '/');
+		if (slash && slash != keys)
+			*slash = '\0';
+		snprintf(word, sizeof word, " %s", _(act->footer));
+		int need = text_width(keys, strlen(keys)) + text_width(word, strlen(word)) + 2;
+		if (x + need > a->cols)
+			break;
+		x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER_KEY, keys);
+		x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER, word);
+		x += 2;
+	}
+}
+
+static const char *question(const struct ui_app *a)
+{
+	switch (a->confirm_kind) {
+	case UI_Q_SAVE: return _("Write these changes? y = save, n = not now");
+	case UI_Q_OVERWRITE: return _("The file changed on disk since it was loaded. Overwrite it "
+				      "anyway? y = overwrite, n = keep the disk version");
+	case UI_Q_QUIT: return _("Quit and lose the unsaved changes? y = quit, n = stay");
+	case UI_Q_RECOVER: return _("Recover the unsaved edits from the last session? y = load "
+				    "them as unsaved changes, n = leave them");
+	}
+	return "";
+}
+
+static void draw_status(struct ui_app *a)
+{
+	int y = a->rows - 2;
+	char buf[600];
+
+	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
+	if (a->mode == UI_M_CONFIRM) {
+		ui_fill(stdscr, y, 0, a->cols, UI_R_DIALOG);
+		ui_put(stdscr, y, 1, a->cols - 2, UI_R_DIALOG, question(a));
+		return;
+	}
+	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_SEARCH) {
+		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt_label);
+		used += ui_putn(stdscr, y, used, a->cols - used - 1, UI_R_DIALOG, a->prompt_buf,
+				a->prompt_len);
+		wmove(stdscr, y, used);
+		return;
+	}
+	if (a->status[0]) {
+		/* Messages can quote a file's text (an error's value): sanitise them too. */
+		text_sanitize(a->status, strlen(a->status), buf, sizeof buf);
+		if (a->status_error) {
+			int used = ui_put(stdscr, y, 1, a->cols - 1, UI_R_ERROR, _("error: "));
+			ui_put(stdscr, y, 1 + used, a->cols - 1 - used, UI_R_ERROR, buf);
+		} else {
+			ui_put(stdscr, y, 1, a->cols - 1, UI_R_STATUS, buf);
+		}
+	}
+}
+
+static void draw_too_small(struct ui_app *a)
+{
+	char buf[128];
+	const char *l1 = _("Terminal too small");
+
+	snprintf(buf, sizeof buf, _("need %dx%d, have %dx%d"), UI_MIN_COLS, UI_MIN_ROWS, a->cols,
+		 a->rows);
+	int y = a->rows / 2 - 1;
+	ui_put(stdscr, y > 0 ? y : 0, 1, a->cols - 1, UI_R_ERROR, l1);
+	ui_put(stdscr, y + 1, 1, a->cols - 1, UI_R_NORMAL, buf);
+	ui_put(stdscr, y + 2, 1, a->cols - 1, UI_R_DIM, _("Enlarge the window, or press q to quit."));
+}
+
+static void draw(struct ui_app *a)
+{
+	a->rows = LINES;
+	a->cols = COLS;
+	werase(stdscr);
+	curs_set(0);
+	if (a->cols < UI_MIN_COLS || a->rows < UI_MIN_ROWS) {
+		draw_too_small(a);
+	} else {
+		struct ui_rect r = ui_content_rect(a);
+		draw_tabs(a);
+		draw_footer(a);
+		if (a->mode == UI_M_HELP)
+			ui_help_draw(a, r);
+		else if (a->mode == UI_M_WALK)
+			ui_walk_draw(a, r);
+		else if (a->mode == UI_M_CONFIRM &&
+			 (a->confirm_kind == UI_Q_SAVE || a->confirm_kind == UI_Q_OVERWRITE))
+			ui_save_draw(a, r);
+		else if (a->view <= UI_V_MODEL)
+			ui_fields_draw(a, r);
+		else if (a->view == UI_V_ADVANCED)
+			ui_yaml_draw(a, r);
+		else if (a->view == UI_V_LOG)
+			ui_log_draw(a, r);
+		else if (a->view == UI_V_PLAN)
+			ui_plan_draw(a, r);
+		else
+			ui_diff_draw(a, r);
+		/* The prompt places the cursor last; draw_status must not move it afterwards. */
+		int cy, cx;
+		getyx(stdscr, cy, cx);
+		draw_status(a);
+		if (a->mode == UI_M_PROMPT) {
+			if (a->prompt_kind == UI_P_FIELD)
+				wmove(stdscr, cy, cx);
+			curs_set(1);
+		}
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+/* ---- actions ------------------------------------------------------------------------------------ */
+
+void ui_ask_save(struct ui_app *a, enum ui_mode back)
+{
+	if (!a->s.job_path) {
+		ui_status(a, true, "%s", _("No job file is open: nothing to save."));
+		return;
+	}
+	if (!ui_dirty(&a->s)) {
+		ui_status(a, false, "%s", _("Nothing to save: no unsaved changes."));
+		return;
+	}
+	a->mode = UI_M_CONFIRM;
+	a->confirm_kind = UI_Q_SAVE;
+	a->confirm_return = back;
+	a->save_pos = (struct ui_pos){ 0, 0 };
+}
+
+static void do_save(struct ui_app *a, unsigned flags)
+{
+	struct err e;
+	int rc = ui_session_save(&a->s, flags, &e);
+
+	a->mode = a->confirm_return == UI_M_WALK ? UI_M_NORMAL : a->confirm_return;
+	if (rc == ERR_TEMPFAIL && !(flags & SAVE_FORCE)) {
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_OVERWRITE;
+		ui_status(a, true, "%s", e.msg);
+		return;
+	}
+	if (rc) {
+		ui_status_err(a, &e);
+		return;
+	}
+	if (e.code)
+		ui_status(a, true, _("Saved %s, but the journal could not be written: %s"),
+			  a->s.job_path, e.msg);
+	else
+		ui_status(a, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
+			  a->s.job_path, a->s.job_path, a->s.job_path);
+}
+
+static char *recover_text;
+static size_t recover_len;
+
+static void answer(struct ui_app *a, bool yes)
+{
+	enum ui_confirm_kind k = a->confirm_kind;
+
+	a->mode = a->confirm_return;
+	switch (k) {
+	case UI_Q_SAVE:
+		if (yes)
+			do_save(a, 0);
+		else
+			ui_status(a, false, "%s", _("Not saved."));
+		break;
+	case UI_Q_OVERWRITE:
+		if (yes)
+			do_save(a, SAVE_FORCE);
+		else
+			ui_status(a, false, "%s", _("Not saved: the file on disk was left as it is."));
+		break;
+	case UI_Q_QUIT:
+		if (yes)
+			a->quit = true;
+		break;
+	case UI_Q_RECOVER: {
+		struct err e;
+		if (!yes) {
+			ui_status(a, false, "%s", _("The recovery file was left where it is."));
+		} else if (ui_session_replace_text(&a->s, recover_text, recover_len, &e)) {
+			ui_status_err(a, &e);
+		} else {
+			ui_status(a, false, "%s", _("Recovered the edits as unsaved changes: d shows "
+						    "them, s saves them."));
+		}
+		free(recover_text);
+		recover_text = NULL;
+		break;
+	}
+	}
+}
+
+static void apply_first_fix(struct ui_app *a)
+{
+	enum fix_id id;
+	struct err e;
+	char note[512];
+	bool changed;
+
+	if (!a->s.job) {
+		ui_status(a, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
+		return;
+	}
+	id = ui_session_next_fix(&a->s);
+	if (id == FIX_NONE) {
+		ui_status(a, false, "%s", _("Every step of the plan is already done."));
+		return;
+	}
+	if (id == FIX_FRESH_WORKER) {
+		ui_status(a, false, "%s", _("Nothing to change in the YAML: start a fresh worker (see "
+					    "Plan)."));
+		return;
+	}
+	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
+		ui_status_err(a, &e);
+		return;
+	}
+	if (!changed)
+		ui_status(a, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+	else
+		ui_status(a, false, _("Applied: %s. d diff, u undo, s save. %s"),
+			  _(fix_defs[id].title), note);
+}
+
+static void next_theme(struct ui_app *a)
+{
+	size_t cur = 0;
+	struct err e;
+	struct ui_theme t;
+
+	if (!a->themes || a->nthemes == 0)
+		return;
+	for (size_t i = 0; i < a->nthemes; i++)
+		if (!strcmp(a->themes[i], a->theme.name))
+			cur = i;
+	const char *name = a->themes[(cur + 1) % a->nthemes];
+	if (ui_theme_load(name, &t, &e)) {
+		ui_status_err(a, &e);
+		return;
+	}
+	snprintf(t.name, sizeof t.name, "%s", name);
+	a->theme = t;
+	ui_theme_apply(&a->theme);
+	ui_status(a, false, ui_theme_color_on() ? _("Theme: %s")
+						: _("Theme: %s (no colour: attributes only)"),
+		  name);
+}
+
+static void prompt_key(struct ui_app *a, enum ui_act act, int key)
+{
+	switch (act) {
+	case UI_A_PROMPT_OK:
+		a->mode = UI_M_NORMAL;
+		if (a->prompt_kind == UI_P_FIELD)
+			ui_fields_prompt_done(a);
+		else
+			ui_log_search_done(a);
+		return;
+	case UI_A_PROMPT_CANCEL:
+		a->mode = UI_M_NORMAL;
+		ui_status(a, false, "%s", _("Cancelled."));
+		return;
+	case UI_A_PROMPT_BS:
+		/* Back over one whole UTF-8 character. */
+		while (a->prompt_len > 0 &&
+		       ((unsigned char)a->prompt_buf[--a->prompt_len] & 0xC0) == 0x80)
+			;
+		a->prompt_buf[a->prompt_len] = '\0';
+		return;
+	case UI_A_PROMPT_CLEAR:
+		a->prompt_len = 0;
+		a->prompt_buf[0] = '\0';
+		return;
+	default:
+		break;
+	}
+	if (key >= 0x20 && key < 0x110000 && key != 0x7F && !(key >= 0x80 && key < 0xA0)) {
+		char mb[8];
+		mbstate_t st;
+		memset(&st, 0, sizeof st);
+		size_t n = wcrtomb(mb, (wchar_t)key, &st);
+		if (n != (size_t)-1 && a->prompt_len + n < sizeof a->prompt_buf) {
+			memcpy(a->prompt_buf + a->prompt_len, mb, n);
+			a->prompt_len += n;
+			a->prompt_buf[a->prompt_len] = '\0';
+		}
+	}
+}
+
+static void handle_key(struct ui_app *a, int key)
+{
+	unsigned ctx = current_ctx(a);
+	enum ui_act act = ui_action_for(ctx, key);
+
+	if (key == UI_FKEY(KEY_RESIZE))
+		return; /* the next draw lays the screen out for the new size */
+	if (a->cols < UI_MIN_COLS || a->rows < UI_MIN_ROWS) {
+		/* Too small to show anything: only quitting and redrawing make sense. */
+		if (act == UI_A_QUIT && !ui_dirty(&a->s))
+			a->quit = true;
+		return;
+	}
+	if (a->mode != UI_M_PROMPT && a->mode != UI_M_CONFIRM)
+		a->status[0] = '\0';
+	if (act == UI_A_REDRAW) {
+		clearok(curscr, TRUE); /* the only full clear: the user asked for it */
+		return;
+	}
+	switch (a->mode) {
+	case UI_M_PROMPT:
+		prompt_key(a, act, key);
+		return;
+	case UI_M_CONFIRM:
+		if (act == UI_A_YES || act == UI_A_NO)
+			answer(a, act == UI_A_YES);
+		else if (act != UI_A_NONE)
+			ui_pos_move(&a->save_pos, act, 1LL << 40, ui_page_rows(a));
+		return;
+	case UI_M_HELP:
+		if (act == UI_A_HELP_CLOSE)
+			a->mode = UI_M_NORMAL;
+		else if (act != UI_A_NONE)
+			ui_pos_move(&a->help_pos, act, 1LL << 40, ui_page_rows(a));
+		return;
+	case UI_M_WALK:
+		ui_walk_action(a, act);
+		return;
+	default:
+		break;
+	}
+	if (act == UI_A_NONE) {
+		char k[16];
+		snprintf(k, sizeof k, "%s", ui_key_name(key));
+		ui_status(a, false, _("%s: no action here; ? lists the keys"), k);
+		return;
+	}
+	/* The view's own handling first (moves in a panel, search in the log, ...). */
+	if (a->view <= UI_V_MODEL && ui_fields_action(a, act))
+		return;
+	if (a->view == UI_V_ADVANCED && ui_yaml_action(a, act))
+		return;
+	if (a->view == UI_V_LOG && ui_log_action(a, act))
+		return;
+	switch (act) {
+	case UI_A_NEXT_VIEW:
+		a->view = (enum ui_view)((a->view + 1) % UI_V_COUNT);
+		break;
+	case UI_A_PREV_VIEW:
+		a->view = (enum ui_view)((a->view + UI_V_COUNT - 1) % UI_V_COUNT);
+		break;
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		/* Text views clamp when drawn, so any large bound works here. */
+		ui_pos_move(&a->pos[a->view], act, 1LL << 40, ui_page_rows(a));
+		break;
+	case UI_A_APPLY_FIRST:
+		apply_first_fix(a);
+		break;
+	case UI_A_UNDO:
+		if (!ui_session_undo(&a->s))
+			ui_status(a, false, "%s", _("Nothing to undo."));
+		else
+			ui_status(a, false, "%s", _("Undone. C-r redoes it."));
+		break;
+	case UI_A_REDO:
+		if (!ui_session_redo(&a->s))
+			ui_status(a, false, "%s", _("Nothing to redo."));
+		else
+			ui_status(a, false, "%s", _("Redone."));
+		break;
+	case UI_A_DIFF:
+		a->view = UI_V_DIFF;
+		break;
+	case UI_A_SAVE:
+		ui_ask_save(a, UI_M_NORMAL);
+		break;
+	case UI_A_WALK:
+		ui_walk_start(a);
+		break;
+	case UI_A_THEME:
+		next_theme(a);
+		break;
+	case UI_A_HELP:
+		a->mode = UI_M_HELP;
+		a->help_pos = (struct ui_pos){ 0, 0 };
+		break;
+	case UI_A_QUIT:
+		if (ui_dirty(&a->s)) {
+			a->mode = UI_M_CONFIRM;
+			a->confirm_kind = UI_Q_QUIT;
+			a->confirm_return = UI_M_NORMAL;
+		} else {
+			a->quit = true;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- recovery of an emergency save ------------------------------------------------------------ */
+
+static void offer_recovery(struct ui_app *a)
+{
+	struct stat js, ss;
+	char *name;
+
+	if (!a->s.job_path || !(name = save_emergency_name(a->s.job_path)))
+		return;
+	if (stat(name, &ss) == 0 && stat(a->s.job_path, &js) == 0 &&
+	    (ss.st_mtim.tv_sec > js.st_mtim.tv_sec ||
+	     (ss.st_mtim.tv_sec == js.st_mtim.tv_sec && ss.st_mtim.tv_nsec > js.st_mtim.tv_nsec))) {
+		FILE *fp = fopen(name, "rb");
+		if (fp) {
+			size_t cap = (size_t)ss.st_size + 1;
+			recover_text = malloc(cap);
+			recover_len = recover_text ? fread(recover_text, 1, cap - 1, fp) : 0;
+			fclose(fp);
+		}
+		if (recover_text) {
+			a->mode = UI_M_CONFIRM;
+			a->confirm_kind = UI_Q_RECOVER;
+			a->confirm_return = UI_M_NORMAL;
+			ui_status(a, false, _("Found %s, newer than the job."), name);
+		}
+	}
+	free(name);
+}
+
+/* ---- input: the terminal or a script ------------------------------------------------------------ */
+
+struct script {
+	FILE *fp;
+	const char *path;
+	int lineno;
+	char pending[1024];  /* the rest of a text: command being typed */
+	size_t pend_off, pend_len;
+};
+
+static int read_terminal_key(void)
+{
+	wint_t wc;
+	int r = wget_wch(stdscr, &wc);
+
+	if (r == ERR)
+		return -1;
+	if (r == KEY_CODE_YES)
+		return UI_FKEY((int)wc);
+	return (int)wc;
+}
+
+/* Returns the next key from the script, running the commands that are not keys (resize, dump,
+ * sleep) on the way; 0 at the end. */
+static int read_script_key(struct ui_app *a, struct script *sc)
+{
+	char line[1024];
+
+	for (;;) {
+		if (sc->pend_off < sc->pend_len) {
+			wchar_t wc;
+			mbstate_t st;
+			memset(&st, 0, sizeof st);
+			size_t n = mbrtowc(&wc, sc->pending + sc->pend_off, sc->pend_len - sc->pend_off,
+					   &st);
+			if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
+				sc->pend_off++;
+				continue;
+			}
+			sc->pend_off += n;
+			return (int)wc;
+		}
+		if (!fgets(line, sizeof line, sc->fp))
+			return 0;
+		sc->lineno++;
+		size_t len = strlen(line);
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (!strncmp(line, "text:", 5)) {
+			snprintf(sc->pending, sizeof sc->pending, "%s", line + 5);
+			sc->pend_off = 0;
+			sc->pend_len = strlen(sc->pending);
+			continue;
+		}
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		len = strlen(p);
+		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			p[--len] = '\0';
+		if (!*p || *p == '#')
+			continue;
+		if (!strncmp(p, "resize ", 7)) {
+			int c, r;
+			if (sscanf(p + 7, "%dx%d", &c, &r) != 2 || c < 1 || r < 1 || c > 1000 || r > 1000)
+				die(ERR_USAGE, _("%s:%d: resize wants COLSxROWS"), sc->path, sc->lineno);
+			resizeterm(r, c);
+			return UI_FKEY(KEY_RESIZE);
+		}
+		if (!strncmp(p, "dump ", 5)) {
+			if (ui_dump_screen(p + 5))
+				die(ERR_CANTCREAT, _("%s:%d: cannot write %s: %s"), sc->path, sc->lineno,
+				    p + 5, strerror(errno));
+			continue;
+		}
+		if (!strcmp(p, "sleep") || !strncmp(p, "sleep ", 6)) {
+			double s = p[5] ? strtod(p + 6, NULL) : 0.1;
+			struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		int key = ui_key_parse(p);
+		if (!key)
+			die(ERR_USAGE, _("%s:%d: unknown key or command '%s'"), sc->path, sc->lineno, p);
+		(void)a;
+		return key;
+	}
+}
+
+/* ---- start-up ------------------------------------------------------------------------------------- */
+
+struct opts {
+	const char *job, *log, *theme, *script;
+	bool no_color;
+	int cols, rows;
+};
+
+static bool looks_like_yaml(const char *p)
+{
+	size_t n = strlen(p);
+	return (n > 5 && !strcmp(p + n - 5, ".yaml")) || (n > 4 && !strcmp(p + n - 4, ".yml")) ||
+	       (n > 5 && !strcmp(p + n - 5, ".json"));
+}
+
+static void usage_die(const char *msg, const char *arg)
+{
+	fprintf(stderr, "oomfix: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "%s", _("usage: oomfix [JOB.yaml] [LOG] [--theme NAME] [--no-color] "
+				"[--script FILE] [--size COLSxROWS]\n"));
+	exit(ERR_USAGE);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	const char *pos[2] = { NULL, NULL };
+	int npos = 0;
+	bool only_pos = false;
+
+	memset(o, 0, sizeof *o);
+	o->cols = 80;
+	o->rows = 24;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		if (only_pos || a[0] != '-' || !strcmp(a, "-")) {
+			if (npos == 2)
+				usage_die(_("too many files"), a);
+			pos[npos++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = true;
+			continue;
+		}
+		if (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour")) {
+			o->no_color = true;
+			continue;
+		}
+		const char *names[] = { "--theme", "--script", "--size" };
+		int which = -1;
+		for (int k = 0; k < 3; k++) {
+			size_t n = strlen(names[k]);
+			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
+				which = k;
+				if (a[n] == '=')
+					val = a + n + 1;
+				else if (i + 1 < argc)
+					val = argv[++i];
+				else
+					usage_die(_("option needs a value"), a);
+			}
+		}
+		if (which < 0)
+			usage_die(_("unknown option"), a);
+		if (which == 0)
+			o->theme = val;
+		else if (which == 1)
+			o->script = val;
+		else if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
+			 o->cols > 1000 || o->rows > 1000)
+			usage_die(_("--size wants COLSxROWS, e.g. 80x24"), val);
+	}
+	if (npos == 2) {
+		o->job = pos[0];
+		o->log = pos[1];
+	} else if (npos == 1) {
+		/* One file: a job when it looks like YAML, else a log. */
+		if (looks_like_yaml(pos[0]))
+			o->job = pos[0];
+		else
+			o->log = pos[0];
+	}
+}
+
+static bool no_color_env(void)
+{
+	const char *v = getenv("NO_COLOR");
+	return v && *v; /* no-color.org: set and not empty */
+}
+
+static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
+{
+	SCREEN *scr;
+
+	if (o->script) {
+		char c[16], r[16];
+		/* Headless: render into /dev/null at a fixed size; the screen is read back from
+		 * curscr by `dump`. */
+		*outp = fopen("/dev/null", "w");
+		*inp = fopen("/dev/null", "r");
+		if (!*outp || !*inp)
+			die(ERR_IOERR, "/dev/null: %s", strerror(errno));
+		snprintf(c, sizeof c, "%d", o->cols);
+		snprintf(r, sizeof r, "%d", o->rows);
+		setenv("COLUMNS", c, 1);
+		setenv("LINES", r, 1);
+		use_env(TRUE);
+		scr = newterm("xterm-256color", *outp, *inp);
+		if (!scr)
+			scr = newterm("vt100", *outp, *inp);
+		if (!scr)
+			die(ERR_SOFTWARE, "%s", _("cannot start curses for --script (no terminfo for "
+						  "xterm-256color or vt100)"));
+		return scr;
+	}
+	const char *term = getenv("TERM");
+	if (!term || !*term || !strcmp(term, "dumb") || !strcmp(term, "unknown"))
+		die(ERR_USAGE, _("the terminal UI needs a real terminal (TERM is '%s'). The subcommands "
+				 "work anywhere: oomfix diagnose LOG, oomfix plan JOB, oomfix fix JOB "
+				 "next (see oomfix --help)."), term ? term : "");
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		die(ERR_USAGE, "%s", _("the terminal UI needs a terminal on standard input and output; "
+				       "use the subcommands in scripts (oomfix --help)."));
+	emerg.tty_fd = STDOUT_FILENO;
+	if (tcgetattr(STDIN_FILENO, &emerg.tios) == 0)
+		emerg.tty_ok = 0; /* set once curses is up and the reset strings are known */
+	*outp = stdout;
+	*inp = stdin;
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr)
+		die(ERR_USAGE, _("unknown terminal type '%s'; set TERM (e.g. xterm-256color) or use "
+				 "the subcommands (oomfix --help)."), term);
+	return scr;
+}
+
+/* Loads the theme before curses; a problem becomes a status message, the default is used. */
+static void load_theme(struct ui_app *a, const char *name)
+{
+	struct err e;
+
+	ui_theme_default(&a->theme);
+	if (!name)
+		return;
+	if (ui_theme_load(name, &a->theme, &e)) {
+		ui_status_err(a, &e);
+		ui_theme_default(&a->theme);
+		return;
+	}
+	if (!strchr(name, '/'))
+		snprintf(a->theme.name, sizeof a->theme.name, "%s", name);
+}
+
+int ui_main(int argc, char **argv)
+{
+	static struct ui_app app;
+	struct ui_app *a = &app;
+	struct opts o;
+	struct err e;
+	FILE *out = NULL, *in = NULL;
+	struct script sc = { 0 };
+	SCREEN *scr;
+
+	parse_args(argc, argv, &o);
+	if (o.script) {
+		sc.path = o.script;
+		sc.fp = strcmp(o.script, "-") ? fopen(o.script, "r") : stdin;
+		if (!sc.fp)
+			die(ERR_NOINPUT, "%s: %s", o.script, strerror(errno));
+	}
+	/* Load first: a file that cannot be edited is refused like an editor refuses it, before
+	 * the terminal is touched. */
+	if (ui_session_open(&a->s, o.job, o.log, &e)) {
+		err_print(&e, stderr);
+		return e.code ? e.code : ERR_SOFTWARE;
+	}
+	load_theme(a, o.theme);
+	a->themes = ui_theme_names(&a->nthemes);
+	a->script = o.script != NULL;
+	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
+	if (a->s.have_diag && a->s.diag.nevidence > 0) {
+		/* Open the log at the line that decided the verdict. */
+		uint64_t ln = a->s.diag.evidence[0].line;
+		a->pos[UI_V_LOG].cursor = ln ? (long long)ln - 1 : 0;
+		a->pos[UI_V_LOG].top = a->pos[UI_V_LOG].cursor - 3;
+		if (a->pos[UI_V_LOG].top < 0)
+			a->pos[UI_V_LOG].top = 0;
+	}
+
+	install_signals();
+	scr = start_terminal(&o, &out, &in);
+	set_term(scr);
+	curses_on = true;
+	if (!o.script) {
+		remember_reset(STDOUT_FILENO);
+		emerg.tty_ok = 1;
+	}
+	if (!getenv("ESCDELAY"))
+		set_escdelay(50); /* a lone Esc must not feel dead over SSH */
+	cbreak();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	ui_theme_init_colors(!o.no_color && !no_color_env());
+	ui_theme_apply(&a->theme);
+	ui_emergency_track(&a->s);
+	offer_recovery(a);
+
+	draw(a);
+	while (!a->quit) {
+		int key = o.script ? read_script_key(a, &sc) : read_terminal_key();
+		if (key == 0)
+			break; /* end of the script */
+		if (key < 0)
+			continue;
+		handle_key(a, key);
+		draw(a);
+	}
+
+	endwin();
+	curses_on = false;
+	emerg.tty_ok = 0;
+	delscreen(scr);
+	if (o.script) {
+		fclose(out);
+		fclose(in);
+		if (sc.fp != stdin)
+			fclose(sc.fp);
+	}
+	/* Nothing may point at the texts once they are freed. */
+	emerg.dirty = 0;
+	emerg.text = NULL;
+	ui_log_free(a);
+	ui_session_close(&a->s);
+	ui_theme_names_free(a->themes, a->nthemes);
+	free(recover_text);
+	return 0;
+}

@@ -1,0 +1,152 @@
+/* draw.c — putting text on the screen measured in cells, and reading the screen back.
+ *
+ * Every string drawn here is either chrome (translated, trusted) or already sanitised by
+ * lines.c / text_sanitize; the width of a string is always measured with text_width/text_fit,
+ * never assumed to be one cell per byte or per character.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "oomfix/text.h"
+#include "ui.h"
+
+int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len)
+{
+	wchar_t wbuf[512];
+	size_t nw = 0, i = 0;
+	int used = 0;
+	mbstate_t st;
+
+	if (cells <= 0 || !s)
+		return 0;
+	len = text_fit(s, len, cells, &used);
+	memset(&st, 0, sizeof st);
+	wattrset(w, ui_attr(role));
+	wmove(w, y, x);
+	while (i < len) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s + i, len - i, &st);
+		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
+			/* Cannot happen after text_sanitize; draw a visible stand-in, never the byte. */
+			wc = L'?';
+			n = 1;
+			memset(&st, 0, sizeof st);
+		}
+		if (wc == L'\t')
+			wc = L' '; /* curses would expand it to a tab stop; text_width counted one cell */
+		wbuf[nw++] = wc;
+		i += n;
+		if (nw == sizeof wbuf / sizeof wbuf[0]) {
+			waddnwstr(w, wbuf, (int)nw);
+			nw = 0;
+		}
+	}
+	if (nw)
+		waddnwstr(w, wbuf, (int)nw);
+	wattrset(w, A_NORMAL);
+	return used;
+}
+
+int ui_put(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s)
+{
+	return ui_putn(w, y, x, cells, role, s, s ? strlen(s) : 0);
+}
+
+void ui_fill(WINDOW *w, int y, int x, int cells, enum ui_role role)
+{
+	if (cells <= 0)
+		return;
+	wattrset(w, ui_attr(role));
+	mvwhline(w, y, x, ' ', cells);
+	wattrset(w, A_NORMAL);
+}
+
+void ui_draw_line(WINDOW *w, int y, int x, int width, const struct ui_line *ln, bool cursor)
+{
+	int col = 0;
+
+	if (width <= 0)
+		return;
+	if (cursor)
+		ui_fill(w, y, x, width, UI_R_CURSOR);
+	if (ln->gutter) {
+		char g[2] = { ln->gutter, 0 };
+		ui_put(w, y, x, 1, cursor ? UI_R_CURSOR : ln->gutter_role, g);
+		col = 1;
+	}
+	int avail = width - col;
+	bool clipped = text_width(ln->text, ln->len) > avail;
+	if (clipped)
+		avail--; /* room for the '>' that says the line goes on */
+	for (int i = 0; i < ln->nseg && avail > 0; i++) {
+		size_t off = ln->seg[i].off;
+		size_t end = i + 1 < ln->nseg ? ln->seg[i + 1].off : ln->len;
+		if (end <= off || off >= ln->len)
+			continue;
+		int used = ui_putn(w, y, x + col, avail, cursor ? UI_R_CURSOR : ln->seg[i].role,
+				   ln->text + off, end - off);
+		col += used;
+		avail -= used;
+		if (used == 0)
+			break;
+	}
+	if (clipped)
+		ui_put(w, y, x + width - 1, 1, cursor ? UI_R_CURSOR : UI_R_DIM, ">");
+}
+
+void ui_draw_lines(WINDOW *w, struct ui_rect r, const struct ui_lines *l, long long cursor,
+		   long long *top, bool show_cursor)
+{
+	long long n = (long long)l->n;
+
+	if (r.h <= 0)
+		return;
+	if (cursor >= n)
+		cursor = n - 1;
+	if (cursor < 0)
+		cursor = 0;
+	if (*top > cursor)
+		*top = cursor;
+	if (cursor >= *top + r.h)
+		*top = cursor - r.h + 1;
+	if (*top > n - r.h)
+		*top = n - r.h;
+	if (*top < 0)
+		*top = 0;
+	for (int i = 0; i < r.h && *top + i < n; i++) {
+		long long k = *top + i;
+		ui_draw_line(w, r.y + i, r.x, r.w, &l->v[k], show_cursor && k == cursor);
+	}
+}
+
+int ui_dump_screen(const char *path)
+{
+	FILE *fp = fopen(path, "w");
+	wchar_t row[1024];
+
+	if (!fp)
+		return -1;
+	for (int y = 0; y < LINES; y++) {
+		int n = COLS < 1023 ? COLS : 1023;
+		char out[4096];
+		size_t w = 0;
+		mbstate_t st;
+
+		memset(&st, 0, sizeof st);
+		/* winnwstr skips the second cell of a double-width character, so a row reads as the
+		 * text a person sees. */
+		if (mvwinnwstr(curscr, y, 0, row, n) == ERR)
+			row[0] = L'\0';
+		for (int i = 0; row[i] && w + MB_CUR_MAX < sizeof out; i++) {
+			size_t k = wcrtomb(out + w, row[i], &st);
+			if (k != (size_t)-1)
+				w += k;
+		}
+		while (w > 0 && out[w - 1] == ' ')
+			w--;
+		fprintf(fp, "%.*s\n", (int)w, out);
+	}
+	return fclose(fp) == 0 ? 0 : -1;
+}

@@ -1,0 +1,402 @@
+/* session.c — the job being edited: loaded text, a linear undo/redo history of documents (each
+ * edit makes a new immutable doc, so undo is keeping the old one), the diagnosis of the log, and
+ * saving. No curses here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/diff.h"
+#include "oomfix/i18n.h"
+#include "ui.h"
+
+/* Index in hist of the version last loaded or saved, or (size_t)-1 when that version is no
+ * longer in the history (undone past it, then edited). Used to list the fixes for the journal. */
+static size_t base_pos;
+
+struct doc *ui_cur(const struct ui_session *s)
+{
+	return s->nhist ? s->hist[s->pos].doc : NULL;
+}
+
+bool ui_dirty(const struct ui_session *s)
+{
+	size_t a, b;
+	const char *ta, *tb;
+
+	if (!s->base || !ui_cur(s))
+		return false;
+	ta = doc_text(s->base, &a);
+	tb = doc_text(ui_cur(s), &b);
+	return a != b || memcmp(ta, tb, a) != 0;
+}
+
+static struct doc *copy_doc(const struct doc *d, struct err *e)
+{
+	size_t len;
+	const char *t = doc_text(d, &len);
+	struct doc *out = NULL;
+
+	if (doc_load(doc_name(d), t, len, &out, e))
+		return NULL;
+	return out;
+}
+
+void ui_session_refresh(struct ui_session *s)
+{
+	struct err e;
+
+	job_free(&s->job);
+	if (ui_cur(s) && job_from_doc(ui_cur(s), &s->job, &e))
+		s->job = NULL;
+	plan_build(s->job, s->have_diag ? &s->diag : NULL, &s->plan);
+	checklist_build(s->job, s->have_diag ? &s->diag : NULL, &s->check);
+	ui_emergency_track(s);
+}
+
+static void set_base(struct ui_session *s, struct doc *d)
+{
+	struct err e;
+
+	job_free(&s->base_job);
+	doc_free(&s->base);
+	s->base = d;
+	if (d && job_from_doc(d, &s->base_job, &e))
+		s->base_job = NULL;
+}
+
+static int hist_append(struct ui_session *s, struct doc *d, enum fix_id fix)
+{
+	if (s->nhist == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 16;
+		struct ui_hist *nh = realloc(s->hist, nc * sizeof *nh);
+		if (!nh)
+			return -1;
+		s->hist = nh;
+		s->cap = nc;
+	}
+	s->hist[s->nhist].doc = d;
+	s->hist[s->nhist].fix = fix;
+	s->nhist++;
+	return 0;
+}
+
+int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
+		    struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	err_clear(e);
+	base_pos = 0;
+	if (job_path) {
+		struct doc *d = NULL;
+		struct job *j = NULL;
+		int rc = doc_load_file(job_path, &d, e);
+		if (rc)
+			return rc;
+		if ((rc = job_from_doc(d, &j, e))) {
+			doc_free(&d);
+			return rc;
+		}
+		job_free(&j);
+		if ((rc = save_stamp(job_path, &s->stamp, e))) {
+			doc_free(&d);
+			return rc;
+		}
+		s->job_path = strdup(job_path);
+		hist_append(s, d, FIX_NONE);
+		set_base(s, copy_doc(d, e));
+	}
+	if (log_path) {
+		struct diag_job_info info = { NULL, 0, -1 }, *ip = NULL;
+		struct job *j = NULL;
+		int rc;
+
+		if (!strcmp(log_path, "-"))
+			return err_set(e, ERR_USAGE, NULL, 0, 0, "%s",
+				       _("the terminal UI reads the log from a file, not from standard "
+					 "input (use 'oomfix diagnose -' for a pipe)"));
+		if ((rc = logidx_open(log_path, &s->log, e)))
+			return rc;
+		if (logidx_is_stream(s->log)) {
+			logidx_close(&s->log);
+			return err_set(e, ERR_USAGE, log_path, 0, 0, "%s",
+				       _("the terminal UI needs a regular log file to scroll"));
+		}
+		if (ui_cur(s) && job_from_doc(ui_cur(s), &j, e) == ERR_OK) {
+			info.name = j->name;
+			info.kind = (int)j->kind;
+			info.conservative = job_is_conservative(j) ? 1 : 0;
+			ip = &info;
+		}
+		rc = diag_file(log_path, ip, &s->diag, e);
+		job_free(&j);
+		if (rc)
+			return rc;
+		s->have_diag = true;
+		s->log_path = strdup(log_path);
+		if (logidx_count_lines(s->log, &s->log_lines, e))
+			s->log_lines = 0;
+	}
+	err_clear(e);
+	ui_session_refresh(s);
+	return ERR_OK;
+}
+
+void ui_session_close(struct ui_session *s)
+{
+	for (size_t i = 0; i < s->nhist; i++)
+		doc_free(&s->hist[i].doc);
+	free(s->hist);
+	job_free(&s->job);
+	set_base(s, NULL);
+	logidx_close(&s->log);
+	free(s->job_path);
+	free(s->log_path);
+	memset(s, 0, sizeof *s);
+}
+
+void ui_session_push(struct ui_session *s, struct doc *d, enum fix_id fix)
+{
+	/* Dropping the redo tail: a new edit after undo starts a new branch. */
+	while (s->nhist > s->pos + 1) {
+		s->nhist--;
+		doc_free(&s->hist[s->nhist].doc);
+	}
+	if (base_pos != (size_t)-1 && base_pos > s->pos)
+		base_pos = (size_t)-1;
+	if (hist_append(s, d, fix)) {
+		doc_free(&d);
+		return;
+	}
+	s->pos = s->nhist - 1;
+	ui_session_refresh(s);
+}
+
+bool ui_session_undo(struct ui_session *s)
+{
+	if (s->pos == 0)
+		return false;
+	s->pos--;
+	ui_session_refresh(s);
+	return true;
+}
+
+bool ui_session_redo(struct ui_session *s)
+{
+	if (s->pos + 1 >= s->nhist)
+		return false;
+	s->pos++;
+	ui_session_refresh(s);
+	return true;
+}
+
+static bool same_text(const struct doc *a, const struct doc *b)
+{
+	size_t la, lb;
+	const char *ta = doc_text(a, &la), *tb = doc_text(b, &lb);
+	return la == lb && memcmp(ta, tb, la) == 0;
+}
+
+/* The document the fix would make, or NULL (nothing to change, or an error in e). */
+static struct doc *fix_result(const struct ui_session *s, enum fix_id id, char *note,
+			      size_t notesz, struct err *e)
+{
+	struct fix_edit_list l;
+	struct doc *nd = NULL;
+
+	err_clear(e);
+	if (note && notesz)
+		note[0] = '\0';
+	if (!s->job)
+		return NULL;
+	memset(&l, 0, sizeof l);
+	if (fix_edits(s->job, id, true, &l, e))
+		return NULL;
+	if (note && notesz)
+		snprintf(note, notesz, "%s", l.note);
+	if (l.n > 0 && doc_apply(ui_cur(s), l.edits, l.n, &nd, e))
+		nd = NULL;
+	fix_edits_free(&l);
+	if (nd && same_text(nd, ui_cur(s)))
+		doc_free(&nd);
+	return nd;
+}
+
+int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, char *note,
+			 size_t notesz, struct err *e)
+{
+	struct doc *nd = fix_result(s, id, note, notesz, e);
+
+	*changed = false;
+	if (!nd)
+		return e->code;
+	ui_session_push(s, nd, id);
+	*changed = true;
+	return ERR_OK;
+}
+
+char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err *e)
+{
+	struct doc *nd = fix_result(s, id, NULL, 0, e);
+	char *d;
+	size_t la, lb;
+	const char *ta, *tb;
+
+	if (!nd)
+		return e->code ? NULL : strdup("");
+	ta = doc_text(ui_cur(s), &la);
+	tb = doc_text(nd, &lb);
+	d = diff_unified(doc_name(nd), ta, la, doc_name(nd), tb, lb, 3);
+	doc_free(&nd);
+	return d;
+}
+
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, struct err *e)
+{
+	struct doc *nd = NULL;
+	int rc;
+
+	if (!ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	if ((rc = doc_apply(ui_cur(s), ed, n, &nd, e)))
+		return rc;
+	if (same_text(nd, ui_cur(s))) {
+		doc_free(&nd);
+		return ERR_OK;
+	}
+	ui_session_push(s, nd, FIX_NONE);
+	return ERR_OK;
+}
+
+char *ui_session_diff(const struct ui_session *s, int context)
+{
+	size_t la, lb;
+	const char *ta, *tb;
+
+	if (!s->base || !ui_cur(s))
+		return strdup("");
+	ta = doc_text(s->base, &la);
+	tb = doc_text(ui_cur(s), &lb);
+	return diff_unified(s->job_path, ta, la, s->job_path, tb, lb, context);
+}
+
+int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e)
+{
+	struct doc *nd = NULL;
+	struct job *j = NULL;
+	int rc;
+
+	if (!ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	if ((rc = doc_load(s->job_path, text, len, &nd, e)))
+		return rc;
+	if ((rc = job_from_doc(nd, &j, e))) {
+		doc_free(&nd);
+		return rc;
+	}
+	job_free(&j);
+	if (same_text(nd, ui_cur(s))) {
+		doc_free(&nd);
+		return ERR_OK;
+	}
+	ui_session_push(s, nd, FIX_NONE);
+	return ERR_OK;
+}
+
+enum fix_id ui_session_next_fix(const struct ui_session *s)
+{
+	if (s->plan.first_fix != FIX_NONE) {
+		if (s->plan.first_fix == FIX_FRESH_WORKER || !s->job ||
+		    fix_status(s->job, s->plan.first_fix, NULL, 0) == FIX_TODO)
+			return s->plan.first_fix;
+	}
+	return plan_next_step(&s->plan);
+}
+
+/* "path: old -> new" for every panel field whose effective value changed since the base. */
+static size_t field_changes(const struct ui_session *s, char ***out)
+{
+	size_t n = 0, cap = 0;
+	char **v = NULL;
+
+	*out = NULL;
+	if (!s->job || !s->base_job)
+		return 0;
+	for (size_t i = 0; i < job_nfields; i++) {
+		const struct job_field *f = &job_fields[i];
+		bool per_ds = !strncmp(f->path, "datasets[]", 10);
+		size_t nds = per_ds ? s->job->ndatasets : 1;
+		for (size_t ds = 0; ds < nds; ds++) {
+			char a[256] = "", b[256] = "", path[256];
+			bool da, db;
+			bool ha = per_ds && ds >= s->base_job->ndatasets
+					  ? false
+					  : job_field_value(s->base_job, f, ds, a, sizeof a, &da);
+			bool hb = job_field_value(s->job, f, ds, b, sizeof b, &db);
+			if (ha == hb && !strcmp(a, b))
+				continue;
+			job_field_path(s->job, f, ds, path, sizeof path);
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 8;
+				char **nv = realloc(v, nc * sizeof *nv);
+				if (!nv)
+					break;
+				v = nv;
+				cap = nc;
+			}
+			size_t sz = strlen(path) + strlen(a) + strlen(b) + 32;
+			v[n] = malloc(sz);
+			if (!v[n])
+				break;
+			snprintf(v[n], sz, "%s: %s \xe2\x86\x92 %s", path, ha ? a : "-", hb ? b : "-");
+			n++;
+		}
+	}
+	*out = v;
+	return n;
+}
+
+int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
+{
+	size_t len;
+	const char *text;
+	int rc;
+
+	if (!s->job_path || !ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	text = doc_text(ui_cur(s), &len);
+	rc = save_file(s->job_path, text, len, &s->stamp, SAVE_BACKUP | flags, true, e);
+	if (rc)
+		return rc;
+
+	/* The journal: which fixes were applied since the last save, and what changed. */
+	const char *fixes[64];
+	size_t nfixes = 0;
+	size_t from = base_pos == (size_t)-1 || base_pos > s->pos ? 0 : base_pos;
+	for (size_t i = from + 1; i <= s->pos && nfixes < 64; i++) {
+		const char *name = s->hist[i].fix == FIX_NONE ? NULL : fix_name(s->hist[i].fix);
+		bool dup = false;
+		for (size_t k = 0; name && k < nfixes; k++)
+			dup |= !strcmp(fixes[k], name);
+		if (name && !dup)
+			fixes[nfixes++] = name;
+	}
+	char **changes;
+	size_t nchanges = field_changes(s, &changes);
+	struct err je;
+	int jrc = save_journal(s->job_path, fixes, nfixes, (const char *const *)changes, nchanges,
+			       &je);
+	for (size_t i = 0; i < nchanges; i++)
+		free(changes[i]);
+	free(changes);
+
+	save_stamp(s->job_path, &s->stamp, e);
+	set_base(s, copy_doc(ui_cur(s), e));
+	base_pos = s->pos;
+	err_clear(e);
+	ui_session_refresh(s);
+	if (jrc) {
+		*e = je;
+		return ERR_OK; /* saved; the caller shows the journal's error as a warning */
+	}
+	return ERR_OK;
+}

@@ -1,0 +1,372 @@
+/* ui.h — the terminal UI's private interface (src/ui only).
+ *
+ *   app.c        ui_main: arguments, terminal set-up, the one input loop, signals, die()
+ *   session.c    the job being edited: load, undo/redo history, apply a fix, save
+ *   keys.c       the action table (dispatch, help screen, footer) and key names
+ *   theme.c      colour roles, theme files, the compiled-in default
+ *   draw.c       drawing helpers measured in cells, chrome, screen dumps
+ *   lines.c      a list of display lines (text + role segments) shared by the text views
+ *   view_*.c     one file per view
+ *   walk.c       the walk-through
+ *
+ * Nothing here re-implements the model: values, fixes, plans, diffs and saving come from
+ * include/oomfix/.
+ */
+#ifndef OOMFIX_UI_H
+#define OOMFIX_UI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <curses.h>
+
+#include "oomfix/diag.h"
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/job.h"
+#include "oomfix/logidx.h"
+#include "oomfix/plan.h"
+#include "oomfix/save.h"
+
+/* ---- colour roles (theme.c) ---------------------------------------------------------------- */
+
+#define UI_ROLES(X) \
+	X(NORMAL, "normal") X(TABBAR, "tabbar") X(TAB_ACTIVE, "tab-active") \
+	X(STATUS, "status") X(ERROR, "error") X(FOOTER, "footer") X(FOOTER_KEY, "footer-key") \
+	X(CURSOR, "cursor") X(HEADING, "heading") X(LABEL, "label") X(VALUE, "value") \
+	X(DEFAULT, "default") X(CHANGED, "changed") X(DIM, "dim") X(OOM, "oom") \
+	X(EVIDENCE, "evidence") X(MATCH, "match") X(DIFF_ADD, "diff-add") X(DIFF_DEL, "diff-del") \
+	X(DIFF_HUNK, "diff-hunk") X(DIFF_HEAD, "diff-header") X(YAML_KEY, "yaml-key") \
+	X(YAML_VALUE, "yaml-value") X(YAML_COMMENT, "yaml-comment") X(EDITED, "edited") \
+	X(DONE, "done") X(TODO, "todo") X(NA, "na") X(MARK, "mark") X(DIALOG, "dialog")
+
+#define UI_ROLE_ENUM(id, name) UI_R_##id,
+enum ui_role { UI_ROLES(UI_ROLE_ENUM) UI_R_COUNT };
+#undef UI_ROLE_ENUM
+
+struct ui_style {
+	short fg, bg;     /* colour numbers; -1 = the terminal's default */
+	attr_t attrs;     /* attributes used with colour */
+	attr_t mono;      /* attributes used without colour: meaning must survive on their own */
+};
+
+struct ui_theme {
+	char name[64];
+	struct ui_style role[UI_R_COUNT];
+};
+
+/* The compiled-in default theme (default-dark). */
+void ui_theme_default(struct ui_theme *t);
+
+/* Parses a theme file. On error fills e (file:line:col) and leaves *t as the default. */
+int ui_theme_load_file(const char *path, struct ui_theme *t, struct err *e);
+
+/* Finds NAME (a path when it contains '/') in the user, installed and source theme dirs and
+ * loads it. ERR_NOINPUT when not found. */
+int ui_theme_load(const char *name, struct ui_theme *t, struct err *e);
+
+/* The theme names available (sorted, default-dark first); caller frees with ui_theme_names_free. */
+char **ui_theme_names(size_t *n);
+void ui_theme_names_free(char **names, size_t n);
+
+/* Decides colour once (has_colors, --no-color, NO_COLOR) and installs the theme's pairs. */
+void ui_theme_init_colors(bool allow_color);
+void ui_theme_apply(const struct ui_theme *t);
+bool ui_theme_color_on(void);
+
+/* The attributes (colour pair included) to draw `role` with under the applied theme. */
+attr_t ui_attr(enum ui_role role);
+
+/* ---- views, contexts and actions (keys.c) ------------------------------------------------- */
+
+enum ui_view { UI_V_TRAINING, UI_V_DATASETS, UI_V_SAMPLE, UI_V_MODEL, UI_V_ADVANCED, UI_V_LOG,
+	       UI_V_PLAN, UI_V_DIFF, UI_V_COUNT };
+
+const char *ui_view_name(enum ui_view v); /* translated tab label */
+
+/* Where an action applies (bit mask). */
+enum {
+	UI_CTX_VIEWS = 1u << 0,    /* every view, normal mode */
+	UI_CTX_FIELDS = 1u << 1,   /* Training, Datasets, Sample, Model */
+	UI_CTX_ADVANCED = 1u << 2,
+	UI_CTX_LOG = 1u << 3,
+	UI_CTX_SCROLL = 1u << 4,   /* anything that scrolls: views, help, walk-through, save screen */
+	UI_CTX_WALK = 1u << 5,
+	UI_CTX_CONFIRM = 1u << 6,  /* a yes/no question */
+	UI_CTX_PROMPT = 1u << 7,   /* a line of text being typed */
+	UI_CTX_HELP = 1u << 8,
+};
+
+#define UI_ACTIONS(X) \
+	X(NEXT_VIEW) X(PREV_VIEW) X(UP) X(DOWN) X(PGUP) X(PGDN) X(TOP) X(BOTTOM) \
+	X(APPLY_FIRST) X(UNDO) X(REDO) X(DIFF) X(SAVE) X(WALK) X(THEME) X(HELP) X(REDRAW) X(QUIT) \
+	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
+	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
+	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
+	X(PROMPT_CLEAR) X(HELP_CLOSE)
+
+#define UI_ACT_ENUM(id) UI_A_##id,
+enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
+#undef UI_ACT_ENUM
+
+/* Keys: a character is its code point; a curses function key is UI_FKEY(KEY_x). */
+#define UI_FKEY(k) ((k) | 0x1000000)
+#define UI_CTRL(c) ((c) & 0x1f)
+#define UI_MAX_KEYS 4
+
+struct ui_action {
+	enum ui_act act;
+	unsigned ctx;
+	int keys[UI_MAX_KEYS]; /* 0-terminated */
+	const char *help;      /* N_(): the help screen's sentence */
+	const char *footer;    /* N_(): the footer's word, or NULL */
+};
+
+extern const struct ui_action ui_actions[];
+extern const size_t ui_nactions;
+
+/* The action bound to `key` in contexts `ctx` (UI_A_NONE when none). */
+enum ui_act ui_action_for(unsigned ctx, int key);
+
+/* The display/script name of a key ("Tab", "C-r", "a"); static or thread-unsafe storage. */
+const char *ui_key_name(int key);
+/* Parses a key name; returns 0 when unknown. */
+int ui_key_parse(const char *name);
+
+/* The keys of an action as shown in help and footer ("j/Down"), into buf. */
+void ui_action_keys(const struct ui_action *a, char *buf, size_t bufsz);
+
+/* ---- the session: the job being edited (session.c) --------------------------------------- */
+
+struct ui_hist {
+	struct doc *doc;
+	enum fix_id fix;       /* the fix that made this version, FIX_NONE for a hand edit */
+};
+
+struct ui_session {
+	char *job_path;                 /* NULL when no job was given */
+	char *log_path;                 /* NULL when no log was given */
+	struct ui_hist *hist;           /* hist[pos] is the current version */
+	size_t nhist, pos, cap;
+	struct doc *base;               /* the text last loaded or saved: "unsaved" is relative to it */
+	struct job *job, *base_job;     /* typed views of hist[pos] and base (NULL without a job) */
+	struct save_stamp stamp;        /* the file as loaded, to notice a change on disk */
+	bool have_diag;
+	struct diag_result diag;
+	struct plan plan;
+	struct checklist check;
+	struct logidx *log;
+	uint64_t log_lines;
+};
+
+int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
+		    struct err *e);
+void ui_session_close(struct ui_session *s);
+
+/* The current document (NULL without a job). */
+struct doc *ui_cur(const struct ui_session *s);
+/* True when the current text differs from the text loaded or saved. */
+bool ui_dirty(const struct ui_session *s);
+
+/* Makes `d` (owned from now on) the current version, dropping any redo. fix says why. */
+void ui_session_push(struct ui_session *s, struct doc *d, enum fix_id fix);
+bool ui_session_undo(struct ui_session *s);
+bool ui_session_redo(struct ui_session *s);
+
+/* Applies a fix once to the current doc and pushes the result. Returns ERR_OK with *changed
+ * false when there was nothing to change; note receives the fix's remark. */
+int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, char *note,
+			 size_t notesz, struct err *e);
+
+/* What the fix would do to the current doc: a malloc'd unified diff ("" when nothing). */
+char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err *e);
+
+/* Applies one edit to the current doc and pushes it. */
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, struct err *e);
+
+/* The unified diff of unsaved edits (base → current); malloc'd, "" when none. */
+char *ui_session_diff(const struct ui_session *s, int context);
+
+/* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
+ * journal. ERR_TEMPFAIL when the file changed on disk. */
+int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
+
+/* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
+int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
+
+/* The fix the `a` key applies: the plan's first fix, else the first plan step not done. */
+enum fix_id ui_session_next_fix(const struct ui_session *s);
+
+/* Rebuilds job, plan and checklist after the current version changed. */
+void ui_session_refresh(struct ui_session *s);
+
+/* For the signal handler: keeps pointers to the current text (see app.c). */
+void ui_emergency_track(const struct ui_session *s);
+
+/* ---- display lines (lines.c) -------------------------------------------------------------- */
+
+#define UI_LINE_SEGS 6
+struct ui_line {
+	char *text;                 /* UTF-8, terminal-safe (sanitised) */
+	size_t len;
+	struct { size_t off; enum ui_role role; } seg[UI_LINE_SEGS]; /* role from off to next seg */
+	int nseg;
+	enum ui_role gutter_role;   /* the one-cell mark at the left */
+	char gutter;                /* 0: no gutter column; else the mark (' ' for none) */
+	int indent;                 /* cells of indentation for continuation lines */
+	long long target;           /* a jump target (log line) or a row tag; -1 none */
+	bool selectable;
+};
+
+struct ui_lines {
+	struct ui_line *v;
+	size_t n, cap;
+};
+
+void ui_lines_clear(struct ui_lines *l);
+void ui_lines_free(struct ui_lines *l);
+/* Appends a line (the text is sanitised and copied); returns it for more segments. */
+struct ui_line *ui_lines_add(struct ui_lines *l, enum ui_role role, const char *text);
+struct ui_line *ui_lines_addf(struct ui_lines *l, enum ui_role role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Adds a segment starting at byte `off` of the line's text. */
+void ui_line_seg(struct ui_line *ln, size_t off, enum ui_role role);
+/* Appends text to the last line with a role of its own. */
+void ui_line_append(struct ui_line *ln, enum ui_role role, const char *text);
+/* Word-wraps a paragraph into lines of at most `width` cells, each indented by `indent`. */
+void ui_lines_wrap(struct ui_lines *l, enum ui_role role, const char *text, int width, int indent);
+/* Adds a unified diff, one line per diff line, coloured by role. */
+void ui_lines_diff(struct ui_lines *l, const char *diff);
+
+/* ---- drawing (draw.c) --------------------------------------------------------------------- */
+
+struct ui_rect { int y, x, h, w; };
+
+/* Writes trusted UTF-8 at (y, x), at most `cells` cells; returns cells used. */
+int ui_put(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s);
+int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
+/* Fills `cells` cells with spaces in role. */
+void ui_fill(WINDOW *w, int y, int x, int cells, enum ui_role role);
+/* Draws one display line in a row of the rect; `cursor` draws it as the selection. */
+void ui_draw_line(WINDOW *w, int y, int x, int width, const struct ui_line *ln, bool cursor);
+/* Draws a list of lines with a cursor row, keeping it visible (adjusts *top). */
+void ui_draw_lines(WINDOW *w, struct ui_rect r, const struct ui_lines *l, long long cursor,
+		   long long *top, bool show_cursor);
+
+/* Writes the screen as plain text (one line per row, trailing spaces trimmed) to path. */
+int ui_dump_screen(const char *path);
+
+/* ---- the application state (app.c) ------------------------------------------------------- */
+
+enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
+
+enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
+enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER };
+
+struct ui_pos { long long cursor, top; };
+
+/* One row of a field panel. */
+struct ui_frow {
+	const struct job_field *f;  /* NULL for a heading or a bucket row */
+	size_t ds;
+	int bucket;                 /* resolution bucket value for a bucket toggle, 0 otherwise */
+	bool heading;
+	const char *text;           /* heading text (translated) */
+};
+
+struct ui_app {
+	struct ui_session s;
+	enum ui_view view;
+	enum ui_mode mode;
+	struct ui_pos pos[UI_V_COUNT];
+	bool log_focus_diag;        /* the Log view's diagnosis panel has the keys */
+	long long evidence_sel;     /* selected evidence row in the diagnosis panel */
+
+	/* text prompt */
+	enum ui_prompt_kind prompt_kind;
+	char prompt_label[128];
+	char prompt_buf[512];
+	size_t prompt_len;
+	const struct job_field *prompt_field;
+	size_t prompt_ds;
+
+	/* question */
+	enum ui_confirm_kind confirm_kind;
+	enum ui_mode confirm_return;
+	struct ui_pos save_pos;     /* scrolling of the save screen's diff */
+
+	/* help */
+	struct ui_pos help_pos;
+
+	/* walk-through */
+	size_t walk_step;
+	bool walk_more;
+	struct ui_pos walk_pos;
+	bool walk_saving;           /* the save question came from the walk-through */
+
+	/* log search */
+	void *re;                   /* pcre2_code_8 * */
+	void *md;                   /* pcre2_match_data_8 * */
+	char search[256];
+
+	/* theme */
+	struct ui_theme theme;
+	char **themes;
+	size_t nthemes;
+
+	char status[512];
+	bool status_error;
+	bool quit;
+	bool script;
+	int rows, cols;
+};
+
+/* Sets the one-line status message (printf format; already translated). */
+void ui_status(struct ui_app *a, bool error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Shows an err as file:line:col: message in the status line. */
+void ui_status_err(struct ui_app *a, const struct err *e);
+
+/* Minimum usable terminal. */
+#define UI_MIN_COLS 80
+#define UI_MIN_ROWS 24
+
+/* The content area (between the tab bar and the status and footer lines). */
+struct ui_rect ui_content_rect(const struct ui_app *a);
+
+/* Views: drawing, movement and their own actions. */
+void ui_fields_draw(struct ui_app *a, struct ui_rect r);
+size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, size_t max);
+bool ui_fields_action(struct ui_app *a, enum ui_act act);
+void ui_fields_prompt_done(struct ui_app *a);
+
+void ui_yaml_draw(struct ui_app *a, struct ui_rect r);
+bool ui_yaml_action(struct ui_app *a, enum ui_act act);
+
+void ui_log_draw(struct ui_app *a, struct ui_rect r);
+bool ui_log_action(struct ui_app *a, enum ui_act act);
+void ui_log_search_done(struct ui_app *a);
+void ui_log_free(struct ui_app *a);
+/* Builds the diagnosis panel's lines (also used by tests through the dumps). */
+void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);
+
+void ui_plan_draw(struct ui_app *a, struct ui_rect r);
+void ui_diff_draw(struct ui_app *a, struct ui_rect r);
+
+void ui_walk_start(struct ui_app *a);
+void ui_walk_draw(struct ui_app *a, struct ui_rect r);
+bool ui_walk_action(struct ui_app *a, enum ui_act act);
+
+void ui_help_draw(struct ui_app *a, struct ui_rect r);
+void ui_save_draw(struct ui_app *a, struct ui_rect r);
+
+/* Scrolling for list-like views: moves p within [0, n). */
+void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
+
+/* Asks to save (shows the save screen); from the walk-through or the `s` key. */
+void ui_ask_save(struct ui_app *a, enum ui_mode back);
+
+/* The rows a text view occupied last time it was drawn (for paging). */
+int ui_page_rows(const struct ui_app *a);
+
+#endif

@@ -1,0 +1,461 @@
+/* view_fields.c — the Training, Datasets, Sample and Model panels, built from job_fields[]:
+ * label, effective value, "(default)" when the key is absent, a mark when it differs from the
+ * loaded file. Enter edits a number or text in place; Space toggles a switch or a bucket. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+/* The web editor's resolution toggles (aitk-reference §c.3). */
+static const int buckets[] = { 256, 512, 768, 1024, 1280, 1328, 1536, 2048 };
+#define NBUCKETS (sizeof buckets / sizeof buckets[0])
+
+#define MAX_ROWS 512
+
+static enum job_panel panel_of(enum ui_view v)
+{
+	switch (v) {
+	case UI_V_DATASETS: return JOB_PANEL_DATASETS;
+	case UI_V_SAMPLE: return JOB_PANEL_SAMPLE;
+	case UI_V_MODEL: return JOB_PANEL_MODEL;
+	default: return JOB_PANEL_TRAINING;
+	}
+}
+
+static bool is_per_dataset(const struct job_field *f)
+{
+	return !strncmp(f->path, "datasets[]", 10);
+}
+
+static bool ds_has_bucket(const struct job_dataset *d, long long b)
+{
+	for (size_t i = 0; i < d->nres; i++)
+		if (d->res[i] == b)
+			return true;
+	return false;
+}
+
+size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, size_t max)
+{
+	const struct job *j = a->s.job;
+	enum job_panel p = panel_of(v);
+	size_t n = 0;
+
+#define ADD(...) do { if (n < max) rows[n++] = (struct ui_frow){ __VA_ARGS__ }; } while (0)
+	if (!j)
+		return 0;
+	if (p != JOB_PANEL_DATASETS) {
+		for (size_t i = 0; i < job_nfields; i++) {
+			const struct job_field *f = &job_fields[i];
+			if (f->panel == p && job_field_applies(j, f))
+				ADD(.f = f);
+		}
+		if (p == JOB_PANEL_SAMPLE)
+			ADD(.heading = false, .text = job_prompts_label);
+		return n;
+	}
+	for (size_t ds = 0; ds < j->ndatasets; ds++) {
+		ADD(.heading = true, .ds = ds);
+		for (size_t i = 0; i < job_nfields; i++) {
+			const struct job_field *f = &job_fields[i];
+			if (f->panel != p || !job_field_applies(j, f))
+				continue;
+			if (f->type != JOB_F_RESLIST) {
+				ADD(.f = f, .ds = ds);
+				continue;
+			}
+			ADD(.f = f, .ds = ds, .heading = true);
+			for (size_t b = 0; b < NBUCKETS; b++)
+				ADD(.f = f, .ds = ds, .bucket = buckets[b]);
+		}
+	}
+#undef ADD
+	return n;
+}
+
+static bool row_selectable(const struct ui_frow *r)
+{
+	return r->f && !r->heading;
+}
+
+/* Pads `s` with spaces to `cells` cells (measured, so a Japanese label lines up too). */
+static void padded(char *buf, size_t sz, const char *s, int cells)
+{
+	int w = text_width(s, strlen(s));
+	snprintf(buf, sz, "%s%*s", s, w < cells ? cells - w : 0, "");
+}
+
+static void build_lines(struct ui_app *a, const struct ui_frow *rows, size_t n,
+			struct ui_lines *l, int *value_col)
+{
+	const struct job *j = a->s.job, *bj = a->s.base_job;
+	int labw = 0;
+	char buf[512], pad[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *lab = rows[i].f ? _(rows[i].f->label) : rows[i].text ? _(rows[i].text) : "";
+		if (!rows[i].heading && !rows[i].bucket) {
+			int w = text_width(lab, strlen(lab));
+			if (w > labw)
+				labw = w;
+		}
+	}
+	if (labw > 34)
+		labw = 34;
+	*value_col = 1 + 2 + labw + 2;
+	for (size_t i = 0; i < n; i++) {
+		const struct ui_frow *r = &rows[i];
+		struct ui_line *ln;
+
+		if (r->heading && !r->f) {
+			const struct job_dataset *d = &j->datasets[r->ds];
+			snprintf(buf, sizeof buf, _("Dataset %zu"), r->ds + 1);
+			ln = ui_lines_add(l, UI_R_HEADING, buf);
+			if (d->folder) {
+				ui_line_append(ln, UI_R_DIM, "  ");
+				ui_line_append(ln, UI_R_VALUE, d->folder);
+			}
+			ln->gutter = ' ';
+			continue;
+		}
+		if (!r->f) { /* the read-only prompt count */
+			bool legacy = false;
+			padded(pad, sizeof pad, _(r->text), labw);
+			ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
+			snprintf(buf, sizeof buf, "%zu", job_prompt_count(j, &legacy));
+			ui_line_append(ln, UI_R_VALUE, buf);
+			ui_line_append(ln, UI_R_DIM, legacy ? _("  (sample.prompts, read-only)")
+							    : _("  (read-only)"));
+			ln->gutter = ' ';
+			continue;
+		}
+		if (r->heading) { /* the Resolutions label above the bucket toggles */
+			const struct job_dataset *d = &j->datasets[r->ds];
+			char other[256] = "";
+			size_t w = 0;
+			padded(pad, sizeof pad, _(r->f->label), labw);
+			ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
+			for (size_t k = 0; k < d->nres; k++) {
+				bool known = false;
+				for (size_t b = 0; b < NBUCKETS; b++)
+					known |= d->res[k] == buckets[b];
+				if (!known && w < sizeof other - 24)
+					w += (size_t)snprintf(other + w, sizeof other - w, "%s%lld",
+							      w ? ", " : "", d->res[k]);
+			}
+			if (!d->has_resolution)
+				ui_line_append(ln, UI_R_DEFAULT, _("512 (default)"));
+			if (other[0]) {
+				snprintf(buf, sizeof buf, _("also kept: %s"), other);
+				ui_line_append(ln, UI_R_VALUE, buf);
+			}
+			ln->gutter = ' ';
+			continue;
+		}
+		if (r->bucket) {
+			bool on = ds_has_bucket(&j->datasets[r->ds], r->bucket);
+			bool was = bj && r->ds < bj->ndatasets &&
+				   ds_has_bucket(&bj->datasets[r->ds], r->bucket);
+			snprintf(buf, sizeof buf, "%*s[%c] %d", labw + 4, "", on ? 'x' : ' ', r->bucket);
+			ln = ui_lines_add(l, on ? UI_R_VALUE : UI_R_LABEL, buf);
+			ln->gutter = on != was ? '*' : ' ';
+			ln->gutter_role = UI_R_CHANGED;
+			if (on != was)
+				ui_line_append(ln, UI_R_CHANGED, _("  (changed)"));
+			ln->selectable = true;
+			continue;
+		}
+
+		/* an ordinary field */
+		char val[256] = "", old[256] = "";
+		bool isdef = false, oldef = false;
+		bool has = job_field_value(j, r->f, r->ds, val, sizeof val, &isdef);
+		bool ohas = bj && (!is_per_dataset(r->f) || r->ds < bj->ndatasets) &&
+			    job_field_value(bj, r->f, r->ds, old, sizeof old, &oldef);
+		bool changed = has != ohas || strcmp(val, old) != 0 || isdef != oldef;
+
+		padded(pad, sizeof pad, _(r->f->label), labw);
+		ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
+		if (r->f->type == JOB_F_BOOL && has)
+			snprintf(buf, sizeof buf, "[%c] %s", !strcmp(val, "true") ? 'x' : ' ', val);
+		else
+			snprintf(buf, sizeof buf, "%s", has ? val : "-");
+		ui_line_append(ln, isdef ? UI_R_DEFAULT : UI_R_VALUE, buf);
+		if (isdef)
+			ui_line_append(ln, UI_R_DEFAULT, _(" (default)"));
+		if (changed) {
+			snprintf(buf, sizeof buf, _("  (was %s%s)"), ohas ? old : "-",
+				 oldef ? _(", default") : "");
+			ui_line_append(ln, UI_R_CHANGED, buf);
+		}
+		ln->gutter = changed ? '*' : ' ';
+		ln->gutter_role = UI_R_CHANGED;
+		ln->selectable = true;
+	}
+}
+
+/* Keeps the cursor on a row that can be edited, searching in direction dir first. */
+static void settle(struct ui_pos *p, const struct ui_frow *rows, size_t n, int dir)
+{
+	if (n == 0) {
+		p->cursor = 0;
+		return;
+	}
+	if (p->cursor >= (long long)n)
+		p->cursor = (long long)n - 1;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	for (long long c = p->cursor; c >= 0 && c < (long long)n; c += dir)
+		if (row_selectable(&rows[c])) {
+			p->cursor = c;
+			return;
+		}
+	for (long long c = p->cursor; c >= 0 && c < (long long)n; c -= dir)
+		if (row_selectable(&rows[c])) {
+			p->cursor = c;
+			return;
+		}
+}
+
+void ui_fields_draw(struct ui_app *a, struct ui_rect r)
+{
+	static struct ui_frow rows[MAX_ROWS];
+	struct ui_lines l = { 0 };
+	struct ui_pos *p = &a->pos[a->view];
+	int value_col = 0;
+	char buf[512];
+	size_t n;
+
+	if (!a->s.job) {
+		ui_put(stdscr, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
+		       _("No job file is open. Start oomfix with JOB.yaml to see its settings."));
+		return;
+	}
+	n = ui_fields_rows(a, a->view, rows, MAX_ROWS);
+	settle(p, rows, n, 1);
+
+	/* A title row: which file, which model, what kind. */
+	snprintf(buf, sizeof buf, "%s  %s  %s", a->s.job_path, a->s.job->arch[0] ? a->s.job->arch : "?",
+		 job_kind_name(a->s.job->kind) ? _(job_kind_name(a->s.job->kind)) : "");
+	ui_put(stdscr, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
+	r.y++;
+	r.h--;
+
+	build_lines(a, rows, n, &l, &value_col);
+	if (n == 0)
+		ui_put(stdscr, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM, _("Nothing to show for this model."));
+	ui_draw_lines(stdscr, r, &l, p->cursor, &p->top, a->mode != UI_M_PROMPT);
+
+	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_FIELD) {
+		/* Editing in place: the value column of the cursor row becomes the input. */
+		int y = r.y + (int)(p->cursor - p->top), x = r.x + value_col;
+		int w = r.w - value_col - 1;
+		ui_fill(stdscr, y, x, w, UI_R_DIALOG);
+		int used = ui_putn(stdscr, y, x, w - 1, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
+		if (p->cursor < (long long)l.n)
+			ui_put(stdscr, y, r.x, value_col, UI_R_CURSOR, l.v[p->cursor].text);
+		wmove(stdscr, y, x + used);
+	}
+	ui_lines_free(&l);
+}
+
+/* Quotes text as a YAML double-quoted scalar. */
+static void yaml_quote(const char *s, char *out, size_t outsz)
+{
+	size_t w = 0;
+
+	out[w++] = '"';
+	for (; *s && w + 8 < outsz; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			out[w++] = '\\';
+			out[w++] = (char)c;
+		} else if (c < 0x20) {
+			w += (size_t)snprintf(out + w, outsz - w, "\\x%02X", c);
+		} else {
+			out[w++] = (char)c;
+		}
+	}
+	out[w++] = '"';
+	out[w] = '\0';
+}
+
+static void apply_edit(struct ui_app *a, struct doc_edit *ed, const char *what)
+{
+	struct err e;
+
+	if (ui_session_edit(&a->s, ed, 1, &e)) {
+		ui_status_err(a, &e);
+		return;
+	}
+	ui_status(a, false, _("%s changed (u to undo, d for the diff)"), what);
+}
+
+static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
+{
+	const struct job_dataset *d = &a->s.job->datasets[r->ds];
+	char path[256], val[512];
+	const struct doc_node *node;
+	struct doc_edit ed = { 0 };
+	size_t w = 0;
+
+	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
+	node = doc_deref(doc_get(ui_cur(&a->s), path));
+	ed.path = path;
+	if (ds_has_bucket(d, r->bucket)) {
+		if (d->nres <= 1) {
+			ui_status(a, true, "%s", _("A dataset needs at least one resolution."));
+			return;
+		}
+		if (node && node->kind == DOC_SEQ) {
+			for (size_t i = 0; i < node->n; i++) {
+				long long v;
+				if (doc_as_long(node->items[i], &v) && v == r->bucket) {
+					ed.op = DOC_EDIT_REMOVE_ITEM;
+					ed.index = i;
+					apply_edit(a, &ed, _("Resolutions"));
+					return;
+				}
+			}
+		}
+		ui_status(a, true, "%s", _("This resolution list cannot be changed here; use e in Advanced."));
+		return;
+	}
+	/* Turning a bucket on appends it, as the web editor does (list order = click order). */
+	w += (size_t)snprintf(val + w, sizeof val - w, "[");
+	if (node && node->kind == DOC_SEQ) {
+		for (size_t i = 0; i < node->n && w < sizeof val - 32; i++) {
+			const struct doc_node *it = doc_deref(node->items[i]);
+			if (it->kind == DOC_SCALAR)
+				w += (size_t)snprintf(val + w, sizeof val - w, "%s, ", it->value);
+		}
+	} else if (node && node->kind == DOC_SCALAR) {
+		w += (size_t)snprintf(val + w, sizeof val - w, "%s, ", node->value);
+	} else {
+		for (size_t i = 0; i < d->nres; i++)
+			w += (size_t)snprintf(val + w, sizeof val - w, "%lld, ", d->res[i]);
+	}
+	snprintf(val + w, sizeof val - w, "%d]", r->bucket);
+	ed.op = DOC_EDIT_SET;
+	ed.value = val;
+	apply_edit(a, &ed, _("Resolutions"));
+}
+
+static void toggle_bool(struct ui_app *a, const struct ui_frow *r)
+{
+	char path[256], val[64];
+	bool isdef;
+	struct doc_edit ed = { DOC_EDIT_SET, path, NULL, 0 };
+
+	if (!job_field_value(a->s.job, r->f, r->ds, val, sizeof val, &isdef))
+		snprintf(val, sizeof val, "false");
+	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
+	ed.value = !strcmp(val, "true") ? "false" : "true";
+	apply_edit(a, &ed, _(r->f->label));
+}
+
+static void start_edit(struct ui_app *a, const struct ui_frow *r)
+{
+	char val[256] = "";
+	bool isdef;
+
+	if (!job_field_value(a->s.job, r->f, r->ds, val, sizeof val, &isdef))
+		val[0] = '\0';
+	a->mode = UI_M_PROMPT;
+	a->prompt_kind = UI_P_FIELD;
+	a->prompt_field = r->f;
+	a->prompt_ds = r->ds;
+	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", _(r->f->label));
+	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", val);
+	a->prompt_len = strlen(a->prompt_buf);
+	ui_status(a, false, "%s", r->f->type == JOB_F_STR
+					  ? _("Type the text; Enter saves it in the job, Esc cancels.")
+					  : _("Type a number; empty removes the key (back to the default)."));
+}
+
+static bool parse_number(const char *s, bool integer)
+{
+	char *end;
+
+	errno = 0;
+	if (integer)
+		(void)strtoll(s, &end, 10);
+	else
+		(void)strtod(s, &end);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+void ui_fields_prompt_done(struct ui_app *a)
+{
+	const struct job_field *f = a->prompt_field;
+	char path[256], val[600], text[512];
+	struct doc_edit ed = { DOC_EDIT_SET, path, val, 0 };
+	size_t len = a->prompt_len;
+
+	/* Surrounding spaces are never meant in a number, and rarely in a name. */
+	const char *s = a->prompt_buf;
+	while (*s == ' ')
+		s++, len--;
+	while (len > 0 && s[len - 1] == ' ')
+		len--;
+	snprintf(text, sizeof text, "%.*s", (int)len, s);
+
+	if (!a->s.job || !f)
+		return;
+	job_field_path(a->s.job, f, a->prompt_ds, path, sizeof path);
+	if (!text[0]) {
+		ed.op = DOC_EDIT_REMOVE_KEY;
+		ed.value = NULL;
+	} else if (f->type == JOB_F_INT || f->type == JOB_F_FLOAT) {
+		if (!parse_number(text, f->type == JOB_F_INT)) {
+			ui_status(a, true, f->type == JOB_F_INT ? _("'%s' is not a whole number")
+								: _("'%s' is not a number"), text);
+			return;
+		}
+		snprintf(val, sizeof val, "%s", text);
+	} else {
+		yaml_quote(text, val, sizeof val);
+	}
+	apply_edit(a, &ed, _(f->label));
+}
+
+bool ui_fields_action(struct ui_app *a, enum ui_act act)
+{
+	static struct ui_frow rows[MAX_ROWS];
+	struct ui_pos *p = &a->pos[a->view];
+	size_t n;
+
+	if (!a->s.job)
+		return false;
+	n = ui_fields_rows(a, a->view, rows, MAX_ROWS);
+	switch (act) {
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		ui_pos_move(p, act, (long long)n, ui_page_rows(a));
+		settle(p, rows, n, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM ? -1 : 1);
+		return true;
+	case UI_A_EDIT:
+	case UI_A_TOGGLE: {
+		settle(p, rows, n, 1);
+		if (n == 0 || !row_selectable(&rows[p->cursor]))
+			return true;
+		const struct ui_frow *r = &rows[p->cursor];
+		if (r->bucket)
+			toggle_bucket(a, r);
+		else if (r->f->type == JOB_F_BOOL)
+			toggle_bool(a, r);
+		else if (act == UI_A_EDIT)
+			start_edit(a, r);
+		else
+			ui_status(a, false, "%s", _("Space toggles switches; press Enter to edit this value."));
+		return true;
+	}
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,651 @@
+/* view_log.c — the Log view: the log with virtual scrolling (only the visible lines are read,
+ * through the log index), signature lines highlighted, PCRE2 search; and beside it (or below on
+ * a narrow terminal) the diagnosis: the verdict, the five timing rows, the evidence lines.
+ *
+ * Every byte of the log goes through text_sanitize before it is drawn: a log can hold escape
+ * sequences (OSC 52 clipboard writes, title changes, C1 controls in UTF-8) and none may reach
+ * the terminal.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+#include "oomfix/sig.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+#define READ_MAX (64u * 1024)   /* bytes of one physical line read for display */
+#define CACHE_N 256
+
+/* Lines already read and sanitised, so a redraw or a one-line scroll reads at most one line. */
+struct cline {
+	uint64_t line;      /* 1-based; 0 = empty slot */
+	char *text;         /* sanitised, the last non-empty \r segment */
+	size_t len;
+	unsigned redraws;   /* \r segments before the one shown */
+	bool clipped;
+	int sig;            /* 0 none, 1 OOM or detail, 2 hint, 3 other death */
+};
+
+static struct cline cache[CACHE_N];
+static const struct ui_session *cache_owner;
+static uint64_t cache_size;  /* log size the cache was filled at */
+static struct sig_matcher *matcher;
+static struct ui_pos diag_pos;
+static int diag_width = 78;   /* the width the panel was last drawn at: its lines wrap by it */
+
+static void cache_drop(void)
+{
+	for (int i = 0; i < CACHE_N; i++) {
+		free(cache[i].text);
+		cache[i] = (struct cline){ 0 };
+	}
+}
+
+void ui_log_free(struct ui_app *a)
+{
+	cache_drop();
+	sig_matcher_free(&matcher);
+	if (a->md)
+		pcre2_match_data_free(a->md);
+	if (a->re)
+		pcre2_code_free(a->re);
+	a->md = a->re = NULL;
+}
+
+static int classify(const char *raw, size_t len)
+{
+	struct sig_match hits[SIG_COUNT];
+	struct err e;
+	int best = 0;
+
+	if (!sig_prefilter(raw, len))
+		return 0;
+	if (!matcher && sig_matcher_new(&matcher, &e))
+		return 0;
+	size_t n = sig_match(matcher, raw, len, SIG_ALL, hits, SIG_COUNT);
+	for (size_t i = 0; i < n; i++) {
+		enum sig_class c = sig_defs[hits[i].id].cls;
+		int v = c == SIG_CLASS_OOM || c == SIG_CLASS_DETAIL ? 1 : c == SIG_CLASS_HINT ? 2 : 3;
+		if (!best || v < best)
+			best = v;
+	}
+	return best;
+}
+
+static const struct cline *get_line(struct ui_app *a, uint64_t line)
+{
+	static char *buf;
+	struct cline *c = &cache[line % CACHE_N];
+	size_t len = 0;
+	bool clipped = false;
+	struct err e;
+
+	if (cache_owner != &a->s || cache_size != logidx_size(a->s.log)) {
+		cache_drop();
+		cache_owner = &a->s;
+		cache_size = logidx_size(a->s.log);
+	}
+	if (c->line == line && c->text)
+		return c;
+	if (!buf && !(buf = malloc(READ_MAX)))
+		return NULL;
+	free(c->text);
+	*c = (struct cline){ 0 };
+	if (logidx_read_line(a->s.log, line, buf, READ_MAX, &len, &clipped, NULL, &e))
+		len = 0;
+	/* Show what a terminal would show: the last non-empty \r segment (tqdm redraws). */
+	size_t start = 0;
+	unsigned segs = 0;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\r') {
+			if (i + 1 < len && buf[i + 1] != '\r') {
+				start = i + 1;
+				segs++;
+			}
+		}
+	size_t seglen = len - start;
+	while (seglen > 0 && buf[start + seglen - 1] == '\r')
+		seglen--;
+	c->text = malloc(seglen * 4 + 1);
+	if (!c->text)
+		return NULL;
+	c->len = text_sanitize(buf + start, seglen, c->text, seglen * 4 + 1);
+	c->line = line;
+	c->redraws = segs;
+	c->clipped = clipped;
+	/* Classify on the ANSI-stripped bytes, as the diagnosis does. */
+	size_t sl = text_strip_ansi(buf, len);
+	for (size_t i = 0; i < sl; i++)
+		if (buf[i] == '\r')
+			buf[i] = ' ';
+	c->sig = classify(buf, sl);
+	return c;
+}
+
+static bool is_evidence(const struct ui_session *s, uint64_t line)
+{
+	for (size_t i = 0; i < s->diag.nevidence; i++)
+		if (s->diag.evidence[i].line == line)
+			return true;
+	for (size_t i = 0; i < s->diag.nsigs; i++)
+		if (s->diag.sigs[i].line == line)
+			return true;
+	return false;
+}
+
+/* ---- the diagnosis panel ------------------------------------------------------------------ */
+
+static const char *phase_text(enum diag_phase p)
+{
+	switch (p) {
+	case DIAG_P_MODEL_LOAD: return _("loading the model");
+	case DIAG_P_CACHING: return _("caching latents or text embeddings");
+	case DIAG_P_BASELINE_SAMPLING: return _("generating the baseline samples");
+	case DIAG_P_TRAINING: return _("training");
+	case DIAG_P_SAMPLING: return _("generating samples");
+	case DIAG_P_SAVING: return _("saving");
+	default: return _("unknown");
+	}
+}
+
+static const char *other_text(enum diag_other o)
+{
+	switch (o) {
+	case DIAG_O_HOST_OOM: return _("the machine ran out of RAM (the kernel killed the process), "
+				       "not the GPU");
+	case DIAG_O_MISSING_FILE: return _("a file or folder it needs is missing");
+	case DIAG_O_HF_AUTH: return _("Hugging Face refused the download (log in or accept the "
+				      "model licence)");
+	case DIAG_O_CONFIG_ERROR: return _("the job configuration has an error");
+	case DIAG_O_PYTHON_ERROR: return _("a Python error unrelated to memory");
+	default: return _("unknown");
+	}
+}
+
+static void verdict_sentence(const struct diag_result *d, char *buf, size_t sz)
+{
+	long long st = d->failed_step;
+
+	switch (d->timing) {
+	case DIAG_T_BEFORE_TRAINING:
+		snprintf(buf, sz, _("The job ran out of GPU memory before training started, while %s."),
+			 phase_text(d->phase));
+		break;
+	case DIAG_T_FIRST_STEPS:
+		snprintf(buf, sz, _("The job ran out of GPU memory in training step %lld, one of the "
+				    "first steps: a single step does not fit."), st);
+		break;
+	case DIAG_T_SAMPLING:
+		snprintf(buf, sz, _("The job ran out of GPU memory while generating samples at step "
+				    "%lld; training itself fitted."), st);
+		break;
+	case DIAG_T_INTERMITTENT:
+		if (st > 0)
+			snprintf(buf, sz, _("The job ran out of GPU memory later in training (step %lld): "
+					    "most batches fit, the largest do not."), st);
+		else
+			snprintf(buf, sz, "%s", _("The job skipped batches that did not fit in GPU "
+						  "memory: most batches fit, the largest do not."));
+		break;
+	case DIAG_T_ENVIRONMENT:
+		snprintf(buf, sz, "%s", _("The job is already conservative and still failed with no "
+					  "GPU memory free: the GPU or the worker is in a bad state, "
+					  "not the settings."));
+		break;
+	default:
+		if (d->other != DIAG_O_NONE)
+			snprintf(buf, sz, _("The job did not run out of GPU memory. It failed because %s."),
+				 other_text(d->other));
+		else
+			snprintf(buf, sz, "%s", _("No GPU out-of-memory error was found in this log."));
+	}
+}
+
+/* The guide's table: when -> likely cause -> first change. */
+static const struct { enum diag_timing t; const char *when, *cause, *change; } timing_rows[] = {
+	{ DIAG_T_BEFORE_TRAINING, N_("A before training"), N_("model load, caching or baseline sample"),
+	  N_("low VRAM/quantize; smaller top bucket; lighter sampling") },
+	{ DIAG_T_FIRST_STEPS, N_("B first steps 1-10"), N_("one training step is too big"),
+	  N_("the first plan step not done yet") },
+	{ DIAG_T_SAMPLING, N_("C while sampling"), N_("sample size, steps or frames"),
+	  N_("lighter sampling, then disable it") },
+	{ DIAG_T_INTERMITTENT, N_("D later, or skips"), N_("the largest bucket or longest clip"),
+	  N_("drop the largest bucket; fewer frames") },
+	{ DIAG_T_ENVIRONMENT, N_("E environment"), N_("GPU or worker state, other process"),
+	  N_("fresh worker; escalate if it repeats") },
+};
+
+/* Text clipped or padded to exactly `cells` cells. */
+static void cell_col(char *out, size_t sz, const char *s, int cells)
+{
+	int used;
+	size_t fit = text_fit(s, strlen(s), cells, &used);
+	snprintf(out, sz, "%.*s%*s", (int)fit, s, cells - used, "");
+}
+
+void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
+{
+	const struct ui_session *s = &a->s;
+	const struct diag_result *d = &s->diag;
+	char buf[1024], c1[128], c2[256], c3[256];
+	struct ui_line *ln;
+
+	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
+	if (!s->have_diag) {
+		ui_lines_wrap(l, UI_R_DIM, _("No log was given. Start oomfix with JOB.yaml LOG to see "
+					     "when the job ran out of memory."), width, 1);
+		return;
+	}
+	verdict_sentence(d, buf, sizeof buf);
+	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
+	if (d->oom && s->plan.first_fix != FIX_NONE) {
+		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
+		ln = ui_lines_add(l, UI_R_MARK, " ");
+		ui_line_append(ln, UI_R_MARK, buf);
+		ui_line_append(ln, UI_R_DIM, _("  (a applies it, w walks the plan)"));
+	}
+	if (d->failed_step >= 0) {
+		if (d->total_steps > 0)
+			snprintf(buf, sizeof buf, _("Failed step: %lld of %lld   Phase: %s"), d->failed_step,
+				 d->total_steps, phase_text(d->phase));
+		else
+			snprintf(buf, sizeof buf, _("Failed step: %lld   Phase: %s"), d->failed_step,
+				 phase_text(d->phase));
+	} else if (d->oom) {
+		snprintf(buf, sizeof buf, _("Failed step: none (before training)   Phase: %s"),
+			 phase_text(d->phase));
+	} else {
+		buf[0] = '\0';
+	}
+	if (buf[0])
+		ui_lines_addf(l, UI_R_LABEL, " %s", buf);
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	/* Three columns sized from the width; each cell clipped in cells, never in bytes. */
+	int w1 = 19, rest = width - 2 - w1 - 2, w2 = rest / 2, w3 = rest - w2;
+	if (w2 < 8)
+		w2 = 8;
+	if (w3 < 8)
+		w3 = 8;
+	cell_col(c1, sizeof c1, _("When"), w1);
+	cell_col(c2, sizeof c2, _("Likely cause"), w2);
+	cell_col(c3, sizeof c3, _("First change"), w3);
+	ln = ui_lines_addf(l, UI_R_HEADING, "  %s %s %s", c1, c2, c3);
+	for (size_t i = 0; i < sizeof timing_rows / sizeof timing_rows[0]; i++) {
+		bool hit = d->oom && d->timing == timing_rows[i].t;
+		cell_col(c1, sizeof c1, _(timing_rows[i].when), w1);
+		cell_col(c2, sizeof c2, _(timing_rows[i].cause), w2);
+		cell_col(c3, sizeof c3, _(timing_rows[i].change), w3);
+		ln = ui_lines_addf(l, hit ? UI_R_MARK : UI_R_NORMAL, "%s %s %s %s", hit ? ">" : " ",
+				   c1, c2, c3);
+	}
+	for (size_t i = 0; i < d->nhints; i++) {
+		snprintf(buf, sizeof buf, _("Note (line %llu): %s"), (unsigned long long)d->hints[i].line,
+			 d->hints[i].text);
+		ui_lines_wrap(l, UI_R_EVIDENCE, buf, width, 1);
+	}
+	ui_lines_add(l, UI_R_NORMAL, "");
+	if (d->nevidence == 0) {
+		ui_lines_add(l, UI_R_DIM, _(" No evidence lines."));
+		return;
+	}
+	ui_lines_add(l, UI_R_HEADING, _("Evidence (Enter shows the line in the log)"));
+	for (size_t i = 0; i < d->nevidence; i++) {
+		snprintf(buf, sizeof buf, "%8llu  ", (unsigned long long)d->evidence[i].line);
+		ln = ui_lines_add(l, UI_R_DIM, buf);
+		ui_line_append(ln, UI_R_EVIDENCE, d->evidence[i].text);
+		ln->gutter = '>';
+		ln->gutter_role = UI_R_EVIDENCE;
+		ln->target = (long long)d->evidence[i].line;
+		ln->selectable = true;
+	}
+}
+
+/* ---- drawing ---------------------------------------------------------------------------------- */
+
+static void draw_log(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_pos *p = &a->pos[UI_V_LOG];
+	long long n = (long long)a->s.log_lines;
+	char buf[512];
+	int numw = 1;
+
+	for (uint64_t k = a->s.log_lines; k >= 10; k /= 10)
+		numw++;
+	/* Header row: which log, where we are. */
+	snprintf(buf, sizeof buf, _("%s  line %lld of %lld%s"), logidx_name(a->s.log),
+		 n ? p->cursor + 1 : 0, n, logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
+	ui_put(stdscr, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
+	r.y++;
+	r.h--;
+	if (r.h <= 0)
+		return;
+	if (p->cursor >= n)
+		p->cursor = n - 1;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	if (p->top > p->cursor)
+		p->top = p->cursor;
+	if (p->cursor >= p->top + r.h)
+		p->top = p->cursor - r.h + 1;
+	if (p->top > n - r.h)
+		p->top = n - r.h;
+	if (p->top < 0)
+		p->top = 0;
+	for (int i = 0; i < r.h && p->top + i < n; i++) {
+		uint64_t line = (uint64_t)(p->top + i) + 1;
+		const struct cline *c = get_line(a, line);
+		struct ui_line ln = { 0 };
+		char num[32];
+		bool ev = is_evidence(&a->s, line);
+		bool cur = !a->log_focus_diag && p->top + i == p->cursor;
+		enum ui_role role = !c ? UI_R_NORMAL : c->sig == 1 ? UI_R_OOM
+						   : c->sig == 3 ? UI_R_ERROR
+						   : c->sig == 2 ? UI_R_EVIDENCE : UI_R_NORMAL;
+
+		/* gutter: > evidence, ! OOM line, ~ redrawn progress line: the mark says it without
+		 * colour */
+		snprintf(num, sizeof num, "%c%*llu ",
+			 ev ? '>' : c && c->sig == 1 ? '!' : c && c->redraws ? '~' : ' ', numw,
+			 (unsigned long long)line);
+		if (cur)
+			ui_fill(stdscr, r.y + i, r.x, r.w, UI_R_CURSOR);
+		int used = ui_put(stdscr, r.y + i, r.x, r.w,
+				  cur ? UI_R_CURSOR : ev ? UI_R_EVIDENCE : c && c->sig == 1 ? UI_R_OOM
+									: UI_R_DIM, num);
+		if (!c)
+			continue;
+		ln.text = c->text;
+		ln.len = c->len;
+		ln.nseg = 1;
+		ln.seg[0].role = role;
+		/* Highlight the search match in the visible text. */
+		if (a->re && a->md &&
+		    pcre2_match(a->re, (PCRE2_SPTR)c->text, c->len, 0, 0, a->md, NULL) > 0) {
+			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(a->md);
+			if (ov[1] > ov[0] && ov[1] <= c->len) {
+				ln.seg[1].off = ov[0];
+				ln.seg[1].role = UI_R_MATCH;
+				ln.seg[2].off = ov[1];
+				ln.seg[2].role = role;
+				ln.nseg = ov[0] == 0 ? (ln.seg[0] = ln.seg[1], ln.seg[1] = ln.seg[2], 2) : 3;
+			}
+		}
+		ui_draw_line(stdscr, r.y + i, r.x + used, r.w - used, &ln, cur);
+	}
+}
+
+/* Keeps the diagnosis cursor on an evidence line when there is one. */
+static void diag_settle(const struct ui_lines *l, int dir)
+{
+	long long n = (long long)l->n;
+
+	if (diag_pos.cursor >= n)
+		diag_pos.cursor = n - 1;
+	if (diag_pos.cursor < 0)
+		diag_pos.cursor = 0;
+	for (long long c = diag_pos.cursor; c >= 0 && c < n; c += dir)
+		if (l->v[c].selectable) {
+			diag_pos.cursor = c;
+			return;
+		}
+	for (long long c = diag_pos.cursor; c >= 0 && c < n; c -= dir)
+		if (l->v[c].selectable) {
+			diag_pos.cursor = c;
+			return;
+		}
+}
+
+void ui_log_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+	struct ui_rect lr = r, dr = r;
+
+	if (!a->s.log) {
+		ui_diag_lines(a, &l, r.w - 2);
+		ui_draw_lines(stdscr, r, &l, 0, &diag_pos.top, false);
+		ui_lines_free(&l);
+		return;
+	}
+	if (r.w >= 140) { /* side by side: the log keeps most of the width */
+		lr.w = r.w * 3 / 5;
+		dr.x = r.x + lr.w + 1;
+		dr.w = r.w - lr.w - 1;
+		wattrset(stdscr, ui_attr(UI_R_DIM));
+		mvwvline(stdscr, r.y, r.x + lr.w, '|', r.h);
+		wattrset(stdscr, A_NORMAL);
+	} else {          /* stacked: the diagnosis below */
+		dr.h = r.h / 2;
+		lr.h = r.h - dr.h - 1;
+		dr.y = r.y + lr.h + 1;
+		wattrset(stdscr, ui_attr(UI_R_DIM));
+		mvwhline(stdscr, r.y + lr.h, r.x, '-', r.w);
+		wattrset(stdscr, A_NORMAL);
+	}
+	draw_log(a, lr);
+	diag_width = dr.w - 1;
+	ui_diag_lines(a, &l, diag_width);
+	if (a->log_focus_diag)
+		diag_settle(&l, 1);
+	ui_draw_lines(stdscr, dr, &l, diag_pos.cursor, &diag_pos.top, a->log_focus_diag);
+	ui_lines_free(&l);
+}
+
+/* ---- moving, jumping, searching ------------------------------------------------------------- */
+
+static void jump_to(struct ui_app *a, uint64_t line)
+{
+	struct ui_pos *p = &a->pos[UI_V_LOG];
+	int page = ui_page_rows(a);
+
+	if (line < 1 || line > a->s.log_lines)
+		return;
+	p->cursor = (long long)line - 1;
+	/* Centre it, so the lines around the evidence are visible too. */
+	p->top = p->cursor - page / 4;
+	if (p->top < 0)
+		p->top = 0;
+	a->log_focus_diag = false;
+}
+
+struct search_ctx {
+	struct ui_app *a;
+	uint64_t from;         /* current line (1-based) */
+	bool backward;
+	uint64_t first, last_before, after;  /* 0 = none */
+	uint64_t last;
+	char *buf;
+};
+
+static int search_cb(const struct logidx_seg *sg, void *vctx)
+{
+	struct search_ctx *c = vctx;
+	size_t len = sg->len < READ_MAX ? sg->len : READ_MAX;
+
+	if (!c->backward && c->first && sg->line <= c->from)
+		return 0; /* the wrap target is known: only lines after the cursor matter now */
+	if (sg->line == c->last)
+		return 0; /* this line already matched in an earlier segment */
+	memcpy(c->buf, sg->p, len);
+	len = text_strip_ansi(c->buf, len);
+	if (pcre2_match(c->a->re, (PCRE2_SPTR)c->buf, len, 0, 0, c->a->md, NULL) < 0)
+		return 0;
+	c->last = sg->line;
+	if (!c->first)
+		c->first = sg->line;
+	if (sg->line < c->from)
+		c->last_before = sg->line;
+	if (!c->backward && sg->line > c->from) {
+		c->after = sg->line;
+		return 1;
+	}
+	return 0;
+}
+
+static void search(struct ui_app *a, bool backward)
+{
+	struct search_ctx c = { .a = a, .backward = backward };
+	struct err e;
+	uint64_t hit = 0;
+	bool wrapped = false;
+
+	if (!a->re) {
+		ui_status(a, true, "%s", _("No search yet: press / to search."));
+		return;
+	}
+	c.from = (uint64_t)a->pos[UI_V_LOG].cursor + 1;
+	c.buf = malloc(READ_MAX);
+	if (!c.buf)
+		return;
+	int rc = logidx_scan(a->s.log, search_cb, &c, &e);
+	free(c.buf);
+	if (rc != ERR_OK && rc != 1) {
+		ui_status_err(a, &e);
+		return;
+	}
+	if (backward) {
+		hit = c.last_before ? c.last_before : c.last;
+		wrapped = !c.last_before && hit;
+	} else {
+		hit = c.after ? c.after : c.first;
+		wrapped = !c.after && hit;
+	}
+	if (!hit) {
+		ui_status(a, true, _("Pattern not found: %s"), a->search);
+		return;
+	}
+	jump_to(a, hit);
+	if (wrapped)
+		ui_status(a, false, "%s", backward ? _("Search wrapped to the bottom.")
+						   : _("Search wrapped to the top."));
+	else
+		ui_status(a, false, _("Match at line %llu"), (unsigned long long)hit);
+}
+
+void ui_log_search_done(struct ui_app *a)
+{
+	int errcode;
+	PCRE2_SIZE erroff;
+	uint32_t opts = PCRE2_MATCH_INVALID_UTF | PCRE2_UTF;
+	bool upper = false;
+
+	if (!a->s.log || a->prompt_len == 0)
+		return;
+	snprintf(a->search, sizeof a->search, "%.*s", (int)a->prompt_len, a->prompt_buf);
+	/* Smart case, as in less and vim: lower-case patterns ignore case. */
+	for (const char *p = a->search; *p; p++)
+		upper |= *p >= 'A' && *p <= 'Z';
+	if (!upper)
+		opts |= PCRE2_CASELESS;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)a->search, PCRE2_ZERO_TERMINATED, opts, &errcode,
+				       &erroff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof msg);
+		ui_status(a, true, _("Bad pattern at offset %zu: %s"), (size_t)erroff, (char *)msg);
+		return;
+	}
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+	if (a->md)
+		pcre2_match_data_free(a->md);
+	if (a->re)
+		pcre2_code_free(a->re);
+	a->re = re;
+	a->md = pcre2_match_data_create_from_pattern(re, NULL);
+	search(a, false);
+}
+
+static void next_evidence(struct ui_app *a)
+{
+	const struct diag_result *d = &a->s.diag;
+	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0;
+
+	for (size_t i = 0; i < d->nevidence; i++) {
+		uint64_t ln = d->evidence[i].line;
+		if (!first || ln < first)
+			first = ln;
+		if (ln > cur && (!best || ln < best))
+			best = ln;
+	}
+	if (!best)
+		best = first;
+	if (!best) {
+		ui_status(a, false, "%s", _("No evidence lines in this log."));
+		return;
+	}
+	jump_to(a, best);
+	ui_status(a, false, _("Evidence at line %llu"), (unsigned long long)best);
+}
+
+bool ui_log_action(struct ui_app *a, enum ui_act act)
+{
+	struct ui_lines l = { 0 };
+	bool done = true;
+
+	if (!a->s.log)
+		return false;
+	switch (act) {
+	case UI_A_SEARCH:
+		a->mode = UI_M_PROMPT;
+		a->prompt_kind = UI_P_SEARCH;
+		snprintf(a->prompt_label, sizeof a->prompt_label, "/");
+		a->prompt_len = 0;
+		a->prompt_buf[0] = '\0';
+		ui_status(a, false, "%s", "");
+		break;
+	case UI_A_SEARCH_NEXT:
+		search(a, false);
+		break;
+	case UI_A_SEARCH_PREV:
+		search(a, true);
+		break;
+	case UI_A_NEXT_EVIDENCE:
+		next_evidence(a);
+		break;
+	case UI_A_FOCUS_DIAG:
+		if (a->s.diag.nevidence == 0) {
+			ui_status(a, false, "%s", _("The diagnosis has no evidence lines to select."));
+			break;
+		}
+		a->log_focus_diag = true;
+		break;
+	case UI_A_FOCUS_LOG:
+		a->log_focus_diag = false;
+		break;
+	case UI_A_JUMP:
+		if (!a->log_focus_diag) {
+			done = false;
+			break;
+		}
+		ui_diag_lines(a, &l, diag_width);
+		diag_settle(&l, 1);
+		if (diag_pos.cursor < (long long)l.n && l.v[diag_pos.cursor].target > 0)
+			jump_to(a, (uint64_t)l.v[diag_pos.cursor].target);
+		break;
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		if (a->log_focus_diag) {
+			ui_diag_lines(a, &l, diag_width);
+			ui_pos_move(&diag_pos, act, (long long)l.n, 1);
+			diag_settle(&l, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM ? -1 : 1);
+			break;
+		}
+		if (act == UI_A_BOTTOM && logidx_refresh(a->s.log)) {
+			/* The log grew (a job still running): count the new lines. */
+			struct err e;
+			uint64_t nl;
+			if (logidx_count_lines(a->s.log, &nl, &e) == ERR_OK)
+				a->s.log_lines = nl;
+		}
+		ui_pos_move(&a->pos[UI_V_LOG], act, (long long)a->s.log_lines, ui_page_rows(a));
+		break;
+	default:
+		done = false;
+	}
+	ui_lines_free(&l);
+	return done;
+}

@@ -1,0 +1,210 @@
+/* view_plan.c — the text screens: Plan (checklist, rollback order, fixes, scale-up), Diff
+ * (unsaved edits), the save screen and the help screen generated from the action table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+static const char *status_word(enum fix_status st)
+{
+	switch (st) {
+	case FIX_DONE: return _("done");
+	case FIX_TODO: return _("to do");
+	default: return _("not applicable");
+	}
+}
+
+static enum ui_role status_role(enum fix_status st)
+{
+	return st == FIX_DONE ? UI_R_DONE : st == FIX_TODO ? UI_R_TODO : UI_R_NA;
+}
+
+static char status_box(enum fix_status st)
+{
+	return st == FIX_DONE ? 'x' : st == FIX_TODO ? ' ' : '-';
+}
+
+static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
+{
+	const struct ui_session *s = &a->s;
+	const struct job *j = s->job;
+	enum fix_id next = ui_session_next_fix(s);
+	char buf[1024], reason[512];
+	struct ui_line *ln;
+
+	ln = ui_lines_add(l, UI_R_HEADING, _("Quick checklist"));
+	if (!j)
+		ui_lines_add(l, UI_R_DIM, _(" No job file is open: nothing can be ticked."));
+	for (int i = 0; j && i < CHECK_COUNT; i++) {
+		enum fix_status st = s->check.item[i];
+		ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
+		ui_line_append(ln, status_role(st), checklist_label((enum check_item)i));
+		if (s->check.reason[i][0]) {
+			ui_line_append(ln, UI_R_DIM, "  ");
+			ui_line_append(ln, UI_R_DIM, s->check.reason[i]);
+		}
+	}
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	snprintf(buf, sizeof buf, s->plan.kind == JOB_KIND_VIDEO
+					  ? _("Rollback order for a video model (one change per retry)")
+					  : _("Rollback order for an image model (one change per retry)"));
+	ui_lines_add(l, UI_R_HEADING, buf);
+	for (size_t i = 0; i < s->plan.n; i++) {
+		const struct plan_step *ps = &s->plan.steps[i];
+		bool first = ps->fix == s->plan.first_fix, is_next = ps->fix == next;
+		ln = ui_lines_addf(l, status_role(ps->status), "%c%2zu. [%c] ", is_next ? '>' : ' ', i + 1,
+				   status_box(ps->status));
+		ln->seg[0].role = is_next ? UI_R_MARK : status_role(ps->status);
+		ui_line_seg(ln, 1, status_role(ps->status));
+		ui_line_append(ln, status_role(ps->status), _(fix_defs[ps->fix].title));
+		snprintf(buf, sizeof buf, "  (%s)", status_word(ps->status));
+		ui_line_append(ln, UI_R_DIM, buf);
+		if (first)
+			ui_line_append(ln, UI_R_MARK, _("  <- first change for this failure"));
+		else if (is_next)
+			ui_line_append(ln, UI_R_MARK, _("  <- next"));
+	}
+	if (next == FIX_FRESH_WORKER)
+		ui_lines_wrap(l, UI_R_MARK, _("Every setting is already conservative: start a fresh "
+					      "worker instead of changing the job."), width, 1);
+	else if (next != FIX_NONE)
+		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step; w walks through them all."));
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	ui_lines_add(l, UI_R_HEADING, _("Every fix"));
+	for (int f = 0; f < FIX_COUNT; f++) {
+		enum fix_status st = fix_status(j, (enum fix_id)f, reason, sizeof reason);
+		ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
+		ui_line_append(ln, UI_R_VALUE, _(fix_defs[f].title));
+		snprintf(buf, sizeof buf, "  %s (%s)", fix_defs[f].name, status_word(st));
+		ui_line_append(ln, UI_R_DIM, buf);
+		if (reason[0])
+			ui_lines_wrap(l, UI_R_LABEL, reason, width, 5);
+		ui_lines_wrap(l, UI_R_DIM, _(fix_defs[f].why), width, 5);
+	}
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	ui_lines_add(l, UI_R_HEADING, _("After a successful retry: scale up one setting at a time"));
+	enum scaleup_step nx = scaleup_next(j, SCALEUP_NONE, buf, sizeof buf);
+	for (int k = 0; k < SCALEUP_COUNT; k++) {
+		ln = ui_lines_addf(l, k == (int)nx ? UI_R_MARK : UI_R_LABEL, "%c%2d. ",
+				   k == (int)nx ? '>' : ' ', k + 1);
+		ui_line_append(ln, k == (int)nx ? UI_R_MARK : UI_R_LABEL,
+			       scaleup_title((enum scaleup_step)k));
+	}
+	if (nx != SCALEUP_NONE)
+		ui_lines_wrap(l, UI_R_VALUE, buf, width, 5);
+}
+
+/* Scrolling a text screen: the cursor is the top line, so every key moves the view. */
+static void draw_scrolled(struct ui_app *a, struct ui_rect r, struct ui_lines *l, struct ui_pos *p)
+{
+	long long max = (long long)l->n - r.h;
+
+	if (max < 0)
+		max = 0;
+	if (p->cursor > max)
+		p->cursor = max;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	p->top = p->cursor;
+	for (int i = 0; i < r.h && p->top + i < (long long)l->n; i++)
+		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l->v[p->top + i], false);
+	if ((long long)l->n > r.h) {
+		char buf[64];
+		snprintf(buf, sizeof buf, " %lld-%lld/%zu ", p->top + 1,
+			 p->top + r.h < (long long)l->n ? p->top + r.h : (long long)l->n, l->n);
+		int w = text_width(buf, strlen(buf));
+		ui_put(stdscr, r.y + r.h - 1, r.x + r.w - w, w, UI_R_DIM, buf);
+	}
+	(void)a;
+}
+
+void ui_plan_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+
+	plan_lines(a, &l, r.w - 2);
+	draw_scrolled(a, r, &l, &a->pos[UI_V_PLAN]);
+	ui_lines_free(&l);
+}
+
+void ui_diff_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+	char *d = ui_session_diff(&a->s, 3);
+
+	if (!a->s.job_path)
+		ui_lines_add(&l, UI_R_DIM, _(" No job file is open."));
+	else if (!d || !*d)
+		ui_lines_add(&l, UI_R_DIM, _(" No unsaved changes. a applies the first fix; the "
+					     "panels edit values."));
+	else
+		ui_lines_diff(&l, d);
+	free(d);
+	draw_scrolled(a, r, &l, &a->pos[UI_V_DIFF]);
+	ui_lines_free(&l);
+}
+
+void ui_save_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+	char *d = ui_session_diff(&a->s, 3);
+	char buf[1200];
+
+	snprintf(buf, sizeof buf, _("Save %s: these changes will be written"), a->s.job_path);
+	ui_lines_add(&l, UI_R_HEADING, buf);
+	ui_lines_wrap(&l, UI_R_DIM, _("The previous version is kept as FILE~, and the change is "
+				      "noted in FILE.oomfix.md beside it."), r.w - 2, 1);
+	ui_lines_add(&l, UI_R_NORMAL, "");
+	ui_lines_diff(&l, d ? d : "");
+	free(d);
+	draw_scrolled(a, r, &l, &a->save_pos);
+	ui_lines_free(&l);
+}
+
+/* Groups of the help screen, in order; an action is listed under the first group it has. */
+static const struct { unsigned ctx; const char *title; } help_groups[] = {
+	{ UI_CTX_VIEWS, N_("Everywhere") },
+	{ UI_CTX_FIELDS, N_("Training, Datasets, Sample, Model") },
+	{ UI_CTX_ADVANCED, N_("Advanced (the whole YAML)") },
+	{ UI_CTX_LOG, N_("Log and diagnosis") },
+	{ UI_CTX_SCROLL, N_("Scrolling screens") },
+	{ UI_CTX_WALK, N_("Walk-through") },
+	{ UI_CTX_CONFIRM, N_("Questions") },
+	{ UI_CTX_PROMPT, N_("Typing a value or a search") },
+	{ UI_CTX_HELP, N_("This help") },
+};
+
+void ui_help_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+	char keys[64], col[128];
+
+	ui_lines_add(&l, UI_R_HEADING, _("oomfix keys"));
+	for (size_t g = 0; g < sizeof help_groups / sizeof help_groups[0]; g++) {
+		bool any = false;
+		for (size_t i = 0; i < ui_nactions; i++) {
+			const struct ui_action *act = &ui_actions[i];
+			unsigned lowest = act->ctx & -act->ctx;
+			if (lowest != help_groups[g].ctx)
+				continue;
+			if (!any) {
+				ui_lines_add(&l, UI_R_NORMAL, "");
+				ui_lines_add(&l, UI_R_HEADING, _(help_groups[g].title));
+				any = true;
+			}
+			ui_action_keys(act, keys, sizeof keys);
+			int w = text_width(keys, strlen(keys));
+			snprintf(col, sizeof col, "  %s%*s", keys, w < 18 ? 18 - w : 1, "");
+			struct ui_line *ln = ui_lines_add(&l, UI_R_FOOTER_KEY, col);
+			ui_line_append(ln, UI_R_NORMAL, _(act->help));
+		}
+	}
+	draw_scrolled(a, r, &l, &a->help_pos);
+	ui_lines_free(&l);
+}

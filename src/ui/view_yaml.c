@@ -1,0 +1,265 @@
+/* view_yaml.c — Advanced: the whole YAML, read-only, with keys, values and comments told apart
+ * and the lines changed since the last save marked; `e` edits it in $EDITOR and reloads it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "oomfix/diff.h"
+#include "oomfix/i18n.h"
+#include "ui.h"
+
+/* Marks the lines of the current text that differ from the saved one, read from the hunk
+ * headers of a zero-context diff ("@@ -a,b +c,d @@": new lines c .. c+d-1). */
+static void edited_lines(const struct ui_session *s, unsigned char *mark, size_t nlines)
+{
+	char *d = ui_session_diff(s, 0);
+	const char *p = d;
+
+	while (p && (p = strstr(p, "\n@@ -"))) {
+		unsigned long c = 0, cnt = 1;
+		const char *plus = strchr(p + 5, '+');
+		p += 5;
+		if (!plus || sscanf(plus + 1, "%lu", &c) != 1)
+			continue;
+		const char *comma = plus + 1;
+		while (*comma >= '0' && *comma <= '9')
+			comma++;
+		if (*comma == ',')
+			cnt = strtoul(comma + 1, NULL, 10);
+		for (unsigned long k = 0; k < cnt; k++)
+			if (c + k >= 1 && c + k <= nlines)
+				mark[c + k - 1] = 1;
+		if (cnt == 0 && c >= 1 && c <= nlines)
+			mark[c - 1] = 1; /* a deletion after line c */
+	}
+	free(d);
+}
+
+/* Splits a YAML line into key, value and comment for highlighting (display only: the text is
+ * never changed). Returns the offsets; -1 when the part is absent. */
+static void yaml_parts(const char *s, size_t len, long *key_end, long *comment)
+{
+	size_t i = 0;
+	char q = 0;
+
+	*key_end = -1;
+	*comment = -1;
+	while (i < len && s[i] == ' ')
+		i++;
+	while (i + 1 < len && s[i] == '-' && s[i + 1] == ' ') {
+		i += 2;
+		while (i < len && s[i] == ' ')
+			i++;
+	}
+	if (i < len && s[i] == '#') {
+		*comment = (long)i;
+		return;
+	}
+	for (size_t k = i; k < len; k++) {
+		char c = s[k];
+		if (q) {
+			if (c == q)
+				q = 0;
+			continue;
+		}
+		if ((c == '"' || c == '\'') && (k == i || s[k - 1] == ' ' || s[k - 1] == '[' ||
+						s[k - 1] == '{' || s[k - 1] == ','))
+			q = c;
+		else if (c == '#' && k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) {
+			*comment = (long)k;
+			return;
+		} else if (c == ':' && *key_end < 0 && (k + 1 == len || s[k + 1] == ' ') &&
+			   s[i] != '[' && s[i] != '{')
+			*key_end = (long)k + 1;
+	}
+}
+
+static void build(struct ui_app *a, struct ui_lines *l)
+{
+	size_t len, nlines = 0;
+	const char *t = doc_text(ui_cur(&a->s), &len), *p = t, *end = t + len;
+	unsigned char *mark;
+	int numw = 1;
+
+	for (const char *q = t; q < end; q++)
+		nlines += *q == '\n';
+	if (len && t[len - 1] != '\n')
+		nlines++;
+	for (size_t k = nlines; k >= 10; k /= 10)
+		numw++;
+	mark = calloc(nlines + 1, 1);
+	if (mark)
+		edited_lines(&a->s, mark, nlines);
+	for (size_t ln = 1; p < end; ln++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char num[32], *part;
+		long key_end, comment;
+		struct ui_line *L;
+
+		if (n && p[n - 1] == '\r')
+			n--;
+		snprintf(num, sizeof num, "%*zu ", numw, ln);
+		L = ui_lines_add(l, UI_R_DIM, num);
+		L->gutter = mark && mark[ln - 1] ? '*' : ' ';
+		L->gutter_role = UI_R_EDITED;
+		yaml_parts(p, n, &key_end, &comment);
+		part = malloc(n + 1);
+		if (!part)
+			break;
+		size_t at = 0, stop = comment >= 0 ? (size_t)comment : n;
+		if (key_end >= 0) {
+			snprintf(part, n + 1, "%.*s", (int)key_end, p);
+			ui_line_append(L, UI_R_YAML_KEY, part);
+			at = (size_t)key_end;
+		}
+		if (stop > at) {
+			snprintf(part, n + 1, "%.*s", (int)(stop - at), p + at);
+			ui_line_append(L, UI_R_YAML_VALUE, part);
+		}
+		if (comment >= 0) {
+			snprintf(part, n + 1, "%.*s", (int)(n - (size_t)comment), p + comment);
+			ui_line_append(L, UI_R_YAML_COMMENT, part);
+		}
+		free(part);
+		if (mark && mark[ln - 1])
+			L->seg[0].role = UI_R_EDITED;
+		p = nl ? nl + 1 : end;
+	}
+	free(mark);
+}
+
+void ui_yaml_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+	struct ui_pos *p = &a->pos[UI_V_ADVANCED];
+
+	if (!ui_cur(&a->s)) {
+		ui_put(stdscr, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
+		       _("No job file is open. Start oomfix with JOB.yaml to see it here."));
+		return;
+	}
+	build(a, &l);
+	ui_draw_lines(stdscr, r, &l, p->cursor, &p->top, true);
+	ui_lines_free(&l);
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!fp)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= DOC_MAX_BYTES)
+				break;
+			char *nb = realloc(buf, cap ? cap * 2 : 65536);
+			if (!nb)
+				break;
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		size_t k = fread(buf + n, 1, cap - n, fp);
+		if (k == 0)
+			break;
+		n += k;
+	}
+	fclose(fp);
+	*len = n;
+	return buf ? buf : strdup("");
+}
+
+/* Runs $EDITOR (default vi) on a temporary copy with the terminal handed over, then loads the
+ * result as an unsaved edit. Invalid YAML changes nothing, and the edited copy is kept so that
+ * no typing is lost. */
+static void run_editor(struct ui_app *a)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char path[1024];
+	size_t len, nlen = 0;
+	const char *text = doc_text(ui_cur(&a->s), &len);
+	int fd, status = 0;
+	pid_t pid;
+
+	snprintf(path, sizeof path, "%s/oomfix-XXXXXX.yaml", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = mkstemps(path, 5);
+	if (fd < 0) {
+		ui_status(a, true, _("cannot create a temporary file: %s"), strerror(errno));
+		return;
+	}
+	if (write(fd, text, len) != (ssize_t)len || close(fd) != 0) {
+		ui_status(a, true, _("cannot write %s: %s"), path, strerror(errno));
+		unlink(path);
+		return;
+	}
+	def_prog_mode();
+	endwin();
+	pid = fork();
+	if (pid == 0) {
+		const char *ed = getenv("EDITOR");
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		if (!ed || !*ed)
+			setenv("EDITOR", "vi", 1);
+		/* Through the shell, so EDITOR may carry arguments ("code -w", "nano -R"). */
+		execl("/bin/sh", "sh", "-c", "exec $EDITOR \"$1\"", "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	reset_prog_mode();
+	clearok(curscr, TRUE); /* the editor drew over everything: repaint it all once */
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		ui_status(a, true, _("the editor failed (exit %d); nothing changed"),
+			  pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		unlink(path);
+		return;
+	}
+	char *nt = read_all(path, &nlen);
+	if (!nt) {
+		ui_status(a, true, _("cannot read %s back: %s"), path, strerror(errno));
+		return;
+	}
+	if (nlen == len && !memcmp(nt, text, len)) {
+		ui_status(a, false, "%s", _("No changes made in the editor."));
+		unlink(path);
+		free(nt);
+		return;
+	}
+	struct err e;
+	if (ui_session_replace_text(&a->s, nt, nlen, &e)) {
+		char where[64] = "";
+		if (e.line > 0)
+			snprintf(where, sizeof where, "%d:%d: ", e.line, e.col);
+		ui_status(a, true, _("Not loaded: %s%s. Nothing changed; your edit is kept in %s"), where,
+			  e.msg, path);
+		free(nt);
+		return;
+	}
+	unlink(path);
+	free(nt);
+	ui_status(a, false, "%s", _("Loaded the edited YAML as unsaved changes (d: diff, u: undo)."));
+}
+
+bool ui_yaml_action(struct ui_app *a, enum ui_act act)
+{
+	if (act != UI_A_EDITOR)
+		return false;
+	if (!ui_cur(&a->s)) {
+		ui_status(a, true, "%s", _("No job file is open."));
+		return true;
+	}
+	run_editor(a);
+	return true;
+}

@@ -1,0 +1,227 @@
+/* walk.c — the walk-through: the rollback plan for this job, one step per screen, written as a
+ * short lesson: what the step changes, why it saves memory and what it costs, whether it is
+ * already done, and the exact diff it would make. Apply, skip, go back, or read more. After the
+ * last step comes the save screen. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+#include "ui.h"
+
+/* What each step changes, in one sentence (the fix table carries the why). */
+static const char *const what[FIX_COUNT] = {
+	[FIX_GRADIENT_CHECKPOINTING] = N_("Sets train.gradient_checkpointing to true. The key "
+					  "missing already means true, so only an explicit false "
+					  "is changed."),
+	[FIX_BATCH_SIZE] = N_("Sets the batch size to 1 (in train and in every dataset) and raises "
+			      "gradient accumulation so that each optimizer update still sees as "
+			      "many images as before."),
+	[FIX_DROP_LARGEST_BUCKET] = N_("Removes the largest resolution from each dataset's list. A "
+				       "single large bucket steps down instead: 1536, 1280, 1024, "
+				       "768, 512."),
+	[FIX_LIGHTER_SAMPLING] = N_("Makes the preview samples cheaper: the longer side at most 512, "
+				    "at most 20 sample steps, a sample at most every 500 steps; "
+				    "video previews at most 33 frames."),
+	[FIX_DISABLE_SAMPLING] = N_("Turns sampling off during training "
+				    "(train.disable_sampling: true)."),
+	[FIX_NUM_FRAMES] = N_("Halves the frames per clip in the datasets and the samples, on the "
+			      "model's frame grid, never below 9."),
+	[FIX_LOW_VRAM] = N_("Turns on model.low_vram, and quantization of the model and text encoder, "
+			    "where this model supports them."),
+	[FIX_FRESH_WORKER] = N_("Changes nothing in the YAML. Stop retrying on this worker: start a "
+				"fresh one, and escalate if a job known to work fails there too."),
+};
+
+/* The longer lesson behind `m`. */
+static const char *const more[FIX_COUNT] = {
+	[FIX_GRADIENT_CHECKPOINTING] = N_("During a training step the model keeps the activations "
+					  "of every layer for the backward pass. With "
+					  "checkpointing only a few are kept and the rest are "
+					  "computed again when needed: activation memory drops "
+					  "sharply, and each step takes roughly a quarter longer. "
+					  "It is the cheapest saving there is, so it comes first."),
+	[FIX_BATCH_SIZE] = N_("Every image in a batch carries its own activations, so memory grows "
+			      "with the batch size. Gradient accumulation runs several batches of "
+			      "one before each update: the training signal is the same as a bigger "
+			      "batch, only each update takes longer."),
+	[FIX_DROP_LARGEST_BUCKET] = N_("Activation memory grows with the number of pixels: a 1024 "
+				       "bucket has almost twice the pixels of 768. Dropping the "
+				       "largest bucket removes the worst steps; the model sees a "
+				       "little less fine detail. Bring it back later, one bucket at "
+				       "a time."),
+	[FIX_LIGHTER_SAMPLING] = N_("Sampling runs the whole model for inference inside the "
+				    "training process, on top of everything training already holds. "
+				    "Smaller and fewer samples make it fit; only the previews lose "
+				    "detail, the training does not."),
+	[FIX_DISABLE_SAMPLING] = N_("If even light samples do not fit, switch them off and judge "
+				    "the result after training. You lose the progress previews, not "
+				    "quality."),
+	[FIX_NUM_FRAMES] = N_("For video every frame is one more image in the same tensor, so "
+			      "memory grows with the clip length. Halving the frames roughly halves "
+			      "activation memory; motion is learned from shorter clips."),
+	[FIX_LOW_VRAM] = N_("Low VRAM keeps parts of the model in CPU memory until they are needed, "
+			    "and quantization stores the weights in 8 bits or fewer. Both shrink "
+			    "the model itself on the GPU; they cost speed, and quantization a "
+			    "little precision."),
+	[FIX_FRESH_WORKER] = N_("When a job that is already conservative fails with no GPU memory "
+				"free at all, the cause is usually another process or a GPU left in "
+				"a bad state. Changing more settings will not help; a clean worker "
+				"will."),
+};
+
+void ui_walk_start(struct ui_app *a)
+{
+	if (!a->s.job) {
+		ui_status(a, true, "%s", _("The walk-through needs a job file: start oomfix with "
+					   "JOB.yaml."));
+		return;
+	}
+	if (a->s.plan.n == 0) {
+		ui_status(a, true, "%s", _("There is no rollback plan for this job."));
+		return;
+	}
+	a->mode = UI_M_WALK;
+	a->walk_step = 0;
+	a->walk_more = false;
+	a->walk_pos = (struct ui_pos){ 0, 0 };
+}
+
+static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
+{
+	const struct plan *p = &a->s.plan;
+	enum fix_id id = p->steps[a->walk_step].fix;
+	char reason[512] = "", buf[1024];
+	enum fix_status st = fix_status(a->s.job, id, reason, sizeof reason);
+	struct ui_line *ln;
+	struct err e;
+
+	if (a->walk_step == 0)
+		ui_lines_wrap(l, UI_R_DIM, _("The rollback order: change one thing, retry, and stop at "
+					     "the first step that makes the job fit. Each step "
+					     "trades speed or quality for memory."), width, 1);
+	snprintf(buf, sizeof buf, _("Step %zu of %zu: %s"), a->walk_step + 1, p->n,
+		 _(fix_defs[id].title));
+	ui_lines_add(l, UI_R_HEADING, buf);
+
+	ln = ui_lines_add(l, UI_R_LABEL, _(" Status: "));
+	snprintf(buf, sizeof buf, "[%c] %s", st == FIX_DONE ? 'x' : st == FIX_TODO ? ' ' : '-',
+		 st == FIX_DONE ? _("already done") : st == FIX_TODO ? _("to do")
+								: _("not applicable"));
+	ui_line_append(ln, st == FIX_DONE ? UI_R_DONE : st == FIX_TODO ? UI_R_TODO : UI_R_NA, buf);
+	if (id == p->first_fix)
+		ui_line_append(ln, UI_R_MARK, _("  <- the first change for this failure"));
+	if (reason[0])
+		ui_lines_wrap(l, UI_R_DIM, reason, width, 3);
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	ui_lines_add(l, UI_R_HEADING, _("What it changes"));
+	ui_lines_wrap(l, UI_R_NORMAL, _(what[id]), width, 1);
+	ui_lines_add(l, UI_R_HEADING, _("Why it saves memory, and what it costs"));
+	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].why), width, 1);
+	if (a->walk_more) {
+		ui_lines_add(l, UI_R_HEADING, _("More"));
+		ui_lines_wrap(l, UI_R_NORMAL, _(more[id]), width, 1);
+	}
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	ui_lines_add(l, UI_R_HEADING, _("The change it would make"));
+	char *d = st == FIX_NOT_APPLICABLE ? NULL : ui_session_fix_diff(&a->s, id, &e);
+	if (st == FIX_NOT_APPLICABLE)
+		ui_lines_add(l, UI_R_DIM, _(" Nothing: this step does not apply to this job."));
+	else if (!d)
+		ui_lines_addf(l, UI_R_ERROR, " %s", e.msg);
+	else if (!*d)
+		ui_lines_add(l, UI_R_DIM, id == FIX_FRESH_WORKER
+						  ? _(" Nothing in the YAML: this step is advice.")
+						  : _(" Nothing: the job already has it."));
+	else
+		ui_lines_diff(l, d);
+	free(d);
+}
+
+void ui_walk_draw(struct ui_app *a, struct ui_rect r)
+{
+	struct ui_lines l = { 0 };
+	struct ui_pos *p = &a->walk_pos;
+
+	if (a->walk_step >= a->s.plan.n)
+		return;
+	walk_lines(a, &l, r.w - 2);
+	long long max = (long long)l.n - r.h;
+	if (p->cursor > max)
+		p->cursor = max > 0 ? max : 0;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	p->top = p->cursor;
+	for (int i = 0; i < r.h && p->top + i < (long long)l.n; i++)
+		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l.v[p->top + i], false);
+	ui_lines_free(&l);
+}
+
+static void next_step(struct ui_app *a)
+{
+	a->walk_more = false;
+	a->walk_pos = (struct ui_pos){ 0, 0 };
+	if (++a->walk_step < a->s.plan.n)
+		return;
+	/* The end of the plan: save what was applied, or say there is nothing to save. */
+	a->mode = UI_M_NORMAL;
+	a->walk_step = 0;
+	if (ui_dirty(&a->s))
+		ui_ask_save(a, UI_M_NORMAL);
+	else
+		ui_status(a, false, "%s", _("End of the walk-through. Nothing was changed, so there "
+					    "is nothing to save."));
+}
+
+bool ui_walk_action(struct ui_app *a, enum ui_act act)
+{
+	enum fix_id id;
+	struct err e;
+	char note[512];
+	bool changed;
+
+	if (a->walk_step >= a->s.plan.n) {
+		a->mode = UI_M_NORMAL;
+		return true;
+	}
+	id = a->s.plan.steps[a->walk_step].fix;
+	switch (act) {
+	case UI_A_WALK_APPLY:
+		if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
+			ui_status_err(a, &e);
+			return true;
+		}
+		if (changed)
+			ui_status(a, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
+		else
+			ui_status(a, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+		next_step(a);
+		return true;
+	case UI_A_WALK_SKIP:
+		ui_status(a, false, _("Skipped: %s"), _(fix_defs[id].title));
+		next_step(a);
+		return true;
+	case UI_A_WALK_BACK:
+		if (a->walk_step > 0) {
+			a->walk_step--;
+			a->walk_more = false;
+			a->walk_pos = (struct ui_pos){ 0, 0 };
+		}
+		return true;
+	case UI_A_WALK_MORE:
+		a->walk_more = !a->walk_more;
+		return true;
+	case UI_A_WALK_QUIT:
+		a->mode = UI_M_NORMAL;
+		ui_status(a, false, "%s", _("Left the walk-through. w starts it again."));
+		return true;
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		ui_pos_move(&a->walk_pos, act, 1LL << 40, ui_page_rows(a));
+		return true;
+	default:
+		return false;
+	}
+}
