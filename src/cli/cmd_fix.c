@@ -225,7 +225,8 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		}
 	}
 	if (first != FIX_NONE) {
-		printf(v ? _("First fix: %s — %s\n") : _("First fix (no log given: first step not done): %s — %s\n"),
+		printf(v ? _("First fix: %s — %s\n")
+			 : _("First fix (no log given: first step not done): %s — %s\n"),
 		       fix_name(first), _(fix_defs[first].title));
 		print_wrapped(_(fix_defs[first].why), 2, 78);
 	} else if (!v || v->oom) {

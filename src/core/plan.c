@@ -215,7 +215,8 @@ void checklist_build(const struct job *j, const struct diag_result *verdict, str
 
 	if (j->kind == JOB_KIND_VIDEO) {
 		long long f = max_frames(j);
-		set(out, CHECK_FRAMES, f <= 33 ? FIX_DONE : FIX_TODO, _("longest clip or preview: %lld frames"), f);
+		set(out, CHECK_FRAMES, f <= 33 ? FIX_DONE : FIX_TODO,
+		    _("longest clip or preview: %lld frames"), f);
 	} else {
 		set(out, CHECK_FRAMES, FIX_NOT_APPLICABLE, "%s", _("image model"));
 	}
