@@ -87,8 +87,16 @@ int logidx_open(const char *path, struct logidx **out, struct err *e)
 		return err_set(e, ERR_NOINPUT, path, 0, 0,
 			       _("is a directory, not a log file"));
 	}
-	/* O_NONBLOCK only kept open() from waiting for a FIFO writer; reads should block. */
-	if (fd != STDIN_FILENO) {
+	/* O_NONBLOCK let us fstat without waiting for a FIFO's writer; but a FIFO read before its
+	 * writer arrives would see end-of-file at once, so open it again, waiting for the writer. */
+	if (fd != STDIN_FILENO && S_ISFIFO(st.st_mode)) {
+		int bfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		int en = errno;
+		close(fd);
+		if (bfd < 0)
+			return open_fail(e, path, en);
+		fd = bfd;
+	} else if (fd != STDIN_FILENO) {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""TAP runner for diagnosis cases.
+
+  run_cases.py own DIAG_RUN CASES_DIR   -- our cases: diag_run with the job facts in expect.json
+  run_cases.py shared OOMFIX CASES_DIR  -- the shared cases: oomfix diagnose --job --json
+                                           (skipped when CASES_DIR does not exist)
+Each case is one TAP test; a failure prints every field that differs.
+"""
+import json
+import os
+import subprocess
+import sys
+
+FIELDS = ("oom", "timing", "phase", "failed_step", "other_failure", "model_kind")
+
+
+def compare(got, exp, out):
+    for k in FIELDS:
+        if k in exp and got.get(k) != exp[k]:
+            out.append("%s: got %r, expected %r" % (k, got.get(k), exp[k]))
+    ids = sorted(s["id"] for s in got.get("signatures", []))
+    if ids != sorted(exp.get("signatures", [])):
+        out.append("signatures: got %r, expected %r" % (ids, sorted(exp["signatures"])))
+    for k, v in exp.get("counts", {}).items():
+        c = [s["count"] for s in got["signatures"] if s["id"] == k]
+        if c != [v]:
+            out.append("count of %s: got %r, expected %r" % (k, c, v))
+    for k in ("total_steps", "lines"):
+        if k in exp and got.get(k) != exp[k]:
+            out.append("%s: got %r, expected %r" % (k, got.get(k), exp[k]))
+    if "accept_first_fix" in exp:
+        if got.get("first_fix") not in exp["accept_first_fix"] and not (
+                got.get("first_fix") is None and exp["accept_first_fix"] == []):
+            out.append("first_fix: got %r, expected one of %r"
+                       % (got.get("first_fix"), exp["accept_first_fix"]))
+    for key in ("signatures", "evidence"):
+        for s in got.get(key, []):
+            if not isinstance(s.get("line"), int) or s["line"] < 1:
+                out.append("%s entry without a line number: %r" % (key, s))
+
+
+def main():
+    mode, prog, cases = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not os.path.isdir(cases):
+        print("1..0 # SKIP %s does not exist" % cases)
+        return 0
+    names = sorted(n for n in os.listdir(cases) if os.path.isfile(os.path.join(cases, n, "expect.json")))
+    print("1..%d" % len(names))
+    failed = 0
+    for i, name in enumerate(names, 1):
+        d = os.path.join(cases, name)
+        with open(os.path.join(d, "expect.json")) as f:
+            exp = json.load(f)
+        if mode == "own":
+            cmd = [prog] + exp.get("args", []) + [os.path.join(d, "train.log")]
+        else:
+            cmd = [prog, "diagnose", "--job", os.path.join(d, "job.yaml"), "--json",
+                   os.path.join(d, "train.log")]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        problems = []
+        if p.returncode != 0:
+            problems.append("exit status %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
+        else:
+            try:
+                got = json.loads(p.stdout.decode("utf-8"))  # also proves it is valid UTF-8
+            except (ValueError, UnicodeDecodeError) as e:
+                problems.append("not JSON: %s" % e)
+            else:
+                compare(got, exp, problems)
+        if problems:
+            failed += 1
+            print("not ok %d - %s" % (i, name))
+            for pr in problems:
+                print("#   " + pr)
+        else:
+            print("ok %d - %s" % (i, name))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
