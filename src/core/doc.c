@@ -465,15 +465,15 @@ static int pop(struct loader *L, const yaml_event_t *ev)
 	size_t cnt = f->items.n;
 	if (n->kind == DOC_MAP) {
 		n->keys = arena_alloc(L->d, (cnt ? cnt : 1) * sizeof *n->keys);
-		if (n->keys)
+		if (n->keys && cnt)
 			memcpy(n->keys, f->keys.p, cnt * sizeof *n->keys);
 		else
 			rc = oom(L);
 	}
 	n->items = arena_alloc(L->d, (cnt ? cnt : 1) * sizeof *n->items);
-	if (n->items)
+	if (n->items && cnt) /* an empty collection has no item buffer to copy from */
 		memcpy(n->items, f->items.p, cnt * sizeof *n->items);
-	else if (rc == ERR_OK)
+	else if (!n->items && rc == ERR_OK)
 		rc = oom(L);
 	n->n = cnt;
 	/* A flow collection ends at its closing bracket; a block one where its last child ends
