@@ -230,7 +230,7 @@ static void draw_tabs(struct ui_app *a)
 	if (a->s.job_path) {
 		const char *base = strrchr(a->s.job_path, '/');
 		snprintf(buf, sizeof buf, "%s%s ", base ? base + 1 : a->s.job_path,
-			 ui_dirty(&a->s) ? _(" [modified]") : "");
+			 ui_dirty(&a->s) ? _(" [+]") : "");
 		int w = text_width(buf, strlen(buf));
 		if (x + 1 + w <= a->cols)
 			ui_put(stdscr, 0, a->cols - w, w, UI_R_TABBAR, buf);
@@ -294,6 +294,10 @@ static void draw_status(struct ui_app *a)
 		wmove(stdscr, y, used);
 		return;
 	}
+	if (!a->status[0] && a->scroll_info[0]) {
+		int w = text_width(a->scroll_info, strlen(a->scroll_info));
+		ui_put(stdscr, y, a->cols - w - 1, w, UI_R_DIM, a->scroll_info);
+	}
 	if (a->status[0]) {
 		/* Messages can quote a file's text (an error's value): sanitise them too. */
 		text_sanitize(a->status, strlen(a->status), buf, sizeof buf);
@@ -325,6 +329,7 @@ static void draw(struct ui_app *a)
 	a->cols = COLS;
 	werase(stdscr);
 	curs_set(0);
+	a->scroll_info[0] = '\0';
 	if (a->cols < UI_MIN_COLS || a->rows < UI_MIN_ROWS) {
 		draw_too_small(a);
 	} else {

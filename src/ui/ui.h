@@ -316,6 +316,7 @@ struct ui_app {
 
 	char status[512];
 	bool status_error;
+	char scroll_info[64];       /* "1-21/86" of a scrolled text screen, shown in the status line */
 	bool quit;
 	bool script;
 	int rows, cols;

@@ -110,10 +110,31 @@ static const struct cline *get_line(struct ui_app *a, uint64_t line)
 	size_t seglen = len - start;
 	while (seglen > 0 && buf[start + seglen - 1] == '\r')
 		seglen--;
-	c->text = malloc(seglen * 4 + 1);
-	if (!c->text)
+	/* ESC is shown as ^[ rather than dropped with its sequence: an OSC 52 clipboard write or
+	 * a title change in a log is something the reader should see, as text. text_sanitize
+	 * then makes the rest of the sequence (BEL, C1 bytes) visible too. */
+	size_t nesc = 0;
+	for (size_t i = 0; i < seglen; i++)
+		nesc += buf[start + i] == 0x1B;
+	char *vis = malloc(seglen + nesc + 1);
+	c->text = malloc((seglen + nesc) * 4 + 1);
+	if (!vis || !c->text) {
+		free(vis);
+		free(c->text);
+		c->text = NULL;
 		return NULL;
-	c->len = text_sanitize(buf + start, seglen, c->text, seglen * 4 + 1);
+	}
+	size_t vn = 0;
+	for (size_t i = 0; i < seglen; i++) {
+		if (buf[start + i] == 0x1B) {
+			vis[vn++] = '^';
+			vis[vn++] = '[';
+		} else {
+			vis[vn++] = buf[start + i];
+		}
+	}
+	c->len = text_sanitize(vis, vn, c->text, vn * 4 + 1);
+	free(vis);
 	c->line = line;
 	c->redraws = segs;
 	c->clipped = clipped;
@@ -172,8 +193,12 @@ static void verdict_sentence(const struct diag_result *d, char *buf, size_t sz)
 
 	switch (d->timing) {
 	case DIAG_T_BEFORE_TRAINING:
-		snprintf(buf, sz, _("The job ran out of GPU memory before training started, while %s."),
-			 phase_text(d->phase));
+		if (d->phase == DIAG_P_NONE)
+			snprintf(buf, sz, "%s", _("The job ran out of GPU memory before training "
+						  "started."));
+		else
+			snprintf(buf, sz, _("The job ran out of GPU memory before training started, "
+					    "while %s."), phase_text(d->phase));
 		break;
 	case DIAG_T_FIRST_STEPS:
 		snprintf(buf, sz, _("The job ran out of GPU memory in training step %lld, one of the "

@@ -114,14 +114,9 @@ static void draw_scrolled(struct ui_app *a, struct ui_rect r, struct ui_lines *l
 	p->top = p->cursor;
 	for (int i = 0; i < r.h && p->top + i < (long long)l->n; i++)
 		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l->v[p->top + i], false);
-	if ((long long)l->n > r.h) {
-		char buf[64];
-		snprintf(buf, sizeof buf, " %lld-%lld/%zu ", p->top + 1,
+	if ((long long)l->n > r.h)
+		snprintf(a->scroll_info, sizeof a->scroll_info, "%lld-%lld/%zu", p->top + 1,
 			 p->top + r.h < (long long)l->n ? p->top + r.h : (long long)l->n, l->n);
-		int w = text_width(buf, strlen(buf));
-		ui_put(stdscr, r.y + r.h - 1, r.x + r.w - w, w, UI_R_DIM, buf);
-	}
-	(void)a;
 }
 
 void ui_plan_draw(struct ui_app *a, struct ui_rect r)

@@ -156,6 +156,9 @@ void ui_walk_draw(struct ui_app *a, struct ui_rect r)
 	p->top = p->cursor;
 	for (int i = 0; i < r.h && p->top + i < (long long)l.n; i++)
 		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l.v[p->top + i], false);
+	if ((long long)l.n > r.h)
+		snprintf(a->scroll_info, sizeof a->scroll_info, "%lld-%lld/%zu", p->top + 1,
+			 p->top + r.h < (long long)l.n ? p->top + r.h : (long long)l.n, l.n);
 	ui_lines_free(&l);
 }
 

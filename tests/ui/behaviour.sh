@@ -1,0 +1,260 @@
+#!/bin/bash
+# Behaviour of the UI driven headless through --script: saving (backup, journal, changed on
+# disk), quitting with edits, editing fields, undo/redo, $EDITOR, recovery of an emergency save,
+# themes, log search, and the refusals before the terminal is touched (bad YAML, missing file,
+# TERM=dumb). Prints TAP.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIX=$HERE/fixtures
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export NO_COLOR=1 LC_ALL=C.UTF-8 HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config
+unset LANGUAGE ESCDELAY
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+
+# fresh DIR: a directory holding copies of the fixtures
+fresh() { rm -rf "$WORK/$1"; mkdir -p "$WORK/$1"; cp "$FIX/job.yaml" "$FIX/train.log" "$WORK/$1/"; }
+# run DIR ARGS... < script lines on stdin
+run() { local d=$1; shift; cat > "$WORK/$d/script"; (cd "$WORK/$d" && "$OOMFIX" "$@" --script script) 2> "$WORK/$d/err"; }
+has() { grep -qF -- "$2" "$1"; }
+
+# 1. apply the first fix, save with y: the file changes, the backup and the journal appear
+fresh save
+run save job.yaml train.log <<'K'
+a
+s
+dump before.txt
+y
+dump after.txt
+K
+check "save: exit 0" test $? -eq 0
+check "save: the save screen shows the diff and asks" has "$WORK/save/before.txt" "+        batch_size: 1"
+check "save: the question is on screen" has "$WORK/save/before.txt" "Write these changes?"
+check "save: batch_size written" grep -q '^        batch_size: 1  # two at a time' "$WORK/save/job.yaml"
+check "save: accumulation raised" grep -q '^        gradient_accumulation: 2$' "$WORK/save/job.yaml"
+check "save: backup job.yaml~ is the original" cmp -s "$WORK/save/job.yaml~" "$FIX/job.yaml"
+check "save: journal written" grep -q 'batch_size' "$WORK/save/job.yaml.oomfix.md"
+check "save: status says saved" has "$WORK/save/after.txt" "Saved job.yaml"
+check "save: no longer marked modified" bash -c "! head -1 '$WORK/save/after.txt' | grep -qF '[+]'"
+check "save: only the two lines changed" test "$(diff "$FIX/job.yaml" "$WORK/save/job.yaml" | grep -c '^[<>]')" -eq 4
+
+# 2. the file changes on disk before saving: ask again; y overwrites with force
+fresh disk
+( sleep 0.7; echo "# edited elsewhere" >> "$WORK/disk/job.yaml" ) &
+run disk job.yaml <<'K'
+a
+sleep 1.8
+s
+y
+dump asked.txt
+y
+dump forced.txt
+K
+wait
+check "changed on disk: asks to overwrite" has "$WORK/disk/asked.txt" "Overwrite it anyway?"
+check "changed on disk: y forces the save" grep -q '^        batch_size: 1' "$WORK/disk/job.yaml"
+check "changed on disk: the other edit is in the backup" grep -q '^# edited elsewhere' "$WORK/disk/job.yaml~"
+
+fresh disk2
+( sleep 0.7; echo "# edited elsewhere" >> "$WORK/disk2/job.yaml" ) &
+run disk2 job.yaml <<'K'
+a
+sleep 1.8
+s
+y
+n
+dump kept.txt
+K
+wait
+check "changed on disk: n keeps the disk version" grep -q '^# edited elsewhere' "$WORK/disk2/job.yaml"
+check "changed on disk: n writes nothing" grep -q '^        batch_size: 2' "$WORK/disk2/job.yaml"
+
+# 3. quitting with unsaved edits asks; n stays, the file is untouched
+fresh quit
+run quit job.yaml <<'K'
+a
+q
+dump asked.txt
+n
+dump stayed.txt
+K
+check "quit: asks when there are edits" has "$WORK/quit/asked.txt" "Quit and lose the unsaved changes?"
+check "quit: n stays in the UI" has "$WORK/quit/stayed.txt" "[+]"
+check "quit: the file is untouched" cmp -s "$WORK/quit/job.yaml" "$FIX/job.yaml"
+
+# 4. editing a number in place, with validation
+fresh edit
+run edit job.yaml <<'K'
+Enter
+C-u
+text:abc
+Enter
+dump bad.txt
+Enter
+C-u
+text:4
+Enter
+dump good.txt
+s
+y
+K
+check "edit: a non-number is refused" has "$WORK/edit/bad.txt" "'abc' is not a whole number"
+check "edit: the new value is shown as changed" grep -qE '^\*  Batch Size +4  \(was 2\)' "$WORK/edit/good.txt"
+check "edit: the value is saved" grep -q '^        batch_size: 4  # two at a time' "$WORK/edit/job.yaml"
+
+# 5. toggles: a boolean and a resolution bucket
+fresh toggle
+run toggle job.yaml <<'K'
+Down
+Down
+Down
+Down
+Down
+Down
+Down
+Down
+Space
+dump gc.txt
+Tab
+Down
+Down
+Down
+Down
+Space
+d
+dump diff.txt
+K
+check "toggle: gradient checkpointing switched off" grep -qE '^\*  Gradient Checkpointing +\[ \] false' "$WORK/toggle/gc.txt"
+check "toggle: bucket 512 removed from the flow list" has "$WORK/toggle/diff.txt" "+          resolution: [ 768, 1024 ]"
+
+# 6. undo and redo
+fresh undo
+run undo job.yaml <<'K'
+a
+u
+dump undone.txt
+C-r
+dump redone.txt
+K
+check "undo: no longer modified" bash -c "! head -1 '$WORK/undo/undone.txt' | grep -qF '[+]'"
+check "redo: modified again" bash -c "head -1 '$WORK/undo/redone.txt' | grep -qF '[+]'"
+
+# 7. $EDITOR on the whole YAML: a valid edit loads as unsaved changes, an invalid one changes nothing
+fresh editor
+printf '#!/bin/sh\nsed -i "s/steps: 2000/steps: 3000/" "$1"\n' > "$WORK/ed-good"
+printf '#!/bin/sh\nsed -i "s/steps: 2000/steps: [2000/" "$1"\n' > "$WORK/ed-bad"
+chmod +x "$WORK/ed-good" "$WORK/ed-bad"
+EDITOR="$WORK/ed-good" run editor job.yaml <<'K'
+S-Tab
+S-Tab
+S-Tab
+S-Tab
+e
+d
+dump diff.txt
+K
+check "editor: the edit is loaded" has "$WORK/editor/diff.txt" "+        steps: 3000"
+check "editor: the file itself is untouched" cmp -s "$WORK/editor/job.yaml" "$FIX/job.yaml"
+fresh editor2
+EDITOR="$WORK/ed-bad" run editor2 job.yaml <<'K'
+S-Tab
+S-Tab
+S-Tab
+S-Tab
+e
+dump err.txt
+d
+dump diff.txt
+K
+check "editor: invalid YAML is reported with line:col" grep -qE 'error: Not loaded: [0-9]+:[0-9]+: ' "$WORK/editor2/err.txt"
+check "editor: invalid YAML changes nothing" has "$WORK/editor2/diff.txt" "No unsaved changes."
+
+# 8. recovery of an emergency save
+fresh recover
+sed 's/steps: 2000/steps: 1500/' "$FIX/job.yaml" > "$WORK/recover/job.yaml.oomfix-save"
+touch -d '+2 seconds' "$WORK/recover/job.yaml.oomfix-save"
+run recover job.yaml <<'K'
+dump asked.txt
+y
+d
+dump diff.txt
+K
+check "recover: offered at start" has "$WORK/recover/asked.txt" "Recover the unsaved edits from the last session?"
+check "recover: y loads them as unsaved changes" has "$WORK/recover/diff.txt" "+        steps: 1500"
+check "recover: the save file is kept" test -f "$WORK/recover/job.yaml.oomfix-save"
+fresh recover2
+cp "$FIX/job.yaml" "$WORK/recover2/job.yaml.oomfix-save"
+touch -d '-1 hour' "$WORK/recover2/job.yaml.oomfix-save"
+run recover2 job.yaml <<'K'
+dump screen.txt
+K
+check "recover: an older save file is not offered" bash -c "! grep -qF 'Recover the unsaved' '$WORK/recover2/screen.txt'"
+
+# 9. themes: a bad theme file is reported with file:line:col and the default is used; t cycles
+fresh theme
+printf 'name: broken\nroles:\n  cursor: { fg: purpleish }\n' > "$WORK/theme/broken.yaml"
+run theme job.yaml --theme ./broken.yaml <<'K'
+dump bad.txt
+t
+dump next.txt
+K
+check "theme: bad file reported as file:line:col" has "$WORK/theme/bad.txt" "./broken.yaml:3:17: unknown colour 'purpleish'"
+check "theme: t switches theme" grep -qE 'Theme: (high-contrast|light|mono)' "$WORK/theme/next.txt"
+run theme job.yaml --theme no-such-theme <<'K'
+dump missing.txt
+K
+check "theme: a missing theme is reported" has "$WORK/theme/missing.txt" "theme 'no-such-theme' not found"
+
+# 10. log search and evidence jumps
+fresh search
+run search job.yaml train.log <<'K'
+g
+/
+text:skipping batch 3
+Enter
+dump found.txt
+/
+text:no such words anywhere
+Enter
+dump missing.txt
+K
+check "search: finds the line" has "$WORK/search/found.txt" "Match at line 61"
+check "search: says when nothing matches" has "$WORK/search/missing.txt" "Pattern not found: no such words anywhere"
+
+# 11. refusals before the terminal is touched
+fresh refuse
+printf 'job: extension\nconfig:\n  name: [unclosed\n' > "$WORK/refuse/bad.yaml"
+(cd "$WORK/refuse" && "$OOMFIX" bad.yaml train.log --script /dev/null) 2> "$WORK/refuse/err1"
+rc=$?
+check "bad YAML: exit 65" test $rc -eq 65
+check "bad YAML: file:line:col on stderr" grep -qE '^oomfix: bad\.yaml:[0-9]+:[0-9]+: ' "$WORK/refuse/err1"
+(cd "$WORK/refuse" && "$OOMFIX" missing.yaml --script /dev/null) 2> "$WORK/refuse/err2"
+rc=$?
+check "missing job: exit 66" test $rc -eq 66
+(cd "$WORK/refuse" && TERM=dumb "$OOMFIX" job.yaml < /dev/null) > /dev/null 2> "$WORK/refuse/err3"
+rc=$?
+check "TERM=dumb: refused with exit 64" test $rc -eq 64
+check "TERM=dumb: points to the subcommands" grep -q 'oomfix diagnose' "$WORK/refuse/err3"
+(cd "$WORK/refuse" && "$OOMFIX" job.yaml --size 80 --script /dev/null) 2> /dev/null
+check "bad --size: exit 64" test $? -eq 64
+
+# 12. the log's escape sequences are shown as text, never passed through
+fresh esc
+cp "$FIX/escapes.log" "$WORK/esc/"
+run esc escapes.log <<'K'
+g
+dump screen.txt
+K
+check "escapes: OSC 52 shown as text" has "$WORK/esc/screen.txt" "clip-esc ^[]52;c;ZXZpbA==^G end"
+check "escapes: C1 OSC in UTF-8 shown as bytes" has "$WORK/esc/screen.txt" 'clip-c1 \xC2\x9D52;c;ZXZpbA==^G end'
+check "escapes: raw C1 byte shown" has "$WORK/esc/screen.txt" 'raw-c1 \x9B31m end'
+check "escapes: title change shown as text" has "$WORK/esc/screen.txt" "title ^[]2;PWNED-TITLE^G end"
+
+echo "1..$n"
+exit $((fails > 0))

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Screen-dump golden tests: run the UI headless (--script) over the fixtures and compare each
+# dump with tests/ui/golden/NAME.txt. With REGEN=1 the dumps are written as the new goldens
+# instead (tests/ui/regen.sh), so a change of screen is reviewed as a diff in git.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIX=$HERE/fixtures
+GOLD=$HERE/golden
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export NO_COLOR=1 LC_ALL=C.UTF-8 HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config
+unset LANGUAGE ESCDELAY
+
+n=0
+fails=0
+# case NAME SIZE FILES KEYS...: run the keys, dump the screen, compare.
+case_() {
+	local name=$1 size=$2 files=$3
+	shift 3
+	local dir=$WORK/$name
+	mkdir -p "$dir"
+	cp "$FIX/job.yaml" "$FIX/train.log" "$dir/"
+	printf '%s\n' "$@" "dump screen.txt" > "$dir/script"
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	if ! (cd "$dir" && "$OOMFIX" $files --size "$size" --script script) 2> "$dir/err"; then
+		echo "not ok $n - $name: oomfix failed: $(head -c 300 "$dir/err")"
+		fails=$((fails + 1))
+		return
+	fi
+	if [ "${REGEN:-0}" = 1 ]; then
+		cp "$dir/screen.txt" "$GOLD/$name.txt"
+		echo "ok $n - $name (regenerated)"
+		return
+	fi
+	if diff -u "$GOLD/$name.txt" "$dir/screen.txt" > "$dir/diff"; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name: screen differs from golden/$name.txt"
+		sed 's/^/# /' "$dir/diff"
+		fails=$((fails + 1))
+	fi
+}
+
+for size in 80x24 200x60; do
+	case_ "log-$size" "$size" "job.yaml train.log"
+	case_ "training-$size" "$size" "job.yaml train.log" Tab Tab Tab
+	case_ "datasets-$size" "$size" "job.yaml" Tab Down Down Down
+	case_ "plan-$size" "$size" "job.yaml train.log" Tab
+	case_ "diff-after-a-$size" "$size" "job.yaml train.log" a d
+	case_ "walk-$size" "$size" "job.yaml train.log" w
+	case_ "help-$size" "$size" "job.yaml train.log" '?'
+done
+case_ "too-small-60x20" 60x20 "job.yaml train.log"
+# The too-small screen recovers when the terminal grows again.
+case_ "resize-back-80x24" 60x20 "job.yaml train.log" "resize 80x24"
+case_ "advanced-after-a-80x24" 80x24 "job.yaml train.log" a S-Tab PgDn
+echo "1..$n"
+exit $((fails > 0))
