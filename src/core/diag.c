@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/i18n.h"
 #include "oomfix/json.h"
 #include "oomfix/logidx.h"
 #include "oomfix/sig.h"
@@ -785,7 +786,7 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 	out->total_steps = -1;
 	st = calloc(1, sizeof *st);
 	if (!st)
-		return err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, "out of memory");
+		return err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, _("out of memory"));
 	st->job = job;
 	st->out = out;
 	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
@@ -798,7 +799,7 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 		st->name_from_job = true;
 	}
 	rc = st->scratch ? sig_matcher_new(&st->sm, e)
-			 : err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, "out of memory");
+			 : err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, _("out of memory"));
 	if (rc == ERR_OK)
 		rc = logidx_scan(li, on_seg, st, e);
 	if (rc == ERR_OK) {
