@@ -465,10 +465,10 @@ static int pop(struct loader *L, const yaml_event_t *ev)
 	size_t cnt = f->items.n;
 	if (n->kind == DOC_MAP) {
 		n->keys = arena_alloc(L->d, (cnt ? cnt : 1) * sizeof *n->keys);
-		if (n->keys && cnt)
-			memcpy(n->keys, f->keys.p, cnt * sizeof *n->keys);
-		else
+		if (!n->keys)
 			rc = oom(L);
+		else if (cnt) /* an empty collection has no key buffer to copy from */
+			memcpy(n->keys, f->keys.p, cnt * sizeof *n->keys);
 	}
 	n->items = arena_alloc(L->d, (cnt ? cnt : 1) * sizeof *n->items);
 	if (n->items && cnt) /* an empty collection has no item buffer to copy from */
