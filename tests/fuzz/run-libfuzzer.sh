@@ -64,11 +64,13 @@ for t in $targets; do
 	[ "$secs" = 0 ] && continue # build only
 	mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
 	echo "== fuzz_$t for ${secs}s" >&2
+	dict=""
+	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
 	# shellcheck disable=SC2086
 	if ! UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		"$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-		-print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" ${FUZZ_FLAGS:-} \
+		-print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" $dict ${FUZZ_FLAGS:-} \
 		"$out/corpus/$t" "$here/corpus/$t"; then
 		found=1
 	fi
