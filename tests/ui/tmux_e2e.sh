@@ -1,0 +1,149 @@
+#!/bin/bash
+# End-to-end tests in a real terminal: oomfix runs inside a detached tmux session on a private
+# server; keys are sent with send-keys and the screen read with capture-pane. Covers applying
+# the first fix and saving, live resize, SIGHUP with unsaved edits (emergency save and the
+# terminal restored), escape sequences in a log (shown as text; no clipboard write, no title
+# change), and the bytes written for one cursor move (pipe-pane). Skipped without tmux.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIX=$HERE/fixtures
+if ! command -v tmux > /dev/null; then
+	echo "1..0 # SKIP tmux is not installed"
+	exit 0
+fi
+WORK=$(mktemp -d)
+SOCK=oomfix-e2e-$$
+T() { tmux -L "$SOCK" -f "$WORK/tmux.conf" "$@"; }
+cleanup() { T kill-server 2> /dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+# remain-on-exit keeps a pane readable after oomfix ends; set-clipboard on makes tmux store any
+# OSC 52 it receives as a paste buffer, which is how a clipboard write would show.
+printf 'set -g remain-on-exit on\nset -g set-clipboard on\nset -g status off\nset -g history-limit 0\n' > "$WORK/tmux.conf"
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+screen() { T capture-pane -p -t "$1"; }
+# wait_for SESSION TEXT: up to 10 s for TEXT to appear on the screen
+wait_for() {
+	for _ in $(seq 100); do
+		screen "$1" | grep -qF -- "$2" && return 0
+		sleep 0.1
+	done
+	echo "# waited in vain for '$2'; screen:"
+	screen "$1" | sed 's/^/#   /'
+	return 1
+}
+fmt() { T display-message -p -t "$1" "$2"; }
+wait_dead() {
+	for _ in $(seq 100); do
+		[ "$(fmt "$1" '#{pane_dead}')" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+fresh() { rm -rf "$WORK/$1"; mkdir -p "$WORK/$1"; cp "$FIX/job.yaml" "$FIX/train.log" "$FIX/escapes.log" "$WORK/$1/"; }
+start() { # start SESSION DIR COLS ROWS ARGS...
+	local s=$1 d=$2 c=$3 r=$4
+	shift 4
+	T new-session -d -s "$s" -x "$c" -y "$r" -c "$WORK/$d" \
+		"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' $*"
+}
+
+# 1. apply the first fix, save with y, quit
+fresh save
+start save save 80 24 job.yaml train.log
+wait_for save "Diagnosis" && ok "starts on the Log view" || nok "starts on the Log view"
+T send-keys -t save a
+wait_for save "[+]" > /dev/null
+T send-keys -t save s
+wait_for save "Write these changes?" > /dev/null
+T send-keys -t save y
+check "save: status says saved" wait_for save "Saved job.yaml"
+T send-keys -t save q
+check "quit: exits" wait_dead save
+status=$(fmt save '#{pane_dead_status}')
+check "quit: exit status 0 (got '$status')" test "$status" = 0
+check "save: batch_size changed" grep -q '^        batch_size: 1  # two at a time' "$WORK/save/job.yaml"
+check "save: accumulation raised" grep -q '^        gradient_accumulation: 2$' "$WORK/save/job.yaml"
+check "save: backup job.yaml~ exists" cmp -s "$WORK/save/job.yaml~" "$FIX/job.yaml"
+check "quit: terminal back from the alternate screen" test "$(fmt save '#{alternate_on}')" = 0
+
+# 2. live resize: 80x24 -> 200x60 redraws with the side-by-side layout, and back
+fresh resize
+start resize resize 80 24 job.yaml train.log
+wait_for resize "Diagnosis" > /dev/null
+T resize-window -t resize -x 200 -y 60
+check "resize: the diagnosis moves beside the log" wait_for resize "|Diagnosis"
+check "resize: the tab bar spans 200 columns" bash -c "[ \$(tmux -L '$SOCK' capture-pane -p -t resize | head -1 | wc -L) -gt 150 ]"
+T resize-window -t resize -x 60 -y 20
+check "resize: too small is said clearly" wait_for resize "Terminal too small"
+T resize-window -t resize -x 80 -y 24
+check "resize: recovers when enlarged" wait_for resize "Diagnosis"
+
+# 3. bytes written for one cursor move (target: a few hundred at most)
+T send-keys -t resize g
+sleep 0.5
+T pipe-pane -o -t resize "cat >> '$WORK/bytes.log'"
+sleep 0.3
+before=$(stat -c %s "$WORK/bytes.log" 2> /dev/null || echo 0)
+T send-keys -t resize Down
+sleep 0.8
+after=$(stat -c %s "$WORK/bytes.log" 2> /dev/null || echo 0)
+T send-keys -t resize Tab Tab Tab
+sleep 0.5
+mid=$(stat -c %s "$WORK/bytes.log")
+T send-keys -t resize j
+sleep 0.8
+end=$(stat -c %s "$WORK/bytes.log")
+T pipe-pane -t resize
+echo "# bytes for one cursor move: log view $((after - before)), Training panel $((end - mid))"
+check "one cursor move in the log writes few bytes" test $((after - before)) -gt 0 -a $((after - before)) -lt 400
+check "one cursor move in a panel writes few bytes" test $((end - mid)) -gt 0 -a $((end - mid)) -lt 400
+T send-keys -t resize q
+wait_dead resize > /dev/null
+
+# 4. SIGHUP with unsaved edits: JOB.oomfix-save written, terminal restored, then recovery offered
+fresh hup
+start hup hup 80 24 job.yaml train.log
+wait_for hup "Diagnosis" > /dev/null
+T send-keys -t hup a
+wait_for hup "[+]" > /dev/null
+T pipe-pane -o -t hup "cat >> '$WORK/hup.out'"
+sleep 0.3
+kill -HUP "$(fmt hup '#{pane_pid}')"
+check "SIGHUP: the process ends" wait_dead hup
+check "SIGHUP: JOB.oomfix-save written" test -f "$WORK/hup/job.yaml.oomfix-save"
+check "SIGHUP: it holds the edit" grep -q '^        batch_size: 1' "$WORK/hup/job.yaml.oomfix-save"
+check "SIGHUP: the job file is untouched" cmp -s "$WORK/hup/job.yaml" "$FIX/job.yaml"
+check "SIGHUP: alternate screen left" test "$(fmt hup '#{alternate_on}')" = 0
+# The handler writes the terminal's own reset strings: leave the alternate screen, show the
+# cursor again (rmcup, cnorm of tmux-256color).
+check "SIGHUP: cursor shown again (cnorm written)" grep -qF $'\e[?25h' "$WORK/hup.out"
+check "SIGHUP: alternate screen left (rmcup written)" grep -qF $'\e[?1049l' "$WORK/hup.out"
+start hup2 hup 80 24 job.yaml train.log
+check "restart: recovery offered" wait_for hup2 "Recover the unsaved edits"
+T send-keys -t hup2 y
+check "restart: recovered as unsaved changes" wait_for hup2 "[+]"
+T kill-session -t hup2
+
+# 5. a log that tries to drive the terminal
+fresh esc
+start esc esc 80 24 escapes.log
+wait_for esc "Diagnosis" > /dev/null
+T send-keys -t esc g
+sleep 0.3
+screen esc > "$WORK/esc.txt"
+check "escapes: OSC 52 visible as text" grep -qF 'clip-esc ^[]52;c;ZXZpbA==^G end' "$WORK/esc.txt"
+check "escapes: C1 OSC visible as bytes" grep -qF 'clip-c1 \xC2\x9D52;c;ZXZpbA==^G end' "$WORK/esc.txt"
+check "escapes: colour codes visible, not applied" grep -qF '^[[31mred text^[[0m' "$WORK/esc.txt"
+check "escapes: no clipboard write reached the terminal" test -z "$(T list-buffers 2> /dev/null)"
+check "escapes: the title was not changed" bash -c "! tmux -L '$SOCK' display-message -p -t esc '#{pane_title}' | grep -q PWNED"
+T send-keys -t esc q
+wait_dead esc > /dev/null
+
+echo "1..$n"
+exit $((fails > 0))
