@@ -27,20 +27,27 @@ fi
 werror=false
 [ "$mode" = test ] && werror=true
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+quiet() { # runs a command, showing its output only when it fails
+	"$@" >"$log" 2>&1 || { cat "$log" >&2; echo "failed: $*" >&2; exit 1; }
+}
 setup() { # dir, extra meson options...
 	dir=$1; shift
 	if [ -f "$dir/build.ninja" ]; then
-		meson configure "$dir" -Dwerror=$werror "$@" >/dev/null
+		quiet meson configure "$dir" -Dwerror=$werror "$@"
 	else
-		meson setup "$dir" -Dwerror=$werror "$@" >/dev/null
+		quiet meson setup "$dir" -Dwerror=$werror "$@"
 	fi
-	ninja -C "$dir" >/dev/null
+	quiet ninja -C "$dir"
 }
 
 if [ "$mode" = demo ]; then
 	setup build
 	# The log and the UI need a UTF-8 locale; C.UTF-8 exists on every Debian system.
 	case $(locale charmap 2>/dev/null) in UTF-8) ;; *) export LC_CTYPE=C.UTF-8 ;; esac
+	trap - EXIT
+	rm -f "$log"
 	exec build/src/cli/oomfix examples/job.yaml examples/train.log
 fi
 
