@@ -115,6 +115,12 @@ struct doc_edit {
 int doc_apply(const struct doc *d, const struct doc_edit *edits, size_t n, struct doc **out,
 	      struct err *e);
 
+/* What differs between two documents, as "path: old → new" lines (the deepest paths that differ;
+ * "(absent)" for a key on one side only; a list whose length changed as a whole). Returns the
+ * number of lines; *out is malloc'd, free it with doc_changes_free. Bounded to 1000 lines. */
+size_t doc_changes(const struct doc *a, const struct doc *b, char ***out);
+void doc_changes_free(char **v, size_t n);
+
 /* Parses "PATH=VALUE" for the CLI; on success *path and *value point into a malloc'd copy the
  * caller frees with free(*path). */
 int doc_parse_assignment(const char *arg, char **path, char **value, struct err *e);

@@ -97,6 +97,19 @@ int cmd_get(int argc, char **argv)
 	return rc;
 }
 
+/* Every save of the job appends what changed to its journal; a journal that cannot be written
+ * is a warning, since the save itself succeeded. */
+static void journal(const char *job, const struct doc *before, const struct doc *after)
+{
+	char **changes;
+	size_t n = doc_changes(before, after, &changes);
+	struct err e;
+	err_clear(&e);
+	if (save_journal(job, NULL, 0, (const char *const *)changes, n, &e) != ERR_OK)
+		err_print(&e, stderr);
+	doc_changes_free(changes, n);
+}
+
 int cmd_set(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -171,9 +184,12 @@ int cmd_set(int argc, char **argv)
 	const char *text = doc_text(nd, &len);
 	const char *orig = doc_text(d, &olen);
 	if (inplace) {
-		if (len != olen || memcmp(text, orig, len))
+		if (len != olen || memcmp(text, orig, len)) {
 			rc = save_file(job, text, len, &stamp, SAVE_BACKUP | (force ? SAVE_FORCE : 0),
 				       true, &e);
+			if (rc == ERR_OK)
+				journal(job, d, nd);
+		}
 	} else if (out) {
 		rc = save_file(out, text, len, NULL, 0, true, &e);
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {

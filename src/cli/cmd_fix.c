@@ -352,14 +352,6 @@ static bool strv_push(struct strv *s, char *str)
 	return true;
 }
 
-static bool strv_has(const struct strv *s, const char *str)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i], str))
-			return true;
-	return false;
-}
-
 static void strv_free(struct strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -371,24 +363,6 @@ static void strv_free(struct strv *s)
 
 /* "path: old → new" for the journal, comparing the value at `path` before and after. NULL when the
  * value did not change. */
-static char *change_line(const struct doc *before, const struct doc *after, const char *path)
-{
-	const struct doc_node *a = doc_get(before, path), *b = doc_get(after, path);
-	if (a && b && doc_node_equal(a, b))
-		return NULL;
-	if (!a && !b)
-		return NULL;
-	char *sa = a ? doc_to_flow(a) : NULL, *sb = b ? doc_to_flow(b) : NULL;
-	const char *absent = _("(absent)");
-	size_t len = strlen(path) + strlen(sa ? sa : absent) + strlen(sb ? sb : absent) + 16;
-	char *line = malloc(len);
-	if (line)
-		snprintf(line, len, "%s: %s → %s", path, sa ? sa : absent, sb ? sb : absent);
-	free(sa);
-	free(sb);
-	return line;
-}
-
 static int write_all(FILE *fp, const char *s, size_t len)
 {
 	if (len && fwrite(s, 1, len, fp) != len)
@@ -455,7 +429,7 @@ int cmd_fix(int argc, char **argv)
 
 	struct diag_result *v = NULL;
 	struct doc *cur = orig;
-	struct strv applied = { 0 }, paths = { 0 }, changes = { 0 };
+	struct strv applied = { 0 };
 	bool not_applicable = false;
 	int status = 0;
 
@@ -508,10 +482,6 @@ int cmd_fix(int argc, char **argv)
 		if (l.n) {
 			struct doc *next = NULL;
 			rc = doc_apply(cur, l.edits, l.n, &next, &e);
-			for (size_t k = 0; rc == ERR_OK && k < l.n; k++)
-				if (!strv_has(&paths, l.edits[k].path) &&
-				    !strv_push(&paths, strdup(l.edits[k].path)))
-					rc = err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 			fix_edits_free(&l);
 			if (rc) {
 				doc_free(&next);
@@ -591,13 +561,12 @@ int cmd_fix(int argc, char **argv)
 			status = fail(&e);
 			goto done;
 		}
-		for (size_t k = 0; k < paths.n; k++) {
-			char *line = change_line(orig, cur, paths.v[k]);
-			if (line && !strv_push(&changes, line))
-				break;
-		}
-		if (save_journal(path, (const char *const *)applied.v, applied.n,
-				 (const char *const *)changes.v, changes.n, &e) != ERR_OK) {
+		char **changes;
+		size_t nchanges = doc_changes(orig, cur, &changes);
+		int jrc = save_journal(path, (const char *const *)applied.v, applied.n,
+				       (const char *const *)changes, nchanges, &e);
+		doc_changes_free(changes, nchanges);
+		if (jrc != ERR_OK) {
 			/* The file is saved; a journal that cannot be written is worth a warning, not
 			 * a failure that would suggest the save did not happen. */
 			err_print(&e, stderr);
@@ -607,8 +576,6 @@ int cmd_fix(int argc, char **argv)
 
 done:
 	strv_free(&applied);
-	strv_free(&paths);
-	strv_free(&changes);
 	if (cur != orig)
 		doc_free(&cur);
 	free(v);

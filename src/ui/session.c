@@ -312,49 +312,6 @@ enum fix_id ui_session_next_fix(const struct ui_session *s)
 	return plan_next_step(&s->plan);
 }
 
-/* "path: old -> new" for every panel field whose effective value changed since the base. */
-static size_t field_changes(const struct ui_session *s, char ***out)
-{
-	size_t n = 0, cap = 0;
-	char **v = NULL;
-
-	*out = NULL;
-	if (!s->job || !s->base_job)
-		return 0;
-	for (size_t i = 0; i < job_nfields; i++) {
-		const struct job_field *f = &job_fields[i];
-		bool per_ds = !strncmp(f->path, "datasets[]", 10);
-		size_t nds = per_ds ? s->job->ndatasets : 1;
-		for (size_t ds = 0; ds < nds; ds++) {
-			char a[256] = "", b[256] = "", path[256];
-			bool da, db;
-			bool ha = per_ds && ds >= s->base_job->ndatasets
-					  ? false
-					  : job_field_value(s->base_job, f, ds, a, sizeof a, &da);
-			bool hb = job_field_value(s->job, f, ds, b, sizeof b, &db);
-			if (ha == hb && !strcmp(a, b))
-				continue;
-			job_field_path(s->job, f, ds, path, sizeof path);
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 8;
-				char **nv = realloc(v, nc * sizeof *nv);
-				if (!nv)
-					break;
-				v = nv;
-				cap = nc;
-			}
-			size_t sz = strlen(path) + strlen(a) + strlen(b) + 32;
-			v[n] = malloc(sz);
-			if (!v[n])
-				break;
-			snprintf(v[n], sz, "%s: %s \xe2\x86\x92 %s", path, ha ? a : "-", hb ? b : "-");
-			n++;
-		}
-	}
-	*out = v;
-	return n;
-}
-
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 {
 	size_t len;
@@ -381,13 +338,12 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 			fixes[nfixes++] = name;
 	}
 	char **changes;
-	size_t nchanges = field_changes(s, &changes);
+	size_t nchanges = s->base ? doc_changes(s->base, ui_cur(s), &changes) : 0;
 	struct err je;
 	int jrc = save_journal(s->job_path, fixes, nfixes, (const char *const *)changes, nchanges,
 			       &je);
-	for (size_t i = 0; i < nchanges; i++)
-		free(changes[i]);
-	free(changes);
+	if (nchanges)
+		doc_changes_free(changes, nchanges);
 
 	save_stamp(s->job_path, &s->stamp, e);
 	set_base(s, copy_doc(ui_cur(s), e));

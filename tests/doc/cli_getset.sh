@@ -34,7 +34,7 @@ J="$T/job.yaml"
 P='config.process[0]'
 cp "$J" "$T/orig.yaml"
 
-echo "1..24"
+echo "1..28"
 check "get a quoted string" "my_job" "$("$OOMFIX" get "$J" config.name)"
 check "get a float written 1e-4" "1e-4" "$("$OOMFIX" get "$J" "$P.train.lr")"
 check "get a flow list" "[512, 768, 1024]" "$("$OOMFIX" get "$J" "$P.datasets[0].resolution")"
@@ -75,4 +75,15 @@ cmp -s "$J" "$T/orig.yaml" && ok "a failed set -i leaves the file untouched" || 
 "$OOMFIX" set "$J" "novalue" >/dev/null 2>&1; check "set with no '=' exits 64" 64 "$?"
 "$OOMFIX" set -o "$T/nodir/out.yaml" "$J" "$P.train.lr=2e-4" >/dev/null 2>&1; rc=$?
 check "set -o into a missing directory exits 73" 73 "$rc"
+cp "$T/orig.yaml" "$J"
+"$OOMFIX" set -i "$J" "$P.train.batch_size=1" "$P.model.low_vram=true" 2>/dev/null
+check "set -i exits 0" 0 "$?"
+check "set -i saved the value" "1" "$("$OOMFIX" get "$J" "$P.train.batch_size")"
+cmp -s "$J~" "$T/orig.yaml" && ok "set -i keeps the previous version as JOB~" || no "set -i keeps the previous version as JOB~"
+if grep -qxF -- "- \`$P.train.batch_size\`: 2 → 1" "$J.oomfix.md" &&
+	grep -qxF -- "- \`$P.model.low_vram\`: (absent) → true" "$J.oomfix.md"; then
+	ok "set -i writes what changed to the journal"
+else
+	no "set -i writes what changed to the journal" "$(cat "$J.oomfix.md" 2>&1)"
+fi
 exit $((fails > 0))

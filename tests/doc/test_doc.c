@@ -930,6 +930,36 @@ static void test_million_keys(void **state)
 	free(s);
 }
 
+/* The journal names what changed in the file: deepest paths, absent keys, whole lists. */
+static void test_changes(void **state)
+{
+	(void)state;
+	struct doc *a = load_str("t:\n  batch_size: 2 # two\n  steps: 10\n"
+				 "ds:\n  - res: [512, 768, 1024]\n    name: x\n");
+	struct doc_edit ed[] = {
+		{ .op = DOC_EDIT_SET, .path = "t.batch_size", .value = "1" },
+		{ .op = DOC_EDIT_SET, .path = "t.gradient_accumulation", .value = "2" },
+		{ .op = DOC_EDIT_REMOVE_ITEM, .path = "ds[0].res", .index = 2 },
+		{ .op = DOC_EDIT_REMOVE_KEY, .path = "ds[0].name" },
+	};
+	struct doc *b = NULL;
+	struct err e;
+	assert_int_equal(doc_apply(a, ed, 4, &b, &e), ERR_OK);
+	char **v;
+	size_t n = doc_changes(a, b, &v);
+	assert_int_equal(n, 4);
+	assert_string_equal(v[0], "t.batch_size: 2 \xe2\x86\x92 1");
+	assert_string_equal(v[1], "t.gradient_accumulation: (absent) \xe2\x86\x92 2");
+	assert_string_equal(v[2], "ds[0].res: [512, 768, 1024] \xe2\x86\x92 [512, 768]");
+	assert_string_equal(v[3], "ds[0].name: x \xe2\x86\x92 (absent)");
+	doc_changes_free(v, n);
+	/* A document compared with itself has nothing to report. */
+	assert_int_equal(doc_changes(b, b, &v), 0);
+	doc_changes_free(v, 0);
+	doc_free(&a);
+	doc_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -948,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_billion_laughs),
 		cmocka_unit_test(test_big_scalar),
 		cmocka_unit_test(test_million_keys),
+		cmocka_unit_test(test_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
