@@ -4,12 +4,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Copies `len` bytes of `in` into `out` (size outsz, always NUL-terminated) so that nothing can
  * drive a terminal: ANSI escape sequences (CSI, OSC, ...) are removed; other C0 controls but TAB,
  * DEL, and C1 controls (raw or UTF-8 encoded) are shown as ^X or \xNN; invalid UTF-8 bytes are
  * shown as \xNN. Returns the number of bytes written (without the NUL). */
 size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz);
+
+/* Decodes one UTF-8 sequence at s[0..len): returns its length (1-4) and the code point in *cp,
+ * or 0 when the bytes are not a valid, shortest-form, non-surrogate sequence up to U+10FFFF. */
+size_t text_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+
+/* Like text_sanitize, but an escape sequence is shown, not removed: ESC becomes ^[ and the rest
+ * of the sequence stays as visible text (for a log view or an error message, where the reader
+ * should see that the text tried to drive the terminal). */
+size_t text_visible(const char *in, size_t len, char *out, size_t outsz);
 
 /* Removes ANSI escape sequences only (for matching); returns the new length. In place. */
 size_t text_strip_ansi(char *s, size_t len);

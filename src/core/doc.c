@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "oomfix/i18n.h"
+#include "oomfix/text.h"
 #include "doc_priv.h"
 
 /* ---- arena: nodes and strings live until doc_free ---- */
@@ -199,31 +200,9 @@ static int check_bytes(const char *name, const unsigned char *t, size_t len, boo
 			continue;
 		}
 		all_ascii = false;
-		size_t n;
 		uint32_t cp;
-		if (c >= 0xC2 && c <= 0xDF) {
-			n = 2;
-			cp = c & 0x1F;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			n = 3;
-			cp = c & 0x0F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			n = 4;
-			cp = c & 0x07;
-		} else {
-			n = 0;
-			cp = 0;
-		}
-		bool ok = n > 0 && i + n <= len;
-		for (size_t k = 1; ok && k < n; k++) {
-			if ((t[i + k] & 0xC0) != 0x80)
-				ok = false;
-			else
-				cp = cp << 6 | (t[i + k] & 0x3F);
-		}
-		if (ok && ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-			   (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))))
-			ok = false;
+		size_t n = text_utf8_decode(t + i, len - i, &cp);
+		bool ok = n > 0;
 		if (!ok)
 			return err_set(e, ERR_DATA, name, line, col,
 				       _("invalid UTF-8 byte 0x%02x: this is not a text file"), c);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "oomfix/i18n.h"
+#include "oomfix/text.h"
 
 #define PROCESS_PATH "config.process[0]"
 #define DS_PREFIX "datasets[]."
@@ -273,27 +274,19 @@ static struct shown shown(const struct doc_node *n)
 		snprintf(out.s, sizeof out.s, "%s", n->kind == DOC_MAP ? _("a mapping") : _("a list"));
 		return out;
 	}
+	/* The message reaches a terminal: sanitize, then clip to what fits between the quotes. */
+	char clean[4 * sizeof out.s];
 	v = n->value ? n->value : "";
+	size_t cl = text_visible(v, strlen(v), clean, sizeof clean);
+	size_t fit = cl < max - 1 ? cl : max - 1;
+	while (fit > 0 && fit < cl && ((unsigned char)clean[fit] & 0xC0) == 0x80)
+		fit--; /* clip on a character boundary */
 	out.s[o++] = '\'';
-	for (size_t i = 0; v[i] && o < max; i++) {
-		unsigned char c = (unsigned char)v[i];
-		/* C1 controls in their UTF-8 form (C2 80..9F) act like ESC sequences too. */
-		if (c == 0xc2 && (unsigned char)v[i + 1] >= 0x80 && (unsigned char)v[i + 1] <= 0x9f) {
-			out.s[o++] = '?';
-			i++;
-			continue;
-		}
-		out.s[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	if (v[0] && strlen(v) > max - 1) {
-		/* Clip on a UTF-8 character boundary. */
-		while (o > 1 && ((unsigned char)out.s[o - 1] & 0xc0) == 0x80)
-			o--;
-		if (o > 1 && ((unsigned char)out.s[o - 1] & 0xc0) == 0xc0)
-			o--;
-		out.s[o++] = '.';
-		out.s[o++] = '.';
-		out.s[o++] = '.';
+	memcpy(out.s + o, clean, fit);
+	o += fit;
+	if (fit < cl || cl >= sizeof clean - 1) {
+		memcpy(out.s + o, "...", 3);
+		o += 3;
 	}
 	out.s[o++] = '\'';
 	out.s[o] = '\0';

@@ -1,5 +1,6 @@
 /* json.c — see json.h. Output is always valid UTF-8: log text may hold anything. */
 #include "oomfix/json.h"
+#include "oomfix/text.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -67,39 +68,6 @@ void json_key(struct json *j, const char *key)
 	j->after_key = true;
 }
 
-/* Same rules as text.c: shortest form, no surrogates, at most U+10FFFF. */
-static size_t utf8_len(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t v, min;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2; v = c & 0x1F; min = 0x80;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3; v = c & 0x0F; min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4; v = c & 0x07; min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i] & 0x3F);
-	}
-	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-		return 0;
-	*cp = v;
-	return n;
-}
-
 void json_strn(struct json *j, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -113,7 +81,7 @@ void json_strn(struct json *j, const char *s, size_t len)
 	fputc('"', j->fp);
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_len(u + i, len - i, &cp);
+		size_t n = text_utf8_decode(u + i, len - i, &cp);
 
 		if (n == 0) {
 			fputs("\xEF\xBF\xBD", j->fp); /* U+FFFD for each invalid byte */

@@ -5,9 +5,7 @@
 #include <string.h>
 #include <wchar.h>
 
-/* Decodes one UTF-8 sequence at s[0..len). Returns its length (1-4) and the code point in *cp,
- * or 0 when the bytes are not a valid, shortest-form, non-surrogate sequence. */
-static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+size_t text_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 {
 	unsigned char c = s[0];
 	size_t n;
@@ -93,7 +91,9 @@ size_t text_strip_ansi(char *s, size_t len)
 
 static const char hexd[] = "0123456789ABCDEF";
 
-size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
+/* show_esc: ESC is shown as ^[ (and the rest of its sequence as text) instead of being dropped
+ * with the whole sequence. */
+static size_t sanitize(const char *in, size_t len, char *out, size_t outsz, bool show_esc)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	size_t i = 0, w = 0;
@@ -106,7 +106,7 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 		size_t tn = 0, adv = 1;
 		uint32_t cp;
 
-		if (c == 0x1B) {
+		if (c == 0x1B && !show_esc) {
 			i += ansi_len(s + i, len - i);
 			continue;
 		}
@@ -116,7 +116,7 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 			tmp[tn++] = '^';
 			tmp[tn++] = (char)(c == 0x7F ? '?' : c + '@');
 		} else {
-			size_t n = utf8_decode(s + i, len - i, &cp);
+			size_t n = text_utf8_decode(s + i, len - i, &cp);
 			if (n == 0 || (cp >= 0x80 && cp <= 0x9F)) {
 				/* invalid byte, or a C1 control in its UTF-8 form: show the bytes */
 				size_t k = n ? n : 1;
@@ -143,6 +143,16 @@ size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 	return w;
 }
 
+size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
+{
+	return sanitize(in, len, out, outsz, false);
+}
+
+size_t text_visible(const char *in, size_t len, char *out, size_t outsz)
+{
+	return sanitize(in, len, out, outsz, true);
+}
+
 static int cp_width(uint32_t cp)
 {
 	int wd;
@@ -163,7 +173,7 @@ int text_width(const char *s, size_t len)
 
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_decode(u + i, len - i, &cp);
+		size_t n = text_utf8_decode(u + i, len - i, &cp);
 		if (n == 0) {
 			cells += 1;
 			i += 1;
@@ -183,7 +193,7 @@ size_t text_fit(const char *s, size_t len, int cells, int *used)
 
 	while (i < len) {
 		uint32_t cp;
-		size_t n = utf8_decode(u + i, len - i, &cp);
+		size_t n = text_utf8_decode(u + i, len - i, &cp);
 		int cw = n ? cp_width(cp) : 1;
 		if (n == 0)
 			n = 1;
