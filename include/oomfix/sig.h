@@ -23,13 +23,15 @@ enum sig_id {
 	SIG_OTHER_PROCESS, SIG_HOST_OOM,
 	/* non-OOM deaths (other_failure) */
 	SIG_MISSING_FILE, SIG_HF_AUTH, SIG_CONFIG_ERROR, SIG_PYTHON_ERROR,
+	/* a hint added later (kept last so the ids above do not move) */
+	SIG_CUDNN_NO_MEMORY,
 	SIG_COUNT
 };
 
 enum sig_class {
 	SIG_CLASS_OOM,     /* counts as a GPU OOM */
 	SIG_CLASS_DETAIL,  /* part of an OOM message; counts only together with another */
-	SIG_CLASS_HINT,    /* other_process, host_oom: shown, not a GPU OOM */
+	SIG_CLASS_HINT,    /* other_process, host_oom, cudnn_no_memory: shown, not a GPU OOM */
 	SIG_CLASS_DEATH,   /* what killed a non-OOM run */
 };
 

@@ -34,15 +34,18 @@ const struct sig_def sig_defs[SIG_COUNT] = {
 	  "|\\binvoked oom-killer\\b|\\boom-kill:"
 	  "|\\bSIGKILL\\b|killed by signal: Killed"
 	  "|\\bexit(?:ed)?\\s+(?:with\\s+)?(?:status|code)\\s*[:=]?\\s*(?:137|-9)\\b"
-	  "|^\\s*Killed\\s*$|\\bline \\d+:\\s+\\d+ Killed\\b",
+	  "|^\\s*Killed\\s*$|\\bline \\d+:\\s+\\d+ Killed\\b"
+	  /* bash job control: "[1]+  Killed   python run.py ..." */
+	  "|^\\[\\d+\\][+-]?\\s+Killed\\b",
 	  SIG_CLASS_HINT },
 	{ SIG_MISSING_FILE, "missing_file", "\\bFileNotFoundError\\b|\\bNo such file or directory\\b",
 	  SIG_CLASS_DEATH },
 	{ SIG_HF_AUTH, "hf_auth",
 	  "\\b(?:GatedRepoError|LocalTokenNotFoundError|RepositoryNotFoundError)\\b"
 	  "|\\b401\\b[^\\n]{0,40}(?:Unauthorized|Client Error)"
-	  "|\\bAccess to model \\S+ is restricted"
-	  "|\\bInvalid (?:user )?token\\b|\\bHF_TOKEN\\b"
+	  "|\\bAccess to model \\S+ is restricted|\\bgated repo\\b"
+	  /* not a bare HF_TOKEN: "Environment variable HF_TOKEN not set" is the config loader */
+	  "|\\bInvalid (?:user )?token\\b"
 	  "|\\bhugging\\s?face(?:[_ -]?hub)?\\b[^\\n]{0,40}\\btoken\\b",
 	  SIG_CLASS_DEATH },
 	{ SIG_CONFIG_ERROR, "config_error",
@@ -52,25 +55,31 @@ const struct sig_def sig_defs[SIG_COUNT] = {
 	  SIG_CLASS_DEATH },
 	{ SIG_PYTHON_ERROR, "python_error",
 	  "^\\s*(?:[A-Za-z_]\\w*\\.)*[A-Za-z_]\\w*(?:Error|Exception)(?::\\s|$)", SIG_CLASS_DEATH },
+	/* cuDNN's own allocation failure. SPEC §3.1 does not count it as a GPU OOM (only cuBLAS's
+	 * is listed), but a user should hear that memory was involved. */
+	{ SIG_CUDNN_NO_MEMORY, "cudnn_no_memory", "\\bCUDNN_STATUS_NOT_ENOUGH_MEMORY\\b",
+	  SIG_CLASS_HINT },
 };
 
 /* Every signature above needs one of these (compared case-insensitively). */
 static const char *const prefilter_lits[] = {
 	"memory", "oom", "cublas", "kill", "exit", "allocate", "bytes", "error", "exception",
 	"no such file", "401", "access to", "token", "environment variable", "mutually exclusive",
+	"gated repo", "cudnn_status",
 };
 #define NLITS (sizeof prefilter_lits / sizeof prefilter_lits[0])
+_Static_assert(NLITS <= 32, "first_byte holds one bit per literal");
 
-static unsigned short first_byte[256]; /* byte → bit set of literals that start with it */
+static uint32_t first_byte[256]; /* byte → bit set of literals that start with it */
 static bool first_ready;
 
 static void prefilter_init(void)
 {
 	for (size_t i = 0; i < NLITS; i++) {
 		unsigned char c = (unsigned char)prefilter_lits[i][0];
-		first_byte[c] |= (unsigned short)(1u << i);
+		first_byte[c] |= UINT32_C(1) << i;
 		if (c >= 'a' && c <= 'z')
-			first_byte[c - 32] |= (unsigned short)(1u << i);
+			first_byte[c - 32] |= UINT32_C(1) << i;
 	}
 	first_ready = true;
 }
@@ -99,7 +108,7 @@ bool sig_prefilter(const char *s, size_t len)
 	if (!first_ready)
 		prefilter_init();
 	for (size_t i = 0; i < len; i++) {
-		unsigned bits = first_byte[u[i]];
+		uint32_t bits = first_byte[u[i]];
 		while (bits) {
 			unsigned k = (unsigned)__builtin_ctz(bits);
 			bits &= bits - 1;
