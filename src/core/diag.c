@@ -51,8 +51,10 @@ struct dstate {
 	char name[128];
 	size_t namelen;
 	bool name_from_job, saw_name_bar;
+	bool name_from_banner;      /* "# Running job:" gave the exact training-bar description */
 
 	bool in_echo;
+	bool in_yaml;               /* a job file printed by a wrapper (cat job.yaml) */
 	bool in_tb;
 	enum diag_phase tb_phase;   /* outermost frame of the current traceback that names a phase */
 	struct snap tb_frame;
@@ -204,7 +206,8 @@ static bool parse_bar(const char *s, size_t len, struct bar *b)
 /* Bars that are not the training bar, by the start of their description. */
 static const char *const other_bars[] = {
 	"Generating", "Caching", "Loading", "Attaching", "Quantiz", "Fetching", "Downloading",
-	"Preprocessing", "Map", "Resolving", "Encoding", "Computing", "Saving",
+	"Preprocessing", "Map", "Resolving", "Encoding", "Computing", "Saving", "Processing",
+	"Merging", "Moving", "Unloading", "Converting", "Validat",
 };
 
 static bool is_sampling_desc(const char *d, size_t n)
@@ -225,7 +228,11 @@ static bool is_training_desc(struct dstate *st, const struct bar *b)
 			return false;
 	if (b->lrloss)
 		return true;
-	/* an unknown labelled bar is the training bar unless the named one has shown up */
+	/* The banner names the training bar exactly, so another labelled bar (a download, a
+	 * dataset map) is not it. Without the banner, the job's name may be stale (renamed after
+	 * the run): an unknown labelled bar is the training bar until the named one shows up. */
+	if (st->name_from_banner)
+		return false;
 	return !st->saw_name_bar;
 }
 
@@ -424,6 +431,126 @@ static size_t cut_yaml_comment(const char *t, size_t n)
 	return n;
 }
 
+
+/* "key:" or "key: value" with a lower-case snake_case key, as job files are written. */
+static bool is_yaml_key(const char *t, size_t n)
+{
+	size_t i = 0;
+
+	if (n == 0 || !((t[0] >= 'a' && t[0] <= 'z') || t[0] == '_'))
+		return false;
+	while (i < n && ((t[i] >= 'a' && t[i] <= 'z') || is_digit(t[i]) || t[i] == '_'))
+		i++;
+	return i < n && t[i] == ':' && (i + 1 == n || t[i + 1] == ' ');
+}
+
+/* A Python warning ("x.py:412: UserWarning: ...", "WARNING: ...", "WARNING:root:..."): a
+ * library saying what it coped with, not the error that ended the run. */
+static bool is_warning_line(const char *t, size_t n)
+{
+	const char *w;
+
+	if (starts_ci(t, n, "warning:"))
+		return true;
+	w = memmem(t, n, "Warning: ", 9);
+	if (!w)
+		return false;
+	while (w > t && ((w[-1] >= 'A' && w[-1] <= 'Z') || (w[-1] >= 'a' && w[-1] <= 'z')))
+		w--; /* UserWarning, FutureWarning, ... */
+	return w == t || (w - t >= 2 && w[-1] == ' ' && w[-2] == ':');
+}
+
+/* Trainer messages that print a user's path or name ("Dataset: <folder>", "Saved checkpoint
+ * to <file>"): a folder called "CUDA out of memory tests" is not an error. */
+static bool is_path_message(const char *t, size_t n)
+{
+	static const char *const msgs[] = {
+		"Dataset: ", "Bucket sizes for ", "Caching latents for ", "Caching text_embeddings for ",
+		"Saved checkpoint to ", "Saved optimizer to ", "Removing old save: ", "Saving at step ",
+		"Using SQLite database at ", "Job ID: ", "Found step ", "Loading ", "Running job: ",
+	};
+	for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++)
+		if (starts(t, n, msgs[i]))
+			return true;
+	return false;
+}
+
+/* An RFC 3339 / ISO 8601 date and time ("2025-06-02T10:14:03.123456789Z", "2025-06-02
+ * 10:14:03,123"); its length, or 0. */
+static size_t timestamp_len(const char *t, size_t n)
+{
+	static const char shape[] = "dddd-dd-dd?dd:dd:dd";
+	size_t i;
+
+	if (n < sizeof shape - 1)
+		return 0;
+	for (i = 0; i < sizeof shape - 1; i++) {
+		char c = shape[i];
+		if (c == 'd' ? !is_digit(t[i]) : c == '?' ? (t[i] != 'T' && t[i] != ' ') : t[i] != c)
+			return 0;
+	}
+	if (i < n && (t[i] == '.' || t[i] == ',')) {
+		i++;
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	if (i < n && t[i] == 'Z') {
+		i++;
+	} else if (i + 3 <= n && (t[i] == '+' || t[i] == '-') && is_digit(t[i + 1]) &&
+		   is_digit(t[i + 2])) {
+		i += 3;
+		if (i < n && t[i] == ':')
+			i++;
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	return i;
+}
+
+/* One prefix a capture tool puts before the trainer's own text, or 0: a timestamp (docker
+ * and kubectl --timestamps, logging), torchrun's "[rank0]: ", docker compose's "svc-1  | ".
+ * Its one separating blank is part of it, so indentation after it still counts. */
+static size_t one_prefix(const char *t, size_t n)
+{
+	size_t i = 0, k;
+
+	if (n == 0)
+		return 0;
+	if (is_digit(t[0])) {
+		k = timestamp_len(t, n);
+		return k && k < n && t[k] == ' ' ? k + 1 : 0;
+	}
+	if (t[0] == '[') {
+		if (starts(t, n, "[rank")) {
+			for (i = 5; i < n && is_digit(t[i]); i++)
+				;
+			if (i > 5 && i + 1 < n && t[i] == ']' && t[i + 1] == ':')
+				return i + 2 < n && t[i + 2] == ' ' ? i + 3 : i + 2;
+			return 0;
+		}
+		k = timestamp_len(t + 1, n - 1);
+		return k && k + 2 < n && t[k + 1] == ']' && t[k + 2] == ' ' ? k + 3 : 0;
+	}
+	while (i < n && ((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+			 is_digit(t[i]) || t[i] == '_' || t[i] == '-' || t[i] == '.'))
+		i++;
+	if (i == 0 || i >= n || t[i] != ' ')
+		return 0;
+	while (i < n && t[i] == ' ')
+		i++;
+	return i + 1 < n && t[i] == '|' && t[i + 1] == ' ' ? i + 2 : 0;
+}
+
+static size_t line_prefix(const char *t, size_t n)
+{
+	size_t all = 0, k;
+
+	/* compose adds its own before docker's timestamp: at most a few, never a loop */
+	for (int i = 0; i < 3 && (k = one_prefix(t + all, n - all)) > 0; i++)
+		all += k;
+	return all;
+}
+
 /* ---- the text of a segment that is not a progress bar ---- */
 
 static void count_hit(struct dstate *st, const struct logidx_seg *seg, const struct sig_match *h,
@@ -533,6 +660,20 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 	if (n == 0)
 		return;
 
+	/* a job file printed by a wrapper: "job: extension" / "config:" and what is indented under
+	 * them is configuration (prompts, comments), until a line that is not YAML */
+	if (line_start && st->in_yaml) {
+		if (lead > 0 || is_yaml_key(t, n) || starts(t, n, "- ") || starts(t, n, "---")) {
+			return;
+		} else if (t[0] != '#') {
+			st->in_yaml = false;
+		}
+	} else if (line_start && lead == 0 && (starts(t, n, "job: ") || starts(t, n, "config:")) &&
+		   is_yaml_key(t, n)) {
+		st->in_yaml = true;
+		return;
+	}
+
 	if (lead == 0 && is_run_start(t, n)) {
 		reset_run(st); /* a log appended to by a retry: the last run is the one to judge */
 		return;
@@ -559,10 +700,12 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 
 	if (t[0] == '#') {
 		comment = true;
-		if (!st->name_from_job && starts(t, n, "# Running job: ")) {
-			size_t l = n - 15 < sizeof st->name ? n - 15 : sizeof st->name;
-			memcpy(st->name, t + 15, l);
-			st->namelen = l;
+		/* the banner is what this run printed: it wins over a job file renamed since */
+		if (starts(t, n, "# Running job: ") && n - 15 > 0 && n - 15 < sizeof st->name) {
+			memcpy(st->name, t + 15, n - 15);
+			st->namelen = n - 15;
+			st->name_from_banner = true;
+			st->saw_name_bar = false;
 		}
 		mask = SIG_BIT(SIG_OOM_SKIP); /* the skip banner is the only real '#' line */
 	} else {
@@ -593,6 +736,9 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 
 	if (sig_prefilter(t, n)) {
 		nh = sig_match(st->sm, t, n, mask, hits, SIG_COUNT);
+		/* checked only on a match, so ordinary lines pay nothing for them */
+		if (nh && !ejr && !exc && (is_warning_line(t, n) || is_path_message(t, n)))
+			nh = 0;
 		ev = nh ? find_event(st, msg, mlen) : NULL;
 		for (size_t i = 0; i < nh; i++) {
 			if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
@@ -622,6 +768,13 @@ static int on_seg(const struct logidx_seg *seg, void *ctx)
 		memcpy(st->scratch, t, n < st->scratch_cap ? n : st->scratch_cap);
 		n = text_strip_ansi(st->scratch, n < st->scratch_cap ? n : st->scratch_cap);
 		t = st->scratch;
+	}
+	if (seg->seg == 0) { /* a capture tool's prefix sits only at the start of a physical line */
+		size_t k = line_prefix(t, n);
+		t += k;
+		n -= k;
+		if (n == 0)
+			return 0;
 	}
 	if (!st->in_echo && parse_bar(t, n, &b)) {
 		on_bar(st, seg, &b, t, (size_t)(b.tail - t));
