@@ -4,12 +4,16 @@
   run_cases.py own DIAG_RUN CASES_DIR   -- our cases: diag_run with the job facts in expect.json
   run_cases.py shared OOMFIX CASES_DIR  -- the shared cases: oomfix diagnose --job --json
                                            (skipped when CASES_DIR does not exist)
+  run_cases.py cli OOMFIX CASES_DIR GEN -- like shared, for tests/diag/cases2: "no_job" runs
+                                           without --job; "generated_log" logs are written by
+                                           GEN --log NAME FILE (too big to commit)
 Each case is one TAP test; a failure prints every field that differs.
 """
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 FIELDS = ("oom", "timing", "phase", "failed_step", "other_failure", "model_kind")
 
@@ -41,6 +45,8 @@ def compare(got, exp, out):
 
 def main():
     mode, prog, cases = sys.argv[1], sys.argv[2], sys.argv[3]
+    gen = sys.argv[4] if len(sys.argv) > 4 else None
+    tmp = tempfile.TemporaryDirectory()
     if not os.path.isdir(cases):
         print("1..0 # SKIP %s does not exist" % cases)
         return 0
@@ -51,11 +57,16 @@ def main():
         d = os.path.join(cases, name)
         with open(os.path.join(d, "expect.json")) as f:
             exp = json.load(f)
+        log = os.path.join(d, "train.log")
+        if exp.get("generated_log"):
+            log = os.path.join(tmp.name, name + ".log")
+            subprocess.run([sys.executable, gen, "--log", name, log], check=True)
         if mode == "own":
-            cmd = [prog] + exp.get("args", []) + [os.path.join(d, "train.log")]
+            cmd = [prog] + exp.get("args", []) + [log]
+        elif exp.get("no_job"):
+            cmd = [prog, "diagnose", "--json", log]
         else:
-            cmd = [prog, "diagnose", "--job", os.path.join(d, "job.yaml"), "--json",
-                   os.path.join(d, "train.log")]
+            cmd = [prog, "diagnose", "--job", os.path.join(d, "job.yaml"), "--json", log]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
         problems = []
         if p.returncode != 0:
@@ -74,6 +85,8 @@ def main():
                 print("#   " + pr)
         else:
             print("ok %d - %s" % (i, name))
+        if exp.get("generated_log"):
+            os.unlink(log)
     return 1 if failed else 0
 
 
