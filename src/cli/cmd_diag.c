@@ -1,8 +1,11 @@
 /* cmd_diag.c — `oomfix diagnose [--job JOB] [--json] LOG`: when did the run run out of GPU
  * memory, what proves it, and what to change first. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "oomfix/diag.h"
 #include "oomfix/doc.h"
@@ -63,7 +66,8 @@ static const char *const other_words[DIAG_O_COUNT] = {
 	N_("This was not a memory problem: the trainer stopped with a Python error."),
 };
 
-/* The five rows of the diagnosis table: when, likely cause, first change. */
+/* The five rows of the diagnosis table: when, likely cause, first change. Whole sentences:
+ * the table wraps them, so nothing is cut mid-word. */
 struct row {
 	enum diag_timing t;
 	const char *letter;
@@ -74,31 +78,86 @@ struct row {
 
 static const struct row rows[] = {
 	{ DIAG_T_BEFORE_TRAINING, "A", N_("before training"),
-	  N_("model load, caching or the baseline sample is too big"),
-	  N_("low_vram, smaller top bucket or frames, lighter samples") },
+	  N_("Loading the model, caching latents or text embeddings, or the baseline sample "
+	     "needs more memory than the card has."),
+	  N_("low_vram for the model load, a smaller top bucket or fewer frames for caching, "
+	     "lighter or no samples for the baseline.") },
 	{ DIAG_T_FIRST_STEPS, "B", N_("first steps"),
-	  N_("one training step is too big for the card"),
-	  N_("the first rollback step not yet done") },
+	  N_("One training step does not fit: batch, resolution, frames or activations are too "
+	     "big."),
+	  N_("the next step of the rollback plan below.") },
 	{ DIAG_T_SAMPLING, "C", N_("while sampling"),
-	  N_("the preview samples are bigger than training"),
-	  N_("lighter_sampling, then disable_sampling") },
+	  N_("Training fits, but the preview samples are bigger than the training batches."),
+	  N_("lighter_sampling, then disable_sampling.") },
 	{ DIAG_T_INTERMITTENT, "D", N_("intermittent"),
-	  N_("the largest bucket or longest clips peak now and then"),
-	  N_("drop_largest_bucket (video: num_frames)") },
+	  N_("Most steps fit; the largest bucket or the longest clips go over the limit now and "
+	     "then."),
+	  N_("drop_largest_bucket (video: num_frames).") },
 	{ DIAG_T_ENVIRONMENT, "E", N_("environment"),
-	  N_("a conservative job still fails: worker or GPU at fault"),
-	  N_("fresh_worker: stop retrying, new worker, escalate") },
+	  N_("A conservative job still fails at once: the worker or the GPU is at fault, not the "
+	     "settings."),
+	  N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
+	     "known-good job fails too.") },
 };
 
-/* Prints s clipped and padded to exactly `cells` terminal cells. */
-static void put_cells(const char *s, int cells)
+/* The report is laid out for this many terminal cells: the terminal's width when stdout is
+ * one (at most 100, where long lines stop being easy to read), else 80. */
+static int report_width(void)
 {
-	int used = 0;
-	size_t n = text_fit(s, strlen(s), cells, &used);
+	struct winsize ws;
 
-	fwrite(s, 1, n, stdout);
-	for (; used < cells; used++)
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col < 60 ? 60 : ws.ws_col > 100 ? 100 : ws.ws_col;
+	return 80;
+}
+
+static void spaces(int n)
+{
+	for (; n > 0; n--)
 		fputc(' ', stdout);
+}
+
+/* Prints s word-wrapped in display cells (wide characters count 2): the first line in
+ * `first` cells (the cursor is already where it starts), the others after `indent` blanks in
+ * `width - indent` cells. Text without blanks (Japanese) is cut between characters. */
+static void put_wrapped(const char *s, int first, int indent, int width)
+{
+	size_t len = strlen(s);
+	int avail = first;
+
+	for (;;) {
+		int used = 0;
+		size_t n, cut;
+
+		while (len && *s == ' ') {
+			s++;
+			len--;
+		}
+		if (!len)
+			break;
+		n = text_fit(s, len, avail > 1 ? avail : 1, &used);
+		if (n == 0) /* not even one character fits: take one anyway, never loop */
+			n = text_fit(s, len, 2, &used);
+		cut = n;
+		if (n < len) {
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = n;
+		}
+		fwrite(s, 1, cut, stdout);
+		s += cut;
+		len -= cut;
+		while (len && *s == ' ') {
+			s++;
+			len--;
+		}
+		fputc('\n', stdout);
+		if (!len)
+			break;
+		spaces(indent);
+		avail = width - indent;
+	}
 }
 
 static void put_clipped(const char *s, int cells)
@@ -115,15 +174,30 @@ static void put_clipped(const char *s, int cells)
 	fputc('\n', stdout);
 }
 
-static void print_sentence(const struct diag_result *r)
+static bool has_hint(const struct diag_result *r, const char *id)
+{
+	for (size_t i = 0; i < r->nhints; i++)
+		if (!strcmp(r->hints[i].id, id))
+			return true;
+	return false;
+}
+
+static void print_sentence(const struct diag_result *r, int width)
 {
 	char buf[512];
 
 	if (!r->oom) {
 		if (r->lines == 0)
-			printf("%s\n", _("The log is empty."));
+			snprintf(buf, sizeof buf, "%s", _("The log is empty."));
+		else if (r->other == DIAG_O_PYTHON_ERROR && has_hint(r, "cudnn_no_memory"))
+			snprintf(buf, sizeof buf, "%s",
+				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
+				   "not get the memory it needed (CUDNN_STATUS_NOT_ENOUGH_MEMORY) and the "
+				   "trainer stopped. Treat it as GPU memory pressure: the rollback plan "
+				   "below applies."));
 		else
-			printf("%s\n", _(other_words[r->other]));
+			snprintf(buf, sizeof buf, "%s", _(other_words[r->other]));
+		put_wrapped(buf, width, 0, width);
 		return;
 	}
 	switch (r->timing) {
@@ -164,22 +238,26 @@ static void print_sentence(const struct diag_result *r)
 	default:
 		snprintf(buf, sizeof buf, "%s", _("It ran out of GPU memory."));
 	}
-	printf("%s\n", buf);
+	put_wrapped(buf, width, 0, width);
 	if (r->survived)
-		printf("%s\n", _("The run skipped those batches and went on; it did not die of it."));
+		put_wrapped(_("The run skipped those batches and went on; it did not die of it."),
+			    width, 0, width);
 }
 
 static void print_report(const char *log, const struct diag_result *r, const struct job *j,
 			 const struct plan *p, const char *jobpath)
 {
-	printf("%s: ", log);
-	print_sentence(r);
+	const int width = report_width();
+	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
+
+	printf("%s %s\n\n", _("Log:"), log);
+	print_sentence(r, width);
 
 	if (r->nevidence) {
-		printf("\n%s\n", _("Evidence:"));
+		printf("\n%s\n", _("What the log shows (line number, text):"));
 		for (size_t i = 0; i < r->nevidence; i++) {
 			printf("%8llu  ", (unsigned long long)r->evidence[i].line);
-			put_clipped(r->evidence[i].text, 68);
+			put_clipped(r->evidence[i].text, width - 10);
 		}
 	}
 	if (r->nsigs || r->nhints) {
@@ -188,26 +266,42 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			printf("  %-22s %4u  %llu\n", r->sigs[i].id, r->sigs[i].count,
 			       (unsigned long long)r->sigs[i].line);
 		for (size_t i = 0; i < r->nhints; i++) {
-			printf("  %-22s %4u  %llu  ", r->hints[i].id, r->hints[i].count,
-			       (unsigned long long)r->hints[i].line);
-			if (!strcmp(r->hints[i].id, "other_process"))
-				printf("%s\n", _("(another process held GPU memory)"));
-			else
-				printf("%s\n", _("(host RAM, not the GPU)"));
+			const char *what = !strcmp(r->hints[i].id, "other_process")
+						   ? _("(another process held GPU memory)")
+					   : !strcmp(r->hints[i].id, "cudnn_no_memory")
+						   ? _("(cuDNN could not get memory)")
+						   : _("(host RAM, not the GPU)");
+			printf("  %-22s %4u  %llu  %s\n", r->hints[i].id, r->hints[i].count,
+			       (unsigned long long)r->hints[i].line, what);
 		}
 	}
 
-	printf("\n%s\n", _("Diagnosis table (when -> likely cause -> first change):"));
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		const char *mark = r->oom && rows[i].t == r->timing ? ">" : " ";
-		printf("%s %s  ", mark, rows[i].letter);
-		put_cells(_(rows[i].when), 17);
-		put_clipped(_(rows[i].cause), 56);
-		printf("%23s", "-> ");
-		put_clipped(_(rows[i].change), 56);
+	/* One row per timing: letter, when, then the cause and the first change wrapped in the
+	 * text column; the row that matches this log is marked with '>'. */
+	/* a run that did not run out of GPU memory gets no table: it would only distract */
+	if (r->oom || has_hint(r, "cudnn_no_memory"))
+		printf("\n%s\n",
+		       _("When it ran out of memory, the likely cause, and what to change first:"));
+	for (size_t i = 0; (r->oom || has_hint(r, "cudnn_no_memory")) && i < sizeof rows / sizeof rows[0];
+	     i++) {
+		const char *when = _(rows[i].when);
+		int ww = text_width(when, strlen(when));
+		char first[256];
+
+		printf("\n%s %s  %s", r->oom && rows[i].t == r->timing ? ">" : " ", rows[i].letter, when);
+		if (ww > when_cells) { /* a long translation: the text starts on the next line */
+			fputc('\n', stdout);
+			spaces(text_col);
+		} else {
+			spaces(when_cells - ww + 2);
+		}
+		put_wrapped(_(rows[i].cause), width - text_col, text_col, width);
+		spaces(text_col);
+		snprintf(first, sizeof first, _("First: %s"), _(rows[i].change));
+		put_wrapped(first, width - text_col, text_col, width);
 	}
 
-	if (r->oom) {
+	if (r->oom || has_hint(r, "cudnn_no_memory")) {
 		printf("\n%s\n", j ? _("Rollback plan ([x] already in place):")
 				   : _("Rollback plan (no job given: nothing can be seen as done):"));
 		for (size_t i = 0; i < p->n; i++) {
@@ -215,19 +309,27 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			const char *mark = p->steps[i].status == FIX_DONE ? "[x]"
 					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
 			printf("  %s %-24s ", mark, f->name);
-			put_clipped(_(f->title), 46);
+			put_clipped(_(f->title), width - 31);
 		}
 		if (p->first_fix != FIX_NONE) {
 			const struct fix_def *f = &fix_defs[p->first_fix];
-			printf("\n%s %s — %s\n", _("Change first:"), f->name, _(f->title));
-			if (jobpath && p->first_fix != FIX_FRESH_WORKER)
-				printf(_("Apply it with: oomfix fix --diff --log %s %s %s\n"), log, jobpath,
-				       f->name);
+			char buf[512];
+
+			snprintf(buf, sizeof buf, "%s %s — %s", _("Change first:"), f->name, _(f->title));
+			fputc('\n', stdout);
+			put_wrapped(buf, width, 2, width);
+			if (jobpath && p->first_fix != FIX_FRESH_WORKER) {
+				/* on a line of its own, whole, so that it can be copied */
+				printf("%s\n", _("See the change with:"));
+				printf("  oomfix fix --diff --log %s %s %s\n", log, jobpath, f->name);
+			}
 		}
 	}
-	if (r->truncated)
-		printf("\n%s\n", _("Note: the log changed size while it was read; this verdict covers "
-				   "what was there when it was opened."));
+	if (r->truncated) {
+		fputc('\n', stdout);
+		put_wrapped(_("Note: the log changed size while it was read; this verdict covers what "
+			      "was there when it was opened."), width, 0, width);
+	}
 	if (r->warnings)
 		printf(_("Note: %lu lines were too costly to match and were skipped.\n"),
 		       r->warnings);
