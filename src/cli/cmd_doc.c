@@ -22,6 +22,42 @@ static int usage_set(void)
 	return ERR_USAGE;
 }
 
+static int help_get(void)
+{
+	fputs(_("Usage: oomfix get JOB PATH\n"
+		"\n"
+		"Prints the value at PATH as the trainer reads it: a string without quotes, a number\n"
+		"as written (1e-4 stays 1e-4), a list or mapping as flow YAML ([512, 768]).\n"
+		"PATH is keys separated by dots with [N] indices, for example\n"
+		"  config.process[0].train.batch_size\n"
+		"  config.process[0].datasets[0].resolution\n"
+		"Aliases and merge keys (<<) are followed.\n"
+		"\n"
+		"Exit status: 0 success, 64 usage, 65 invalid YAML or no such key (the error names\n"
+		"the line of the deepest key that exists), 66 cannot open JOB.\n"), stdout);
+	return 0;
+}
+
+static int help_set(void)
+{
+	fputs(_("Usage: oomfix set [-o OUT | -i [--force]] JOB PATH=VALUE...\n"
+		"\n"
+		"Sets each PATH to VALUE (written as YAML: 7, true, 1e-4, [512, 768], \"text\") and\n"
+		"prints the new file. Only the edited values change: comments, quoting, order and\n"
+		"indentation stay as they are; a missing key is added beside its siblings. Every\n"
+		"edit is checked by reading the result again before anything is written.\n"
+		"\n"
+		"  -o OUT    write the result to OUT instead\n"
+		"  -i        save JOB in place (JOB~ keeps the previous version) and add an entry\n"
+		"            to the change journal JOB.oomfix.md\n"
+		"  --force   with -i: overwrite even if JOB changed on disk since it was read\n"
+		"\n"
+		"Exit status: 0 success, 64 usage, 65 invalid YAML or an edit that cannot be made,\n"
+		"66 cannot open JOB, 73 cannot create OUT, 74 I/O error, 75 JOB changed on disk.\n"),
+	      stdout);
+	return 0;
+}
+
 static int fail(const struct err *e)
 {
 	err_print(e, stderr);
@@ -58,6 +94,8 @@ static int no_such_key(const struct doc *d, const char *job, const char *path)
 int cmd_get(int argc, char **argv)
 {
 	int first = 1;
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return help_get();
 	if (argc > 1 && !strcmp(argv[1], "--"))
 		first = 2;
 	if (argc - first != 2 || (first == 1 && argv[1][0] == '-' && argv[1][1]))
@@ -116,6 +154,7 @@ int cmd_set(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"in-place", no_argument, NULL, 'i'},
 		{"force", no_argument, NULL, 'F'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *out = NULL;
@@ -123,8 +162,9 @@ int cmd_set(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:i", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ih", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'h': return help_set();
 		case 'o': out = optarg; break;
 		case 'i': inplace = true; break;
 		case 'F': force = true; break;

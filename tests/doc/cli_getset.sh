@@ -34,7 +34,7 @@ J="$T/job.yaml"
 P='config.process[0]'
 cp "$J" "$T/orig.yaml"
 
-echo "1..28"
+echo "1..30"
 check "get a quoted string" "my_job" "$("$OOMFIX" get "$J" config.name)"
 check "get a float written 1e-4" "1e-4" "$("$OOMFIX" get "$J" "$P.train.lr")"
 check "get a flow list" "[512, 768, 1024]" "$("$OOMFIX" get "$J" "$P.datasets[0].resolution")"
@@ -86,4 +86,6 @@ if grep -qxF -- "- \`$P.train.batch_size\`: 2 → 1" "$J.oomfix.md" &&
 else
 	no "set -i writes what changed to the journal" "$(cat "$J.oomfix.md" 2>&1)"
 fi
+"$OOMFIX" get --help | grep -q "^Usage: oomfix get JOB PATH" && ok "get --help prints its usage" || no "get --help prints its usage"
+"$OOMFIX" set --help | grep -q "^Usage: oomfix set" && ok "set --help prints its usage" || no "set --help prints its usage"
 exit $((fails > 0))
