@@ -30,4 +30,10 @@ int text_width(const char *s, size_t len);
 /* The longest prefix of s (in bytes) that fits in `cells` cells; *used receives its width. */
 size_t text_fit(const char *s, size_t len, int cells, int *used);
 
+/* One line of word wrapping: how many bytes of s[0..len) go on a line of `width` cells (returned)
+ * and where the next line starts (*next, past the spaces at the break). Breaks at spaces, and
+ * between wide (CJK) characters following the usual rules (no 、。） at a line's start, no （「
+ * at its end); a word wider than the line is cut where the cells run out. */
+size_t text_wrap_next(const char *s, size_t len, int width, size_t *next);
+
 #endif

@@ -125,34 +125,16 @@ static void put_wrapped(const char *s, int first, int indent, int width)
 	size_t len = strlen(s);
 	int avail = first;
 
-	for (;;) {
-		int used = 0;
-		size_t n, cut;
-
-		while (len && *s == ' ') {
-			s++;
-			len--;
-		}
-		if (!len)
-			break;
-		n = text_fit(s, len, avail > 1 ? avail : 1, &used);
-		if (n == 0) /* not even one character fits: take one anyway, never loop */
-			n = text_fit(s, len, 2, &used);
-		cut = n;
-		if (n < len) {
-			while (cut > 0 && s[cut] != ' ')
-				cut--;
-			if (cut == 0)
-				cut = n;
-		}
+	while (len && *s == ' ') {
+		s++;
+		len--;
+	}
+	while (len) {
+		size_t next, cut = text_wrap_next(s, len, avail > 1 ? avail : 1, &next);
 		fwrite(s, 1, cut, stdout);
-		s += cut;
-		len -= cut;
-		while (len && *s == ' ') {
-			s++;
-			len--;
-		}
 		fputc('\n', stdout);
+		s += next;
+		len -= next;
 		if (!len)
 			break;
 		spaces(indent);

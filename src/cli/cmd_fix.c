@@ -5,6 +5,7 @@
  * the exit status is 65, so a script can never save half of what it asked for.
  */
 #include <getopt.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,34 +169,41 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
  * there are any (Japanese text has none, so it breaks where the line is full). */
 static void print_wrapped(const char *s, int indent, int width)
 {
-	while (*s) {
-		size_t len = strlen(s), cut;
-		int used;
-		size_t fit = text_fit(s, len, width - indent, &used);
-		if (fit >= len) {
-			cut = len;
-		} else {
-			cut = fit;
-			for (size_t k = fit; k > 0; k--)
-				if (s[k] == ' ') {
-					cut = k;
-					break;
-				}
-			if (!cut)
-				cut = fit ? fit : 1;
-		}
+	size_t len = strlen(s);
+	while (len) {
+		size_t next, cut = text_wrap_next(s, len, width - indent, &next);
 		printf("%*s%.*s\n", indent, "", (int)cut, s);
-		s += cut;
-		while (*s == ' ')
-			s++;
+		s += next;
+		len -= next;
 	}
 }
+
+/* What the verdict's timing and phase are called in sentences (the JSON keeps the ids). */
+static const char *const timing_words[DIAG_T_COUNT] = {
+	[DIAG_T_NONE] = N_("none"),
+	[DIAG_T_BEFORE_TRAINING] = N_("before training"),
+	[DIAG_T_FIRST_STEPS] = N_("in the first steps"),
+	[DIAG_T_SAMPLING] = N_("while sampling"),
+	[DIAG_T_INTERMITTENT] = N_("now and then"),
+	[DIAG_T_ENVIRONMENT] = N_("worker or GPU state"),
+};
+static const char *const phase_words[DIAG_P_COUNT] = {
+	[DIAG_P_NONE] = N_("unknown"),
+	[DIAG_P_MODEL_LOAD] = N_("model load"),
+	[DIAG_P_CACHING] = N_("caching"),
+	[DIAG_P_BASELINE_SAMPLING] = N_("baseline samples"),
+	[DIAG_P_TRAINING] = N_("training"),
+	[DIAG_P_SAMPLING] = N_("sampling"),
+	[DIAG_P_SAVING] = N_("saving"),
+};
 
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
 		      const struct checklist *cl, const struct diag_result *v, enum fix_id first)
 {
-	const char *kind = job_kind_name(j->kind);
-	printf(_("Job: %s (%s model, arch %s)\n"), path, kind ? kind : _("unknown"),
+	const char *kind = j->kind == JOB_KIND_VIDEO   ? _("video")
+			   : j->kind == JOB_KIND_IMAGE ? _("image")
+						       : _("unknown");
+	printf(_("Job: %s (%s model, arch %s)\n"), path, kind,
 	       j->arch[0] ? j->arch : "?");
 	printf("\n%s\n", _("Quick checklist"));
 	for (int c = 0; c < CHECK_COUNT; c++) {
@@ -209,14 +217,16 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	for (size_t i = 0; i < p->n; i++) {
 		char reason[256];
 		fix_status(j, p->steps[i].fix, reason, sizeof reason);
-		printf("  %zu. %-6s %-23s %s — %s\n", i + 1, status_mark(p->steps[i].status),
+		const char *mark = status_mark(p->steps[i].status);
+		int pad = 6 - text_width(mark, strlen(mark)); /* columns line up in cells, not bytes */
+		printf("  %zu. %s%*s %-23s %s — %s\n", i + 1, mark, pad > 0 ? pad : 0, "",
 		       fix_name(p->steps[i].fix), _(fix_defs[p->steps[i].fix].title), reason);
 	}
 	printf("\n");
 	if (v) {
 		if (v->oom) {
-			printf(_("Verdict: %s, phase %s"), diag_timing_name(v->timing),
-			       diag_phase_name(v->phase) ? diag_phase_name(v->phase) : "-");
+			printf(_("Verdict: %s, phase %s"), _(timing_words[v->timing]),
+			       _(phase_words[v->phase]));
 			if (v->failed_step >= 0)
 				printf(_(", step %lld"), v->failed_step);
 			printf("\n");
@@ -274,6 +284,9 @@ int cmd_plan(int argc, char **argv)
 	int rc = load_job(path, &d, &j, &e);
 	if (rc)
 		return fail(&e);
+	/* JSON is read by programs: its labels and reasons stay in English whatever the locale. */
+	if (json)
+		setlocale(LC_MESSAGES, "C");
 
 	struct diag_result *v = NULL;
 	if (log) {

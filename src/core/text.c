@@ -206,3 +206,88 @@ size_t text_fit(const char *s, size_t len, int cells, int *used)
 		*used = w;
 	return i;
 }
+
+/* Characters that must not start a line (closing brackets, Japanese punctuation, small kana,
+ * the long-vowel mark) or end one (opening brackets): the usual line-breaking rules (kinsoku). */
+static bool no_line_start(uint32_t cp)
+{
+	static const uint32_t set[] = {
+		0x3001, 0x3002, 0xFF0C, 0xFF0E, 0x30FB, 0xFF1A, 0xFF1B, 0xFF1F, 0xFF01, 0x30FC,
+		0xFF09, 0x300D, 0x300F, 0x3011, 0x3015, 0x3009, 0x300B, 0x2019, 0x201D, 0x3005,
+		0x3041, 0x3043, 0x3045, 0x3047, 0x3049, 0x3063, 0x3083, 0x3085, 0x3087, 0x308E,
+		0x30A1, 0x30A3, 0x30A5, 0x30A7, 0x30A9, 0x30C3, 0x30E3, 0x30E5, 0x30E7, 0x30EE,
+		0x30F5, 0x30F6, 0x309D, 0x309E, 0x30FD, 0x30FE, 0x2026, 0x2025,
+	};
+	if (cp < 0x80)
+		return cp && strchr(",.;:!?)]}%", (int)cp);
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+		if (set[i] == cp)
+			return true;
+	return false;
+}
+
+static bool no_line_end(uint32_t cp)
+{
+	static const uint32_t set[] = { 0xFF08, 0x300C, 0x300E, 0x3010, 0x3014, 0x3008, 0x300A,
+					0x2018, 0x201C };
+	if (cp < 0x80)
+		return cp && strchr("([{", (int)cp);
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+		if (set[i] == cp)
+			return true;
+	return false;
+}
+
+size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	int used;
+	size_t fit, cut = 0, i = 0;
+	uint32_t prev = 0;
+	int prev_w = 0;
+
+	if (width < 1)
+		width = 1;
+	fit = text_fit(s, len, width, &used);
+	if (fit >= len) {
+		cut = len;
+	} else {
+		/* The last place up to `fit` where a line may end: at a space, or between two
+		 * characters of which one is wide (Japanese has no spaces between words). */
+		while (i <= fit) {
+			uint32_t cp = 0;
+			size_t n = i < len ? text_utf8_decode(u + i, len - i, &cp) : 0;
+			int w = i < len ? (n ? cp_width(cp) : 1) : 0;
+			if (i < len && n == 0)
+				cp = 0xFFFD;
+			if (i > 0 && i < len) {
+				if (cp == ' ')
+					cut = i;
+				else if (prev != ' ' && (w == 2 || prev_w == 2) && !no_line_start(cp) &&
+					 !no_line_end(prev))
+					cut = i;
+			}
+			if (i >= len)
+				break;
+			prev = cp;
+			prev_w = w;
+			i += n ? n : 1;
+		}
+		if (cut == 0) {
+			/* No break allowed: cut where the cells run out, at least one character. */
+			cut = fit;
+			if (cut == 0) {
+				cut = 1;
+				while (cut < len && (u[cut] & 0xC0) == 0x80)
+					cut++;
+			}
+		}
+	}
+	size_t nx = cut;
+	while (nx < len && s[nx] == ' ')
+		nx++;
+	*next = nx;
+	while (cut > 0 && s[cut - 1] == ' ' && nx < len)
+		cut--; /* no trailing spaces on a line that was cut */
+	return cut;
+}

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <locale.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "oomfix/text.h"
@@ -63,13 +65,52 @@ static void test_utf8_decode(void **state)
 	assert_int_equal(text_utf8_decode((const unsigned char *)"\xf4\x90\x80\x80", 4, &cp), 0);
 }
 
+/* Wraps s at width and joins the lines with '|' for comparison. */
+static void wrap(const char *s, int width, char *out, size_t outsz)
+{
+	size_t len = strlen(s), o = 0;
+	out[0] = '\0';
+	while (len) {
+		size_t next, cut = text_wrap_next(s, len, width, &next);
+		assert_true(next > 0); /* always progresses */
+		assert_true(text_width(s, cut) <= width || cut <= 4);
+		o += (size_t)snprintf(out + o, outsz - o, "%s%.*s", o ? "|" : "", (int)cut, s);
+		s += next;
+		len -= next;
+	}
+}
+
+static void test_wrap(void **state)
+{
+	(void)state;
+	char out[512];
+	wrap("the quick brown fox", 10, out, sizeof out);
+	assert_string_equal(out, "the quick|brown fox");
+	wrap("abcdefghijkl mn", 5, out, sizeof out); /* a word wider than the line is cut */
+	assert_string_equal(out, "abcde|fghij|kl mn");
+	/* Japanese breaks between characters; 。 and 、 never start a line. */
+	wrap("\xe5\xad\xa6\xe7\xbf\x92\xe3\x81\x8c\xe6\xad\xa2\xe3\x81\xbe\xe3\x82\x8a"
+	     "\xe3\x81\xbe\xe3\x81\x97\xe3\x81\x9f\xe3\x80\x82", 6, out, sizeof out);
+	/* 学習が止まりました。 at 6 cells: 学習が|止まり|ました。 would put 。 alone; it stays
+	 * with the character before it. */
+	assert_null(strstr(out, "|\xe3\x80\x82"));
+	assert_non_null(strstr(out, "|"));
+	/* A space in Japanese text near the start does not leave a short line. */
+	wrap("Batch Size\xe3\x82\x92\xe4\xb8\x8b\xe3\x81\x92\xe3\x81\xbe\xe3\x81\x99", 14,
+	     out, sizeof out);
+	assert_string_equal(out, "Batch Size\xe3\x82\x92\xe4\xb8\x8b|\xe3\x81\x92\xe3\x81\xbe"
+				 "\xe3\x81\x99");
+}
+
 int main(void)
 {
+	setlocale(LC_ALL, ""); /* widths come from the UTF-8 locale the suite runs in */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_visible_shows_osc52),
 		cmocka_unit_test(test_sanitize_drops_sequences),
 		cmocka_unit_test(test_small_buffer_never_splits),
 		cmocka_unit_test(test_utf8_decode),
+		cmocka_unit_test(test_wrap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
