@@ -216,14 +216,35 @@ static void draw_tabs(struct ui_app *a)
 	char buf[256];
 
 	ui_fill(stdscr, 0, 0, a->cols, UI_R_TABBAR);
+	/* When the names are too wide for the terminal (long translations), the bar starts at a
+	 * later tab so that the current one is always on screen; "<" says some are left out. */
+	bool mode_tab = a->mode == UI_M_WALK || a->mode == UI_M_HELP;
+	const char *mode_name = a->mode == UI_M_WALK ? _("Walk-through") : _("Help");
+	int first = 0, widths[UI_V_COUNT], active = mode_tab ? UI_V_COUNT - 1 : (int)a->view;
 	for (int v = 0; v < UI_V_COUNT; v++) {
+		const char *name = ui_view_name((enum ui_view)v);
+		widths[v] = text_width(name, strlen(name)) + 2;
+	}
+	for (;;) {
+		int end = (first ? 1 : 0) + (mode_tab ? text_width(mode_name, strlen(mode_name)) + 2 : 0);
+		for (int v = first; v <= active; v++)
+			end += widths[v];
+		if (end <= a->cols || first == active)
+			break;
+		first++;
+	}
+	if (first) {
+		ui_put(stdscr, 0, 0, 1, UI_R_TABBAR, "<");
+		x = 1;
+	}
+	for (int v = first; v < UI_V_COUNT; v++) {
 		bool on = v == (int)a->view && a->mode != UI_M_WALK && a->mode != UI_M_HELP;
 		/* Brackets mark the current tab without colour. */
 		snprintf(buf, sizeof buf, on ? "[%s]" : " %s ", ui_view_name((enum ui_view)v));
 		x += ui_put(stdscr, 0, x, a->cols - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
 	}
-	if (a->mode == UI_M_WALK || a->mode == UI_M_HELP) {
-		snprintf(buf, sizeof buf, "[%s]", a->mode == UI_M_WALK ? _("Walk-through") : _("Help"));
+	if (mode_tab) {
+		snprintf(buf, sizeof buf, "[%s]", mode_name);
 		x += ui_put(stdscr, 0, x, a->cols - x, UI_R_TAB_ACTIVE, buf);
 	}
 	/* The file name and whether it has unsaved edits, at the right when there is room. */
@@ -298,14 +319,25 @@ static void draw_status(struct ui_app *a)
 		int w = text_width(a->scroll_info, strlen(a->scroll_info));
 		ui_put(stdscr, y, a->cols - w - 1, w, UI_R_DIM, a->scroll_info);
 	}
+	if (!a->status[0] && a->s.diag_pending) {
+		ui_put(stdscr, y, 1, a->cols - 1, UI_R_STATUS,
+		       _("Diagnosing the log... (the keys work meanwhile)"));
+	}
 	if (a->status[0]) {
 		/* Messages can quote a file's text (an error's value): sanitise them too. */
 		text_sanitize(a->status, strlen(a->status), buf, sizeof buf);
-		if (a->status_error) {
-			int used = ui_put(stdscr, y, 1, a->cols - 1, UI_R_ERROR, _("error: "));
-			ui_put(stdscr, y, 1 + used, a->cols - 1 - used, UI_R_ERROR, buf);
+		enum ui_role role = a->status_error ? UI_R_ERROR : UI_R_STATUS;
+		int used = a->status_error ? ui_put(stdscr, y, 1, a->cols - 1, role, _("error: ")) : 0;
+		/* A message longer than the line goes on over the footer (until the next key) rather
+		 * than losing its end, where an error says why. */
+		size_t len = strlen(buf), next;
+		size_t cut = ui_wrap_next(buf, len, a->cols - 1 - used, &next);
+		if (cut < len) {
+			ui_putn(stdscr, y, 1 + used, a->cols - 1 - used, role, buf, cut);
+			ui_fill(stdscr, y + 1, 0, a->cols, role);
+			ui_put(stdscr, y + 1, 1 + used, a->cols - 1 - used, role, buf + next);
 		} else {
-			ui_put(stdscr, y, 1, a->cols - 1, UI_R_STATUS, buf);
+			ui_put(stdscr, y, 1 + used, a->cols - 1 - used, role, buf);
 		}
 	}
 }
@@ -460,6 +492,13 @@ static void apply_first_fix(struct ui_app *a)
 
 	if (!a->s.job) {
 		ui_status(a, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
+		return;
+	}
+	if (a->s.diag_pending) {
+		/* The first change depends on when the job ran out of memory: guessing it from the
+		 * plan alone could apply a different fix than the one the verdict will name. */
+		ui_status(a, false, "%s", _("Still reading the log; a works once the verdict is "
+					    "shown."));
 		return;
 	}
 	id = ui_session_next_fix(&a->s);
@@ -659,6 +698,31 @@ static void handle_key(struct ui_app *a, int key)
 	}
 }
 
+/* ---- the verdict arrives ------------------------------------------------------------------------ */
+
+/* Opens the log at the line that decided the verdict, unless the user has moved already. */
+static void place_log_cursor(struct ui_app *a)
+{
+	if (a->log_moved || !a->s.have_diag || a->s.diag.nevidence == 0)
+		return;
+	uint64_t ln = a->s.diag.evidence[0].line;
+	a->pos[UI_V_LOG].cursor = ln ? (long long)ln - 1 : 0;
+	a->pos[UI_V_LOG].top = a->pos[UI_V_LOG].cursor - 3;
+	if (a->pos[UI_V_LOG].top < 0)
+		a->pos[UI_V_LOG].top = 0;
+}
+
+/* Takes the worker's result when it is ready (or waits for it); true when the screen changed. */
+static bool take_verdict(struct ui_app *a, bool wait)
+{
+	if (!ui_session_diag_poll(&a->s, wait))
+		return false;
+	if (a->s.diag_rc != ERR_OK)
+		ui_status_err(a, &a->s.diag_err);
+	place_log_cursor(a);
+	return true;
+}
+
 /* ---- recovery of an emergency save ------------------------------------------------------------ */
 
 static void offer_recovery(struct ui_app *a)
@@ -696,6 +760,7 @@ struct script {
 	int lineno;
 	char pending[1024];  /* the rest of a text: command being typed */
 	size_t pend_off, pend_len;
+	bool started;        /* a command was read: the implicit wait is behind us */
 };
 
 static int read_terminal_key(void)
@@ -750,6 +815,20 @@ static int read_script_key(struct ui_app *a, struct script *sc)
 			p[--len] = '\0';
 		if (!*p || *p == '#')
 			continue;
+		/* A script runs on the verdict, as a person would after a moment: it waits for the
+		 * worker before its first command, so dumps never depend on timing. `async` as the
+		 * first command skips that (to see the screen while the log is read); `wait` waits
+		 * later. */
+		bool first = !sc->started;
+		sc->started = true;
+		if (!strcmp(p, "async") && first)
+			continue;
+		if (first || !strcmp(p, "wait")) {
+			if (take_verdict(a, true))
+				draw(a);
+			if (!strcmp(p, "wait"))
+				continue;
+		}
 		if (!strncmp(p, "resize ", 7)) {
 			int c, r;
 			if (sscanf(p + 7, "%dx%d", &c, &r) != 2 || c < 1 || r < 1 || c > 1000 || r > 1000)
@@ -772,7 +851,6 @@ static int read_script_key(struct ui_app *a, struct script *sc)
 		int key = ui_key_parse(p);
 		if (!key)
 			die(ERR_USAGE, _("%s:%d: unknown key or command '%s'"), sc->path, sc->lineno, p);
-		(void)a;
 		return key;
 	}
 }
@@ -957,14 +1035,6 @@ int ui_main(int argc, char **argv)
 	a->themes = ui_theme_names(&a->nthemes);
 	a->script = o.script != NULL;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
-	if (a->s.have_diag && a->s.diag.nevidence > 0) {
-		/* Open the log at the line that decided the verdict. */
-		uint64_t ln = a->s.diag.evidence[0].line;
-		a->pos[UI_V_LOG].cursor = ln ? (long long)ln - 1 : 0;
-		a->pos[UI_V_LOG].top = a->pos[UI_V_LOG].cursor - 3;
-		if (a->pos[UI_V_LOG].top < 0)
-			a->pos[UI_V_LOG].top = 0;
-	}
 
 	install_signals();
 	scr = start_terminal(&o, &out, &in);
@@ -987,15 +1057,21 @@ int ui_main(int argc, char **argv)
 	ui_emergency_track(&a->s);
 	offer_recovery(a);
 
+	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
+	ui_session_diag_start(&a->s);
 	draw(a);
 	while (!a->quit) {
+		/* While the worker reads, wake up now and then to take its verdict; then block. */
+		if (!o.script)
+			wtimeout(stdscr, a->s.diag_pending ? 30 : -1);
 		int key = o.script ? read_script_key(a, &sc) : read_terminal_key();
+		bool verdict = take_verdict(a, false);
 		if (key == 0)
 			break; /* end of the script */
-		if (key < 0)
-			continue;
-		handle_key(a, key);
-		draw(a);
+		if (key > 0)
+			handle_key(a, key);
+		if (key > 0 || verdict)
+			draw(a);
 	}
 
 	endwin();

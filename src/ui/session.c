@@ -1,12 +1,16 @@
 /* session.c — the job being edited: loaded text, a linear undo/redo history of documents (each
  * edit makes a new immutable doc, so undo is keeping the old one), the diagnosis of the log, and
  * saving. No curses here. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
+#include "oomfix/sig.h"
 #include "ui.h"
 
 /* Index in hist of the version last loaded or saved, or (size_t)-1 when that version is no
@@ -80,6 +84,131 @@ static int hist_append(struct ui_session *s, struct doc *d, enum fix_id fix)
 	return 0;
 }
 
+/* ---- the log is read by a worker thread ---------------------------------------------------
+ *
+ * Diagnosing a 1 GB log takes about a second; the first screen must not wait for it. The worker
+ * gets copies of what it needs (the path, the job's name and kind), opens its own log index and
+ * its own matchers inside diag, and writes only into its own struct. The main thread reads that
+ * struct once `done` is set (release/acquire), or after pthread_join, and then owns it. The view
+ * meanwhile reads the first lines through the session's own index, which the worker never sees.
+ */
+struct diag_worker {
+	pthread_t th;
+	atomic_bool done;
+	char *path, *name;
+	struct diag_job_info info;
+	bool has_info;
+	struct diag_result res;
+	struct err e;
+	int rc;
+	struct logidx *li;        /* the worker's index, fully built by the scan */
+	uint64_t lines;
+	bool lines_ok;
+};
+
+static struct diag_worker *worker;
+static struct diag_worker *orphan; /* a worker left running at close */
+
+static void *worker_run(void *arg)
+{
+	struct diag_worker *w = arg;
+	struct err e2;
+
+	w->rc = logidx_open(w->path, &w->li, &w->e);
+	if (w->rc == ERR_OK)
+		w->rc = diag_logidx(w->li, w->has_info ? &w->info : NULL, &w->res, &w->e);
+	/* After the scan the count is known without reading again. */
+	if (w->li)
+		w->lines_ok = logidx_count_lines(w->li, &w->lines, &e2) == ERR_OK;
+	atomic_store_explicit(&w->done, true, memory_order_release);
+	return NULL;
+}
+
+static bool worker_done(void)
+{
+	return worker && atomic_load_explicit(&worker->done, memory_order_acquire);
+}
+
+static void worker_free(struct diag_worker *w)
+{
+	if (!w)
+		return;
+	logidx_close(&w->li);
+	free(w->path);
+	free(w->name);
+	free(w);
+}
+
+void ui_session_diag_start(struct ui_session *s)
+{
+	struct diag_worker *w;
+	struct job *j = NULL;
+	struct err e;
+
+	if (!s->log_path || worker || s->diag_pending)
+		return;
+	if (!(w = calloc(1, sizeof *w)) || !(w->path = strdup(s->log_path))) {
+		free(w);
+		s->diag_rc = err_set(&s->diag_err, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		return;
+	}
+	if (ui_cur(s) && job_from_doc(ui_cur(s), &j, &e) == ERR_OK) {
+		/* The name lives in the doc; the worker gets its own copy. */
+		w->name = j->name ? strdup(j->name) : NULL;
+		w->info.name = w->name;
+		w->info.kind = (int)j->kind;
+		w->info.conservative = job_is_conservative(j) ? 1 : 0;
+		w->has_info = true;
+	}
+	job_free(&j);
+	atomic_init(&w->done, false);
+	/* sig.c fills a lookup table on first use; fill it here, before a second thread can race
+	 * the view's matching for it. */
+	(void)sig_prefilter("", 0);
+	worker = w;
+	s->diag_pending = true;
+	/* Signals (SIGHUP's emergency save, SIGWINCH) are the main thread's: the worker blocks
+	 * them all, inheriting the mask it is created with. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&w->th, NULL, worker_run, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		worker_run(w); /* no thread: read it now, as before */
+		w->th = pthread_self();
+	}
+}
+
+bool ui_session_diag_poll(struct ui_session *s, bool wait)
+{
+	struct diag_worker *w = worker;
+
+	if (!w || (!wait && !worker_done()))
+		return false;
+	if (!pthread_equal(w->th, pthread_self()))
+		pthread_join(w->th, NULL);
+	worker = NULL;
+	s->diag_pending = false;
+	s->diag_rc = w->rc;
+	s->diag_err = w->e;
+	if (w->rc == ERR_OK) {
+		s->diag = w->res;
+		s->have_diag = true;
+	}
+	if (w->lines_ok) {
+		s->log_lines = w->lines;
+		s->lines_known = true;
+		/* The worker's index has every checkpoint: G and searches start from it. */
+		logidx_close(&s->log);
+		s->log = w->li;
+		w->li = NULL;
+	}
+	worker_free(w);
+	ui_session_refresh(s);
+	return true;
+}
+
 int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
 		    struct err *e)
 {
@@ -106,8 +235,6 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 		set_base(s, copy_doc(d, e));
 	}
 	if (log_path) {
-		struct diag_job_info info = { NULL, 0, -1 }, *ip = NULL;
-		struct job *j = NULL;
 		int rc;
 
 		if (!strcmp(log_path, "-"))
@@ -121,20 +248,8 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 			return err_set(e, ERR_USAGE, log_path, 0, 0, "%s",
 				       _("the terminal UI needs a regular log file to scroll"));
 		}
-		if (ui_cur(s) && job_from_doc(ui_cur(s), &j, e) == ERR_OK) {
-			info.name = j->name;
-			info.kind = (int)j->kind;
-			info.conservative = job_is_conservative(j) ? 1 : 0;
-			ip = &info;
-		}
-		rc = diag_file(log_path, ip, &s->diag, e);
-		job_free(&j);
-		if (rc)
-			return rc;
-		s->have_diag = true;
+		/* Opening only stats the file; reading it is the worker's (ui_session_diag_start). */
 		s->log_path = strdup(log_path);
-		if (logidx_count_lines(s->log, &s->log_lines, e))
-			s->log_lines = 0;
 	}
 	err_clear(e);
 	ui_session_refresh(s);
@@ -143,6 +258,15 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 
 void ui_session_close(struct ui_session *s)
 {
+	if (worker && worker_done()) {
+		ui_session_diag_poll(s, true);
+	} else if (worker) {
+		/* Still reading: let it run to the end of the process rather than wait for it. The
+		 * worker owns everything it touches, so nothing here is freed under it. */
+		pthread_detach(worker->th);
+		orphan = worker; /* still referenced: it is the worker's until the process ends */
+		worker = NULL;
+	}
 	for (size_t i = 0; i < s->nhist; i++)
 		doc_free(&s->hist[i].doc);
 	free(s->hist);

@@ -157,11 +157,27 @@ struct ui_session {
 	struct checklist check;
 	struct logidx *log;
 	uint64_t log_lines;
+	bool lines_known;               /* log_lines is the real count (the worker has counted) */
+	bool diag_pending;              /* the worker is still reading the log */
+	int diag_rc;                    /* the worker's result once it is done (ERR_OK or an error) */
+	struct err diag_err;
 };
 
+/* Loads the job and opens the log for browsing; the log is not read yet (see below). */
 int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
 		    struct err *e);
+/* Frees the session. A worker still reading the log is left to finish on its own (its data is
+ * its own), so quitting never waits for it. */
 void ui_session_close(struct ui_session *s);
+
+/* Starts diagnosing the log and counting its lines in a worker thread, so the first screen does
+ * not wait for a large log (SPEC §8). The worker opens its own log index and touches nothing of
+ * the session. Without threads it runs here and now. */
+void ui_session_diag_start(struct ui_session *s);
+/* Takes the worker's result when it is done (wait: block until it is): the verdict, the line
+ * count, and the worker's fully indexed log, which replaces the view's. Returns true when it
+ * changed the session (the plan and checklist are rebuilt). */
+bool ui_session_diag_poll(struct ui_session *s, bool wait);
 
 /* The current document (NULL without a job). */
 struct doc *ui_cur(const struct ui_session *s);
@@ -233,6 +249,12 @@ struct ui_line *ui_lines_addf(struct ui_lines *l, enum ui_role role, const char 
 void ui_line_seg(struct ui_line *ln, size_t off, enum ui_role role);
 /* Appends text to the last line with a role of its own. */
 void ui_line_append(struct ui_line *ln, enum ui_role role, const char *text);
+/* One line of word wrapping: the bytes of p (len bytes, valid UTF-8) that go on a line of
+ * `width` cells, cut after the last word that fits (a word wider than the line, or text with no
+ * spaces such as Japanese, is cut at a character boundary where the cells run out). *next
+ * receives the offset where the following line starts (the spaces at the break skipped).
+ * Always takes at least one character when len > 0. */
+size_t ui_wrap_next(const char *p, size_t len, int width, size_t *next);
 /* Word-wraps a paragraph into lines of at most `width` cells, each indented by `indent`. */
 void ui_lines_wrap(struct ui_lines *l, enum ui_role role, const char *text, int width, int indent);
 /* Adds a unified diff, one line per diff line, coloured by role. */
@@ -319,6 +341,7 @@ struct ui_app {
 	char scroll_info[64];       /* "1-21/86" of a scrolled text screen, shown in the status line */
 	bool quit;
 	bool script;
+	bool log_moved;             /* the user moved in the log before the verdict came */
 	int rows, cols;
 };
 

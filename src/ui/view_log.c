@@ -27,6 +27,7 @@ struct cline {
 	size_t len;
 	unsigned redraws;   /* \r segments before the one shown */
 	bool clipped;
+	bool missing;       /* no such line: past the end while the count is not known yet */
 	int sig;            /* 0 none, 1 OOM or detail, 2 hint, 3 other death */
 };
 
@@ -36,6 +37,7 @@ static uint64_t cache_size;  /* log size the cache was filled at */
 static struct sig_matcher *matcher;
 static struct ui_pos diag_pos;
 static int diag_width = 78;   /* the width the panel was last drawn at: its lines wrap by it */
+static bool diag_stacked;     /* drawn below the log (few rows) rather than beside it */
 
 static void cache_drop(void)
 {
@@ -95,7 +97,8 @@ static const struct cline *get_line(struct ui_app *a, uint64_t line)
 		return NULL;
 	free(c->text);
 	*c = (struct cline){ 0 };
-	if (logidx_read_line(a->s.log, line, buf, READ_MAX, &len, &clipped, NULL, &e))
+	int rrc = logidx_read_line(a->s.log, line, buf, READ_MAX, &len, &clipped, NULL, &e);
+	if (rrc)
 		len = 0;
 	/* Show what a terminal would show: the last non-empty \r segment (tqdm redraws). */
 	size_t start = 0;
@@ -138,6 +141,7 @@ static const struct cline *get_line(struct ui_app *a, uint64_t line)
 	c->line = line;
 	c->redraws = segs;
 	c->clipped = clipped;
+	c->missing = rrc == ERR_DATA;
 	/* Classify on the ANSI-stripped bytes, as the diagnosis does. */
 	size_t sl = text_strip_ansi(buf, len);
 	for (size_t i = 0; i < sl; i++)
@@ -245,21 +249,96 @@ static const struct { enum diag_timing t; const char *when, *cause, *change; } t
 };
 
 /* Text clipped or padded to exactly `cells` cells. */
-static void cell_col(char *out, size_t sz, const char *s, int cells)
+static void cell_col(char *out, size_t sz, const char *s, size_t len, int cells)
 {
 	int used;
-	size_t fit = text_fit(s, strlen(s), cells, &used);
+	size_t fit = text_fit(s, len, cells, &used);
 	snprintf(out, sz, "%.*s%*s", (int)fit, s, cells - used, "");
+}
+
+/* One row of the table, its cells word-wrapped in their columns onto as many lines as the
+ * longest needs (measured in cells), so nothing is cut mid-word. The mark and the role are
+ * carried onto the continuation lines: the whole matching row stands out. */
+static void table_row(struct ui_lines *l, enum ui_role role, const char *mark, const char *cell[3],
+		      const int w[3])
+{
+	const char *p[3];
+	size_t left[3];
+	char col[3][256], line[1024];
+
+	for (int k = 0; k < 3; k++) {
+		p[k] = cell[k];
+		left[k] = strlen(cell[k]);
+	}
+	for (bool first = true; first || left[0] || left[1] || left[2]; first = false) {
+		for (int k = 0; k < 3; k++) {
+			size_t next = 0, cut = left[k] ? ui_wrap_next(p[k], left[k], w[k], &next) : 0;
+			cell_col(col[k], sizeof col[k], p[k], cut, w[k]);
+			p[k] += next;
+			left[k] -= next;
+		}
+		snprintf(line, sizeof line, "%s %s  %s  %s", first ? mark : " ", col[0], col[1], col[2]);
+		/* Padding at the end of a line is only noise in a dump. */
+		size_t n = strlen(line);
+		while (n > 0 && line[n - 1] == ' ')
+			line[--n] = '\0';
+		ui_lines_add(l, role, line);
+	}
+}
+
+/* "First change: X  (a applies it, w walks the plan)", wrapped; the hint goes on the last line
+ * when it fits there. Otherwise it is left out: the footer names both keys, and on a narrow
+ * terminal the line is worth more to the table below. */
+static void first_change_lines(struct ui_lines *l, const char *what, int width)
+{
+	const char *hint = _("(a applies it, w walks the plan)");
+	size_t before = l->n;
+
+	ui_lines_wrap(l, UI_R_MARK, what, width, 1);
+	if (l->n == before)
+		return;
+	struct ui_line *last = &l->v[l->n - 1];
+	int hw = text_width(hint, strlen(hint));
+	if (text_width(last->text, last->len) + 2 + hw <= width) {
+		ui_line_append(last, UI_R_DIM, "  ");
+		ui_line_append(last, UI_R_DIM, hint);
+	}
+}
+
+/* Lines a cell takes when wrapped at `w` cells. */
+static int wrapped_lines(const char *s, int w)
+{
+	size_t len = strlen(s), next;
+	int n = 0;
+
+	while (len > 0) {
+		ui_wrap_next(s, len, w, &next);
+		s += next;
+		len -= next;
+		n++;
+	}
+	return n > 0 ? n : 1;
 }
 
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 {
 	const struct ui_session *s = &a->s;
 	const struct diag_result *d = &s->diag;
-	char buf[1024], c1[128], c2[256], c3[256];
+	char buf[1024];
 	struct ui_line *ln;
 
 	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
+	if (s->diag_pending) {
+		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
+					     "appear here when it has been read; you can scroll the "
+					     "log meanwhile."), width, 1);
+		return;
+	}
+	if (!s->have_diag && s->log_path) {
+		snprintf(buf, sizeof buf, _("The log could not be read: %s"), s->diag_err.msg);
+		ui_lines_wrap(l, UI_R_ERROR, buf, width, 1);
+		return;
+	}
 	if (!s->have_diag) {
 		ui_lines_wrap(l, UI_R_DIM, _("No log was given. Start oomfix with JOB.yaml LOG to see "
 					     "when the job ran out of memory."), width, 1);
@@ -269,9 +348,7 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
 	if (d->oom && s->plan.first_fix != FIX_NONE) {
 		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
-		ln = ui_lines_add(l, UI_R_MARK, " ");
-		ui_line_append(ln, UI_R_MARK, buf);
-		ui_line_append(ln, UI_R_DIM, _("  (a applies it, w walks the plan)"));
+		first_change_lines(l, buf, width);
 	}
 	if (d->failed_step >= 0) {
 		if (d->total_steps > 0)
@@ -287,26 +364,52 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 		buf[0] = '\0';
 	}
 	if (buf[0])
-		ui_lines_addf(l, UI_R_LABEL, " %s", buf);
-	ui_lines_add(l, UI_R_NORMAL, "");
+		ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
+	if (!diag_stacked) /* stacked under the log, every row counts */
+		ui_lines_add(l, UI_R_NORMAL, "");
 
-	/* Three columns sized from the width; each cell clipped in cells, never in bytes. */
-	int w1 = 19, rest = width - 2 - w1 - 2, w2 = rest / 2, w3 = rest - w2;
-	if (w2 < 8)
-		w2 = 8;
-	if (w3 < 8)
-		w3 = 8;
-	cell_col(c1, sizeof c1, _("When"), w1);
-	cell_col(c2, sizeof c2, _("Likely cause"), w2);
-	cell_col(c3, sizeof c3, _("First change"), w3);
-	ln = ui_lines_addf(l, UI_R_HEADING, "  %s %s %s", c1, c2, c3);
-	for (size_t i = 0; i < sizeof timing_rows / sizeof timing_rows[0]; i++) {
+	/* Three columns sized from the width, two cells apart: When as wide as its widest entry
+	 * (at most a quarter of the panel), the rest shared by the cause and the change. */
+	const size_t nrows = sizeof timing_rows / sizeof timing_rows[0];
+	const char *hdr[3] = { _("When"), _("Likely cause"), _("First change") };
+	int w[3];
+	w[0] = text_width(hdr[0], strlen(hdr[0]));
+	for (size_t i = 0; i < nrows; i++) {
+		const char *t = _(timing_rows[i].when);
+		int tw = text_width(t, strlen(t));
+		if (tw > w[0])
+			w[0] = tw;
+	}
+	if (w[0] > width / 4)
+		w[0] = width / 4 > 6 ? width / 4 : 6;
+	int rest = width - 2 - w[0] - 4, best = -1;
+	w[1] = rest / 2;
+	w[2] = rest - w[1];
+	/* Split the rest where the five rows take the fewest lines (ties: nearest the middle). */
+	for (int c = 8; c <= rest - 8; c++) {
+		int total = 0;
+		for (size_t i = 0; i < nrows; i++) {
+			int a1 = wrapped_lines(_(timing_rows[i].cause), c);
+			int a2 = wrapped_lines(_(timing_rows[i].change), rest - c);
+			total += a1 > a2 ? a1 : a2;
+		}
+		if (best < 0 || total < best ||
+		    (total == best && abs(c - rest / 2) < abs(w[1] - rest / 2))) {
+			best = total;
+			w[1] = c;
+			w[2] = rest - c;
+		}
+	}
+	if (w[1] < 8)
+		w[1] = 8;
+	if (w[2] < 8)
+		w[2] = 8;
+	table_row(l, UI_R_HEADING, " ", hdr, w);
+	for (size_t i = 0; i < nrows; i++) {
 		bool hit = d->oom && d->timing == timing_rows[i].t;
-		cell_col(c1, sizeof c1, _(timing_rows[i].when), w1);
-		cell_col(c2, sizeof c2, _(timing_rows[i].cause), w2);
-		cell_col(c3, sizeof c3, _(timing_rows[i].change), w3);
-		ln = ui_lines_addf(l, hit ? UI_R_MARK : UI_R_NORMAL, "%s %s %s %s", hit ? ">" : " ",
-				   c1, c2, c3);
+		const char *cells[3] = { _(timing_rows[i].when), _(timing_rows[i].cause),
+					 _(timing_rows[i].change) };
+		table_row(l, hit ? UI_R_MARK : UI_R_NORMAL, hit ? ">" : " ", cells, w);
 	}
 	for (size_t i = 0; i < d->nhints; i++) {
 		snprintf(buf, sizeof buf, _("Note (line %llu): %s"), (unsigned long long)d->hints[i].line,
@@ -332,23 +435,45 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 
 /* ---- drawing ---------------------------------------------------------------------------------- */
 
+/* The gutter marks, explained at the right of the header when there is room (and in help). */
+static const char *mark_legend(void)
+{
+	return _("> evidence  ! out of memory  ~ redrawn line");
+}
+
 static void draw_log(struct ui_app *a, struct ui_rect r)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
-	long long n = (long long)a->s.log_lines;
+	/* Until the worker has counted, the end is found by reading: a line that is not there. */
+	bool known = a->s.lines_known;
+	long long n = known ? (long long)a->s.log_lines : (1LL << 62);
 	char buf[512];
 	int numw = 1;
 
-	for (uint64_t k = a->s.log_lines; k >= 10; k /= 10)
+	for (uint64_t k = known ? a->s.log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10; k /= 10)
 		numw++;
 	/* Header row: which log, where we are. */
-	snprintf(buf, sizeof buf, _("%s  line %lld of %lld%s"), logidx_name(a->s.log),
-		 n ? p->cursor + 1 : 0, n, logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
-	ui_put(stdscr, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
+	if (known)
+		snprintf(buf, sizeof buf, _("%s  line %lld of %lld%s"), logidx_name(a->s.log),
+			 n ? p->cursor + 1 : 0, n, logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
+	else
+		snprintf(buf, sizeof buf, _("%s  line %lld (counting...)"), logidx_name(a->s.log),
+			 p->cursor + 1);
+	int hw = ui_put(stdscr, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
+	const char *leg = mark_legend();
+	int lw = text_width(leg, strlen(leg));
+	if (1 + hw + 3 + lw <= r.w)
+		ui_put(stdscr, r.y, r.x + r.w - lw - 1, lw, UI_R_DIM, leg);
 	r.y++;
 	r.h--;
 	if (r.h <= 0)
 		return;
+	if (!known) {
+		/* Stop at the last line read so far when the cursor went past the end. */
+		while (p->cursor > 0 && get_line(a, (uint64_t)p->cursor + 1) &&
+		       get_line(a, (uint64_t)p->cursor + 1)->missing)
+			p->cursor--;
+	}
 	if (p->cursor >= n)
 		p->cursor = n - 1;
 	if (p->cursor < 0)
@@ -357,7 +482,7 @@ static void draw_log(struct ui_app *a, struct ui_rect r)
 		p->top = p->cursor;
 	if (p->cursor >= p->top + r.h)
 		p->top = p->cursor - r.h + 1;
-	if (p->top > n - r.h)
+	if (known && p->top > n - r.h)
 		p->top = n - r.h;
 	if (p->top < 0)
 		p->top = 0;
@@ -365,6 +490,9 @@ static void draw_log(struct ui_app *a, struct ui_rect r)
 		uint64_t line = (uint64_t)(p->top + i) + 1;
 		const struct cline *c = get_line(a, line);
 		struct ui_line ln = { 0 };
+
+		if (c && c->missing)
+			break;
 		char num[32];
 		bool ev = is_evidence(&a->s, line);
 		bool cur = !a->log_focus_diag && p->top + i == p->cursor;
@@ -430,20 +558,22 @@ void ui_log_draw(struct ui_app *a, struct ui_rect r)
 	struct ui_lines l = { 0 };
 	struct ui_rect lr = r, dr = r;
 
+	diag_stacked = false;
 	if (!a->s.log) {
 		ui_diag_lines(a, &l, r.w - 2);
 		ui_draw_lines(stdscr, r, &l, 0, &diag_pos.top, false);
 		ui_lines_free(&l);
 		return;
 	}
-	if (r.w >= 140) { /* side by side: the log keeps most of the width */
-		lr.w = r.w * 3 / 5;
+	if (r.w >= 140) { /* side by side: the diagnosis gets 45%, so its table hardly wraps */
+		lr.w = r.w * 55 / 100;
 		dr.x = r.x + lr.w + 1;
 		dr.w = r.w - lr.w - 1;
 		wattrset(stdscr, ui_attr(UI_R_DIM));
 		mvwvline(stdscr, r.y, r.x + lr.w, '|', r.h);
 		wattrset(stdscr, A_NORMAL);
 	} else {          /* stacked: the diagnosis below */
+		diag_stacked = true;
 		dr.h = r.h / 2;
 		lr.h = r.h - dr.h - 1;
 		dr.y = r.y + lr.h + 1;
@@ -467,8 +597,9 @@ static void jump_to(struct ui_app *a, uint64_t line)
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	int page = ui_page_rows(a);
 
-	if (line < 1 || line > a->s.log_lines)
+	if (line < 1 || (a->s.lines_known && line > a->s.log_lines))
 		return;
+	a->log_moved = true;
 	p->cursor = (long long)line - 1;
 	/* Centre it, so the lines around the evidence are visible too. */
 	p->top = p->cursor - page / 4;
@@ -659,6 +790,12 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 			diag_settle(&l, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM ? -1 : 1);
 			break;
 		}
+		if (act == UI_A_BOTTOM && !a->s.lines_known) {
+			ui_status(a, false, "%s", _("Still counting the lines; G works once the count is "
+						    "shown."));
+			break;
+		}
+		a->log_moved = true;
 		if (act == UI_A_BOTTOM && logidx_refresh(a->s.log)) {
 			/* The log grew (a job still running): count the new lines. */
 			struct err e;
@@ -666,7 +803,8 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 			if (logidx_count_lines(a->s.log, &nl, &e) == ERR_OK)
 				a->s.log_lines = nl;
 		}
-		ui_pos_move(&a->pos[UI_V_LOG], act, (long long)a->s.log_lines, ui_page_rows(a));
+		ui_pos_move(&a->pos[UI_V_LOG], act,
+			    a->s.lines_known ? (long long)a->s.log_lines : (1LL << 62), ui_page_rows(a));
 		break;
 	default:
 		done = false;
