@@ -1,6 +1,6 @@
 /* view_fields.c — the Training, Datasets, Sample and Model panels, built from job_fields[]:
- * label, effective value, "(default)" when the key is absent, a mark when it differs from the
- * loaded file. Enter edits a number or text in place; Space toggles a switch or a bucket. */
+ * label, effective value, where it comes from when the key is absent ("(default)", "(from
+ * Training)", ...), a mark when it differs from the loaded file. Enter edits a number or text in place; Space toggles a switch or a bucket. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -88,6 +88,61 @@ static void padded(char *buf, size_t sz, const char *s, int cells)
 {
 	int w = text_width(s, strlen(s));
 	snprintf(buf, sz, "%s%*s", s, w < cells ? cells - w : 0, "");
+}
+
+/* When a key is absent, says where the value shown comes from instead of a bare "(default)",
+ * which would be wrong for a value inherited from another field or derived from other keys:
+ * a dataset's batch size is the Training one, quantize_te follows Quantize, an arch comes from
+ * legacy is_* flags, Cache Latents also reads cache_latents. Into buf, with its leading space. */
+static void default_note(const struct job *j, const struct job_field *f, size_t ds, char *buf,
+			 size_t sz)
+{
+	if (f->fallback_path) {
+		const struct job_field *fb = job_field_find(f->fallback_path);
+		if (fb && fb->panel != f->panel)
+			/* The panel's name is its tab: the panels and the tabs share their order. */
+			snprintf(buf, sz, _(" (from %s)"), ui_view_name((enum ui_view)fb->panel));
+		else if (fb)
+			snprintf(buf, sz, _(" (follows %s)"), _(fb->label));
+		else
+			snprintf(buf, sz, "%s", _(" (default)"));
+		return;
+	}
+	if (!strcmp(f->path, "model.arch") && !j->arch_written) {
+		/* The trainer picks the arch from the first is_* flag that is true. Which flags exist
+		 * and in what order is the model's knowledge; here only the flags written in the file
+		 * are looked at, to name the one that applies when it is the only one. */
+		const struct doc_node *m = j->process ? doc_deref(j->process) : NULL;
+		const char *flag = NULL;
+		int nflags = 0;
+		for (size_t i = 0; m && m->kind == DOC_MAP && i < m->n; i++) {
+			if (strcmp(m->keys[i]->value, "model") != 0)
+				continue;
+			const struct doc_node *mm = doc_deref(m->items[i]);
+			for (size_t k = 0; mm && mm->kind == DOC_MAP && k < mm->n; k++) {
+				bool on = false;
+				if (strncmp(mm->keys[k]->value, "is_", 3) != 0)
+					continue;
+				if (doc_as_bool(mm->items[k], &on) && on) {
+					flag = mm->keys[k]->value;
+					nflags++;
+				}
+			}
+		}
+		if (nflags == 1)
+			snprintf(buf, sz, _(" (from %s)"), flag);
+		else if (nflags > 1)
+			snprintf(buf, sz, "%s", _(" (from the is_* flags)"));
+		else
+			snprintf(buf, sz, "%s", _(" (default)"));
+		return;
+	}
+	if (!strcmp(f->path, "datasets[].cache_latents_to_disk") && ds < j->ndatasets &&
+	    j->datasets[ds].cache_latents_ram) {
+		snprintf(buf, sz, "%s", _(" (default; cache_latents keeps latents in memory)"));
+		return;
+	}
+	snprintf(buf, sz, "%s", _(" (default)"));
 }
 
 static void build_lines(struct ui_app *a, const struct ui_frow *rows, size_t n,
@@ -186,8 +241,11 @@ static void build_lines(struct ui_app *a, const struct ui_frow *rows, size_t n,
 		else
 			snprintf(buf, sizeof buf, "%s", has ? val : "-");
 		ui_line_append(ln, isdef ? UI_R_DEFAULT : UI_R_VALUE, buf);
-		if (isdef)
-			ui_line_append(ln, UI_R_DEFAULT, _(" (default)"));
+		if (isdef) {
+			char note[128];
+			default_note(j, r->f, r->ds, note, sizeof note);
+			ui_line_append(ln, UI_R_DEFAULT, note);
+		}
 		if (changed) {
 			snprintf(buf, sizeof buf, _("  (was %s%s)"), ohas ? old : "-",
 				 oldef ? _(", default") : "");

@@ -175,6 +175,17 @@ static const struct { unsigned ctx; const char *title; } help_groups[] = {
 	{ UI_CTX_HELP, N_("This help") },
 };
 
+/* What the one-cell marks mean, listed under the group of the view that shows them: the marks
+ * carry the meaning without colour, so they must be explained somewhere. */
+static const struct { unsigned ctx; const char *mark, *text; } help_marks[] = {
+	{ UI_CTX_FIELDS, "*", N_("changed since the file was loaded or saved") },
+	{ UI_CTX_FIELDS, "[x]", N_("a switch or a resolution bucket that is on") },
+	{ UI_CTX_LOG, ">", N_("evidence: a line the verdict rests on") },
+	{ UI_CTX_LOG, "!", N_("an out-of-memory error line") },
+	{ UI_CTX_LOG, "~", N_("a progress line redrawn with \\r; its last frame is shown") },
+	{ UI_CTX_LOG, "^[", N_("an escape character in the log, shown as text") },
+};
+
 void ui_help_draw(struct ui_app *a, struct ui_rect r)
 {
 	struct ui_lines l = { 0 };
@@ -198,6 +209,18 @@ void ui_help_draw(struct ui_app *a, struct ui_rect r)
 			snprintf(col, sizeof col, "  %s%*s", keys, w < 18 ? 18 - w : 1, "");
 			struct ui_line *ln = ui_lines_add(&l, UI_R_FOOTER_KEY, col);
 			ui_line_append(ln, UI_R_NORMAL, _(act->help));
+		}
+		bool marks = false;
+		for (size_t i = 0; i < sizeof help_marks / sizeof help_marks[0]; i++) {
+			if (help_marks[i].ctx != help_groups[g].ctx)
+				continue;
+			if (!marks) {
+				ui_lines_add(&l, UI_R_DIM, _("  Marks:"));
+				marks = true;
+			}
+			snprintf(col, sizeof col, "  %-18s", help_marks[i].mark);
+			struct ui_line *ln = ui_lines_add(&l, UI_R_MARK, col);
+			ui_line_append(ln, UI_R_NORMAL, _(help_marks[i].text));
 		}
 	}
 	draw_scrolled(a, r, &l, &a->help_pos);
