@@ -256,5 +256,85 @@ check "escapes: C1 OSC in UTF-8 shown as bytes" has "$WORK/esc/screen.txt" 'clip
 check "escapes: raw C1 byte shown" has "$WORK/esc/screen.txt" 'raw-c1 \x9B31m end'
 check "escapes: title change shown as text" has "$WORK/esc/screen.txt" "title ^[]2;PWNED-TITLE^G end"
 
+# 13. a big log: the first screen comes before the verdict. `async` keeps the script from
+# waiting for the worker; a 256 MiB log (sparse: its tail is zero bytes) takes long enough to
+# read that the first dumps see the diagnosis still running.
+fresh big
+head -60 "$FIX/train.log" > "$WORK/big/big.log"
+truncate -s 256M "$WORK/big/big.log"
+run big job.yaml big.log <<'K'
+async
+dump pending.txt
+a
+dump a.txt
+G
+dump g.txt
+wait
+dump done.txt
+a
+dump applied.txt
+K
+check "big log: exit 0" test $? -eq 0
+check "big log: first screen shows the log's first line" grep -qE '^  1 Running 1 job' "$WORK/big/pending.txt"
+check "big log: the panel says it is diagnosing" has "$WORK/big/pending.txt" "Diagnosing the log..."
+check "big log: the status line says so too" has "$WORK/big/pending.txt" "Diagnosing the log... (the keys work meanwhile)"
+check "big log: line N until the count is known" has "$WORK/big/pending.txt" "big.log  line 1 (counting...)"
+check "big log: a before the verdict says it is still reading" has "$WORK/big/a.txt" "Still reading the log; a works once the verdict is shown."
+check "big log: a before the verdict changes nothing" bash -c "! head -1 '$WORK/big/a.txt' | grep -qF '[+]'"
+check "big log: G before the count says so" has "$WORK/big/g.txt" "Still counting the lines; G works"
+check "big log: after wait the verdict is shown" has "$WORK/big/done.txt" "The job ran out of GPU memory"
+check "big log: after wait the count is shown" grep -qE 'big\.log  line [0-9]+ of [0-9]+' "$WORK/big/done.txt"
+check "big log: after wait no longer diagnosing" bash -c "! grep -qF 'Diagnosing' '$WORK/big/done.txt'"
+check "big log: after the verdict a applies the first change" has "$WORK/big/applied.txt" "Applied:"
+# Quitting while the worker still reads must not wait for it (nor hang).
+start=$(date +%s%N)
+printf 'async\nq\n' | (cd "$WORK/big" && "$OOMFIX" job.yaml big.log --script -) 2> /dev/null
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "big log: quitting while diagnosing exits 0 (got $rc)" test $rc -eq 0
+check "big log: quitting while diagnosing is quick (${ms} ms)" test $ms -lt 500
+
+# 14. the diagnosis table wraps its cells at word boundaries: no word of the guide's table is cut
+fresh table
+run table job.yaml train.log <<'K'
+dump t80.txt
+resize 200x60
+dump t200.txt
+K
+for f in t80 t200; do
+	check "table $f: the cause of row A wraps whole words" grep -qE 'model load, caching or( baseline)?( |$)' "$WORK/table/$f.txt"
+	check "table $f: no cut word (basel)" bash -c "! grep -qE 'basel( |$)' '$WORK/table/$f.txt'"
+	check "table $f: the matching row is marked" grep -qE '^(.*\|)?> B first steps 1-10 ' "$WORK/table/$f.txt"
+	check "table $f: First change is not cut" bash -c "! grep -qE 'First change: .*>$' '$WORK/table/$f.txt'"
+done
+# The panel gets 45% from 140 columns: at 200 the diagnosis starts at column 111.
+check "table t200: the panel is 45% wide" bash -c "grep -q '^.\{110\}|Diagnosis' '$WORK/table/t200.txt'"
+
+# 15. saving into a read-only directory fails in the status line and loses nothing (needs to
+# mount a tmpfs: root; skipped otherwise, as root ignores file permissions)
+fresh ro
+mkdir -p "$WORK/ro/mnt"
+if mount -t tmpfs -o size=1m tmpfs "$WORK/ro/mnt" 2> /dev/null; then
+	cp "$FIX/job.yaml" "$FIX/train.log" "$WORK/ro/mnt/"
+	mount -o remount,ro "$WORK/ro/mnt"
+	run ro mnt/job.yaml mnt/train.log <<'K'
+a
+s
+y
+dump after.txt
+d
+dump diff.txt
+K
+	check "read-only dir: the status line says it was not saved" grep -qE '^ error: mnt/job\.yaml: not saved' "$WORK/ro/after.txt"
+	# The reason goes on over the footer row rather than being cut off at the edge.
+	check "read-only dir: ... and why" bash -c "tail -2 '$WORK/ro/after.txt' | grep -qi 'read-only'"
+	check "read-only dir: still marked modified" bash -c "head -1 '$WORK/ro/after.txt' | grep -qF '[+]'"
+	check "read-only dir: the edit is kept (diff)" has "$WORK/ro/diff.txt" "+        batch_size: 1"
+	check "read-only dir: the file is intact" cmp -s "$WORK/ro/mnt/job.yaml" "$FIX/job.yaml"
+	umount "$WORK/ro/mnt"
+else
+	n=$((n + 1)); echo "ok $n - read-only dir # SKIP cannot mount a tmpfs (not root)"
+fi
+
 echo "1..$n"
 exit $((fails > 0))

@@ -20,7 +20,7 @@ case_() {
 	shift 3
 	local dir=$WORK/$name
 	mkdir -p "$dir"
-	cp "$FIX/job.yaml" "$FIX/train.log" "$dir/"
+	cp "$FIX"/* "$dir/"
 	printf '%s\n' "$@" "dump screen.txt" > "$dir/script"
 	n=$((n + 1))
 	# shellcheck disable=SC2086
@@ -56,5 +56,12 @@ case_ "too-small-60x20" 60x20 "job.yaml train.log"
 # The too-small screen recovers when the terminal grows again.
 case_ "resize-back-80x24" 60x20 "job.yaml train.log" "resize 80x24"
 case_ "advanced-after-a-80x24" 80x24 "job.yaml train.log" a S-Tab PgDn
+# Where an absent value comes from: inherited from Training, following Quantize, from is_flux.
+case_ "datasets-legacy-80x24" 80x24 "legacy.yaml" Tab
+case_ "model-legacy-80x24" 80x24 "legacy.yaml" Tab Tab Tab
+# The help explains the log's marks (> ! ~): the Log group, paged down to.
+case_ "help-marks-80x24" 80x24 "job.yaml train.log" "?" PgDn PgDn
+# A terminal shrunk to one cell and grown back draws the whole screen again.
+case_ "tiny-back-80x24" 1x1 "job.yaml train.log" "resize 80x24"
 echo "1..$n"
 exit $((fails > 0))

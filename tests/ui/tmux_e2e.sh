@@ -3,7 +3,8 @@
 # server; keys are sent with send-keys and the screen read with capture-pane. Covers applying
 # the first fix and saving, live resize, SIGHUP with unsaved edits (emergency save and the
 # terminal restored), escape sequences in a log (shown as text; no clipboard write, no title
-# change), and the bytes written for one cursor move (pipe-pane). Skipped without tmux.
+# change), the bytes written for one cursor move (pipe-pane), and a big log whose first screen
+# comes before its verdict. Skipped without tmux.
 set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -45,6 +46,17 @@ wait_dead() {
 	done
 	return 1
 }
+# dead_status SESSION: the exit status of a dead pane. tmux can see the pty close before it has
+# reaped the process (a sanitizer build spends a while in its exit checks): poll for it.
+dead_status() {
+	local st=
+	for _ in $(seq 50); do
+		st=$(fmt "$1" '#{pane_dead_status}')
+		[ -n "$st" ] && break
+		sleep 0.1
+	done
+	echo "$st"
+}
 fresh() { rm -rf "$WORK/$1"; mkdir -p "$WORK/$1"; cp "$FIX/job.yaml" "$FIX/train.log" "$FIX/escapes.log" "$WORK/$1/"; }
 start() { # start SESSION DIR COLS ROWS ARGS...
 	local s=$1 d=$2 c=$3 r=$4
@@ -65,7 +77,7 @@ T send-keys -t save y
 check "save: status says saved" wait_for save "Saved job.yaml"
 T send-keys -t save q
 check "quit: exits" wait_dead save
-status=$(fmt save '#{pane_dead_status}')
+status=$(dead_status save)
 check "quit: exit status 0 (got '$status')" test "$status" = 0
 check "save: batch_size changed" grep -q '^        batch_size: 1  # two at a time' "$WORK/save/job.yaml"
 check "save: accumulation raised" grep -q '^        gradient_accumulation: 2$' "$WORK/save/job.yaml"
@@ -144,6 +156,26 @@ check "escapes: no clipboard write reached the terminal" test -z "$(T list-buffe
 check "escapes: the title was not changed" bash -c "! tmux -L '$SOCK' display-message -p -t esc '#{pane_title}' | grep -q PWNED"
 T send-keys -t esc q
 wait_dead esc > /dev/null
+
+# 6. a big log: the first screen and its first line come at once, "Diagnosing" meanwhile, then
+# the verdict; q while the worker reads quits at once
+fresh big
+head -60 "$FIX/train.log" > "$WORK/big/big.log"
+truncate -s 512M "$WORK/big/big.log"
+start big big 80 24 job.yaml big.log
+check "big log: the first line is shown" wait_for big "  1 Running 1 job"
+screen big > "$WORK/big.txt"
+check "big log: diagnosing meanwhile (else the machine read 512 MiB very fast)" grep -qF 'Diagnosing the log' "$WORK/big.txt"
+check "big log: the header explains the marks" grep -qF '> evidence  ! out of memory  ~ redrawn line' "$WORK/big.txt"
+check "big log: the verdict comes" wait_for big "First change:"
+check "big log: then the line count" wait_for big " of 61"
+T send-keys -t big q
+check "big log: quits" wait_dead big
+start big2 big 80 24 job.yaml big.log
+wait_for big2 "  1 Running 1 job" > /dev/null
+T send-keys -t big2 q
+check "big log: q while diagnosing quits at once" wait_dead big2
+check "big log: exit status 0" test "$(dead_status big2)" = 0
 
 echo "1..$n"
 exit $((fails > 0))
