@@ -4,6 +4,7 @@
 #include "oomfix/sig.h"
 
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +72,7 @@ static const char *const prefilter_lits[] = {
 _Static_assert(NLITS <= 32, "first_byte holds one bit per literal");
 
 static uint32_t first_byte[256]; /* byte → bit set of literals that start with it */
-static bool first_ready;
+static pthread_once_t first_once = PTHREAD_ONCE_INIT; /* the UI diagnoses in a worker thread */
 
 static void prefilter_init(void)
 {
@@ -81,7 +82,6 @@ static void prefilter_init(void)
 		if (c >= 'a' && c <= 'z')
 			first_byte[c - 32] |= UINT32_C(1) << i;
 	}
-	first_ready = true;
 }
 
 static bool lit_at(const unsigned char *s, size_t avail, const char *lit)
@@ -105,8 +105,7 @@ bool sig_prefilter(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 
-	if (!first_ready)
-		prefilter_init();
+	pthread_once(&first_once, prefilter_init);
 	for (size_t i = 0; i < len; i++) {
 		uint32_t bits = first_byte[u[i]];
 		while (bits) {
@@ -150,8 +149,7 @@ int sig_matcher_new(struct sig_matcher **out, struct err *e)
 	*out = NULL;
 	if (!m)
 		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
-	if (!first_ready)
-		prefilter_init();
+	pthread_once(&first_once, prefilter_init);
 	pcre2_config(PCRE2_CONFIG_JIT, &have_jit);
 	m->jit = have_jit != 0;
 	for (int i = 0; i < SIG_COUNT; i++) {

@@ -10,7 +10,6 @@
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
-#include "oomfix/sig.h"
 #include "ui.h"
 
 /* Index in hist of the version last loaded or saved, or (size_t)-1 when that version is no
@@ -162,9 +161,6 @@ void ui_session_diag_start(struct ui_session *s)
 	}
 	job_free(&j);
 	atomic_init(&w->done, false);
-	/* sig.c fills a lookup table on first use; fill it here, before a second thread can race
-	 * the view's matching for it. */
-	(void)sig_prefilter("", 0);
 	worker = w;
 	s->diag_pending = true;
 	/* Signals (SIGHUP's emergency save, SIGWINCH) are the main thread's: the worker blocks
