@@ -71,7 +71,12 @@ int logidx_open(const char *path, struct logidx **out, struct err *e)
 	if (!strcmp(path, "-")) {
 		fd = STDIN_FILENO;
 	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		/* A FIFO is opened the way cat(1) does, waiting for its writer: opening it without
+		 * waiting and again later could drop what a quick writer already wrote and closed.
+		 * Anything else is opened without blocking (a device), then made blocking below. */
+		struct stat pst;
+		bool fifo = stat(path, &pst) == 0 && S_ISFIFO(pst.st_mode);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (fifo ? 0 : O_NONBLOCK));
 		if (fd < 0)
 			return open_fail(e, path, errno);
 	}
@@ -87,18 +92,9 @@ int logidx_open(const char *path, struct logidx **out, struct err *e)
 		return err_set(e, ERR_NOINPUT, path, 0, 0,
 			       _("is a directory, not a log file"));
 	}
-	/* O_NONBLOCK let us fstat without waiting for a FIFO's writer; but a FIFO read before its
-	 * writer arrives would see end-of-file at once, so open it again, waiting for the writer. */
-	if (fd != STDIN_FILENO && S_ISFIFO(st.st_mode)) {
-		int bfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		int en = errno;
-		close(fd);
-		if (bfd < 0)
-			return open_fail(e, path, en);
-		fd = bfd;
-	} else if (fd != STDIN_FILENO) {
+	if (fd != STDIN_FILENO) {
 		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
+		if (fl >= 0 && (fl & O_NONBLOCK))
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
 	li = new_li(!strcmp(path, "-") ? _("(standard input)") : path);
