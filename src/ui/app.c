@@ -331,7 +331,7 @@ static void draw_status(struct ui_app *a)
 		/* A message longer than the line goes on over the footer (until the next key) rather
 		 * than losing its end, where an error says why. */
 		size_t len = strlen(buf), next;
-		size_t cut = ui_wrap_next(buf, len, a->cols - 1 - used, &next);
+		size_t cut = text_wrap_next(buf, len, a->cols - 1 - used, &next);
 		if (cut < len) {
 			ui_putn(stdscr, y, 1 + used, a->cols - 1 - used, role, buf, cut);
 			ui_fill(stdscr, y + 1, 0, a->cols, role);

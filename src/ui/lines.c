@@ -115,38 +115,6 @@ void ui_line_append(struct ui_line *ln, enum ui_role role, const char *text)
 		ui_line_seg(ln, off, role);
 }
 
-size_t ui_wrap_next(const char *p, size_t len, int width, size_t *next)
-{
-	int used;
-	size_t fit, cut;
-
-	if (width < 1)
-		width = 1;
-	fit = text_fit(p, len, width, &used);
-	cut = fit;
-	if (fit < len) {
-		size_t sp = fit;
-		while (sp > 0 && p[sp] != ' ')
-			sp--;
-		if (sp > 0)
-			cut = sp;
-		if (cut == 0) {
-			/* Not even one character fits: take one whole character, never half of one. */
-			cut = 1;
-			while (cut < len && ((unsigned char)p[cut] & 0xC0) == 0x80)
-				cut++;
-		}
-	}
-	size_t nx = cut;
-	while (nx < len && p[nx] == ' ')
-		nx++;
-	*next = nx;
-	/* No trailing spaces on a line that was cut. */
-	while (nx < len && cut > 0 && p[cut - 1] == ' ')
-		cut--;
-	return cut;
-}
-
 /* Wraps one paragraph (no newlines) at spaces; a word wider than the line, or text without
  * spaces (Japanese), is cut where the cells run out. */
 static void wrap_para(struct ui_lines *l, enum ui_role role, const char *p, size_t len, int width,
@@ -163,7 +131,7 @@ static void wrap_para(struct ui_lines *l, enum ui_role role, const char *p, size
 		return;
 	}
 	while (len > 0) {
-		size_t next, cut = ui_wrap_next(p, len, avail, &next);
+		size_t next, cut = text_wrap_next(p, len, avail, &next);
 		char *chunk = malloc(strlen(pad) + cut + 1);
 		if (!chunk)
 			return;

@@ -249,12 +249,6 @@ struct ui_line *ui_lines_addf(struct ui_lines *l, enum ui_role role, const char 
 void ui_line_seg(struct ui_line *ln, size_t off, enum ui_role role);
 /* Appends text to the last line with a role of its own. */
 void ui_line_append(struct ui_line *ln, enum ui_role role, const char *text);
-/* One line of word wrapping: the bytes of p (len bytes, valid UTF-8) that go on a line of
- * `width` cells, cut after the last word that fits (a word wider than the line, or text with no
- * spaces such as Japanese, is cut at a character boundary where the cells run out). *next
- * receives the offset where the following line starts (the spaces at the break skipped).
- * Always takes at least one character when len > 0. */
-size_t ui_wrap_next(const char *p, size_t len, int width, size_t *next);
 /* Word-wraps a paragraph into lines of at most `width` cells, each indented by `indent`. */
 void ui_lines_wrap(struct ui_lines *l, enum ui_role role, const char *text, int width, int indent);
 /* Adds a unified diff, one line per diff line, coloured by role. */

@@ -272,7 +272,7 @@ static void table_row(struct ui_lines *l, enum ui_role role, const char *mark, c
 	}
 	for (bool first = true; first || left[0] || left[1] || left[2]; first = false) {
 		for (int k = 0; k < 3; k++) {
-			size_t next = 0, cut = left[k] ? ui_wrap_next(p[k], left[k], w[k], &next) : 0;
+			size_t next = 0, cut = left[k] ? text_wrap_next(p[k], left[k], w[k], &next) : 0;
 			cell_col(col[k], sizeof col[k], p[k], cut, w[k]);
 			p[k] += next;
 			left[k] -= next;
@@ -312,7 +312,7 @@ static int wrapped_lines(const char *s, int w)
 	int n = 0;
 
 	while (len > 0) {
-		ui_wrap_next(s, len, w, &next);
+		text_wrap_next(s, len, w, &next);
 		s += next;
 		len -= next;
 		n++;

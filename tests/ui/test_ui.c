@@ -188,7 +188,7 @@ static void test_wrap_measures_cells(void **state)
 	ui_lines_free(&l);
 }
 
-/* ui_wrap_next cuts a table cell after the last whole word that fits, never inside a word that
+/* text_wrap_next cuts a table cell after the last whole word that fits, never inside a word that
  * would fit on the next line, and never inside a character. */
 static void test_wrap_next_whole_words(void **state)
 {
@@ -196,23 +196,23 @@ static void test_wrap_next_whole_words(void **state)
 	size_t next, cut;
 
 	(void)state;
-	cut = ui_wrap_next(s, strlen(s), 27, &next);
+	cut = text_wrap_next(s, strlen(s), 27, &next);
 	assert_int_equal(cut, strlen("model load, caching or"));
 	assert_string_equal(s + next, "baseline sample");
 	/* It fits: all of it, and nothing left. */
-	cut = ui_wrap_next(s + next, strlen(s + next), 27, &next);
+	cut = text_wrap_next(s + next, strlen(s + next), 27, &next);
 	assert_int_equal(cut, strlen("baseline sample"));
 	/* A word wider than the cell is cut where the cells run out. */
-	cut = ui_wrap_next("abcdefghij klm", 14, 4, &next);
+	cut = text_wrap_next("abcdefghij klm", 14, 4, &next);
 	assert_int_equal(cut, 4);
 	assert_int_equal(next, 4);
 	/* Japanese has no spaces: cut at a character boundary, 2 cells each (3 bytes each). */
 	const char *ja = "\u8a2d\u5b9a\u3092\u5909\u66f4"; /* 設定を変更 */
-	cut = ui_wrap_next(ja, strlen(ja), 5, &next);
+	cut = text_wrap_next(ja, strlen(ja), 5, &next);
 	assert_int_equal(cut, 6);
 	assert_int_equal(next, 6);
 	/* Not even one character fits: one whole character anyway, so wrapping always moves on. */
-	cut = ui_wrap_next(ja, strlen(ja), 1, &next);
+	cut = text_wrap_next(ja, strlen(ja), 1, &next);
 	assert_int_equal(cut, 3);
 }
 
