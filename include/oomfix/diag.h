@@ -49,6 +49,7 @@ struct diag_hit {
 	uint64_t line;
 	uint64_t offset;    /* byte offset of the physical line in the log */
 	unsigned count;     /* how many times this id occurred as real error output */
+	char value[64];     /* what the signature keeps: a size, the skip number K, "pid size" */
 	char text[DIAG_MAX_TEXT + 1];
 };
 

@@ -245,8 +245,9 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	if (r->nsigs || r->nhints) {
 		printf("\n%s\n", _("Signatures (count, line of the one nearest the failure):"));
 		for (size_t i = 0; i < r->nsigs; i++)
-			printf("  %-22s %4u  %llu\n", r->sigs[i].id, r->sigs[i].count,
-			       (unsigned long long)r->sigs[i].line);
+			printf("  %-22s %4u  %llu%s%s\n", r->sigs[i].id, r->sigs[i].count,
+			       (unsigned long long)r->sigs[i].line, r->sigs[i].value[0] ? "  " : "",
+			       r->sigs[i].value);
 		for (size_t i = 0; i < r->nhints; i++) {
 			const char *what = !strcmp(r->hints[i].id, "other_process")
 						   ? _("(another process held GPU memory)")

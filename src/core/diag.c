@@ -72,6 +72,7 @@ struct dstate {
 
 	unsigned count[SIG_COUNT];
 	struct snap sig_snap[SIG_COUNT];
+	char sig_cap[SIG_COUNT][sizeof ((struct sig_match *)0)->cap]; /* what each signature kept */
 
 	struct oom_event oom;       /* the last GPU OOM */
 	struct snap skip[3];        /* the last skip banners */
@@ -563,6 +564,7 @@ static void count_hit(struct dstate *st, const struct logidx_seg *seg, const str
 	ev->counted |= SIG_BIT(id);
 	st->count[id]++;
 	snap_set(&st->sig_snap[id], seg, t, n);
+	memcpy(st->sig_cap[id], h->cap, sizeof st->sig_cap[id]);
 	if (id == SIG_OOM_SKIP) {
 		st->skip[st->nskip % 3] = st->sig_snap[id];
 		st->nskip++;
@@ -788,10 +790,12 @@ static int on_seg(const struct logidx_seg *seg, void *ctx)
 
 /* ---- the verdict ---- */
 
-static void put_hit(struct diag_hit *h, const char *id, const struct snap *s, unsigned count)
+static void put_hit(struct diag_hit *h, const char *id, const struct snap *s, unsigned count,
+		    const char *value)
 {
 	memset(h, 0, sizeof *h);
 	h->id = id;
+	snprintf(h->value, sizeof h->value, "%s", value ? value : "");
 	h->line = s->line;
 	h->offset = s->off;
 	h->count = count;
@@ -814,7 +818,7 @@ static void add_evidence(struct diag_result *r, const struct snap *s)
 		r->evidence[i] = r->evidence[i - 1];
 		i--;
 	}
-	put_hit(&r->evidence[i], NULL, s, 0);
+	put_hit(&r->evidence[i], NULL, s, 0, NULL);
 	r->nevidence++;
 }
 
@@ -837,9 +841,10 @@ static void verdict(struct dstate *st)
 		if (sig_defs[i].cls == SIG_CLASS_HINT) {
 			if (r->nhints < sizeof r->hints / sizeof r->hints[0])
 				put_hit(&r->hints[r->nhints++], sig_defs[i].name, &st->sig_snap[i],
-					st->count[i]);
+					st->count[i], st->sig_cap[i]);
 		} else if (r->nsigs < DIAG_MAX_SIGS) {
-			put_hit(&r->sigs[r->nsigs++], sig_defs[i].name, &st->sig_snap[i], st->count[i]);
+			put_hit(&r->sigs[r->nsigs++], sig_defs[i].name, &st->sig_snap[i], st->count[i],
+				st->sig_cap[i]);
 		}
 	}
 	r->oom = any_oom;
@@ -1046,6 +1051,10 @@ static void json_hits(struct json *j, const struct diag_hit *h, size_t n, bool w
 		if (with_id) {
 			json_key(j, "count");
 			json_int(j, h[i].count);
+			if (h[i].value[0]) { /* the size, skip number or "pid size" it kept */
+				json_key(j, "value");
+				json_str(j, h[i].value);
+			}
 		}
 		json_obj_end(j);
 	}
