@@ -311,16 +311,30 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 	const struct dnode *xm = (const struct dnode *)map;
 	if (map->style == DOC_FLOW) {
 		size_t at;
+		/* Keys in double quotes are JSON (the trainer also reads .json jobs, with a JSON
+		 * parser): new keys follow suit so the file stays JSON. */
+		bool dq = map->n > 0 && map->keys[map->n - 1]->style == DOC_DQUOTED;
 		if (map->n == 0) {
 			at = xm->vstart + 1;
 			if (at > map->span.end || d->text[at - 1] != '{')
 				return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
 		} else {
 			at = map->items[map->n - 1]->span.end;
-			doc_buf_puts(&sp->ins, ", ");
+			/* One pair per line (pretty-printed JSON): a new line at the siblings' column. */
+			size_t ks = map->keys[map->n - 1]->span.start, ls = line_start(d, ks);
+			if (all_spaces(d->text + ls, ks - ls)) {
+				doc_buf_puts(&sp->ins, ",");
+				doc_buf_puts(&sp->ins, nl_of(d));
+				doc_buf_put(&sp->ins, d->text + ls, ks - ls);
+			} else {
+				doc_buf_puts(&sp->ins, ", ");
+			}
 		}
 		for (size_t i = 0; i < nc; i++) {
-			put_key(&sp->ins, c[i].key, c[i].klen, true);
+			if (dq)
+				doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
+			else
+				put_key(&sp->ins, c[i].key, c[i].klen, true);
 			doc_buf_puts(&sp->ins, i + 1 < nc ? ": {" : ": ");
 		}
 		doc_buf_put(&sp->ins, v->text.p, v->text.len);

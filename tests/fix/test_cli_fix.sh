@@ -206,6 +206,22 @@ plan_text() {
 }
 check "plan text: checklist, plan, first fix, scale-up" plan_text
 
+# A job written as JSON (the trainer reads .json jobs with a JSON parser) stays JSON after
+# every fix, with new keys on their own lines like their siblings.
+json_stays_json() { # fix
+	"$OOMFIX" fix "$FIXTURES/ui_job.json" "$1" >"$tmp/j.json" 2>/dev/null &&
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/j.json"
+}
+for fix in gradient_checkpointing batch_size drop_largest_bucket lighter_sampling disable_sampling low_vram; do
+	check "JSON job stays valid JSON after $fix" json_stays_json "$fix"
+done
+json_all() {
+	"$OOMFIX" fix "$FIXTURES/ui_job.json" disable_sampling low_vram >"$tmp/j.json" 2>/dev/null &&
+		grep -q '^          "disable_sampling": true$' "$tmp/j.json" &&
+		grep -q '^          "low_vram": true$' "$tmp/j.json"
+}
+check "JSON job: inserted keys are quoted and on their own lines" json_all
+
 # With a log: the verdict decides the first fix, and `fix next` follows it.
 if [ -d "$CASES" ] && command -v jq >/dev/null; then
 	for c in "$CASES"/*/; do
