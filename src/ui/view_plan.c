@@ -153,8 +153,12 @@ void ui_save_draw(struct ui_app *a, struct ui_rect r)
 
 	snprintf(buf, sizeof buf, _("Save %s: these changes will be written"), a->s.job_path);
 	ui_lines_add(&l, UI_R_HEADING, buf);
-	ui_lines_wrap(&l, UI_R_DIM, _("The previous version is kept as FILE~, and the change is "
-				      "noted in FILE.oomfix.md beside it."), r.w - 2, 1);
+	const char *base = strrchr(a->s.job_path, '/');
+	base = base ? base + 1 : a->s.job_path;
+	snprintf(buf, sizeof buf,
+		 _("The previous version is kept as %s~, and the change is noted in %s.oomfix.md "
+		   "beside it."), base, base);
+	ui_lines_wrap(&l, UI_R_DIM, buf, r.w - 2, 1);
 	ui_lines_add(&l, UI_R_NORMAL, "");
 	ui_lines_diff(&l, d ? d : "");
 	free(d);
