@@ -12,10 +12,6 @@
 #include "oomfix/i18n.h"
 #include "ui.h"
 
-/* Index in hist of the version last loaded or saved, or (size_t)-1 when that version is no
- * longer in the history (undone past it, then edited). Used to list the fixes for the journal. */
-static size_t base_pos;
-
 struct doc *ui_cur(const struct ui_session *s)
 {
 	return s->nhist ? s->hist[s->pos].doc : NULL;
@@ -210,7 +206,7 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 {
 	memset(s, 0, sizeof *s);
 	err_clear(e);
-	base_pos = 0;
+	s->base_pos = 0; /* hist[0], once loaded, is the version on disk */
 	if (job_path) {
 		struct doc *d = NULL;
 		struct job *j = NULL;
@@ -281,8 +277,8 @@ void ui_session_push(struct ui_session *s, struct doc *d, enum fix_id fix)
 		s->nhist--;
 		doc_free(&s->hist[s->nhist].doc);
 	}
-	if (base_pos != (size_t)-1 && base_pos > s->pos)
-		base_pos = (size_t)-1;
+	if (s->base_pos != (size_t)-1 && s->base_pos > s->pos)
+		s->base_pos = (size_t)-1;
 	if (hist_append(s, d, fix)) {
 		doc_free(&d);
 		return;
@@ -448,7 +444,7 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 	/* The journal: which fixes were applied since the last save, and what changed. */
 	const char *fixes[64];
 	size_t nfixes = 0;
-	size_t from = base_pos == (size_t)-1 || base_pos > s->pos ? 0 : base_pos;
+	size_t from = s->base_pos == (size_t)-1 || s->base_pos > s->pos ? 0 : s->base_pos;
 	for (size_t i = from + 1; i <= s->pos && nfixes < 64; i++) {
 		const char *name = s->hist[i].fix == FIX_NONE ? NULL : fix_name(s->hist[i].fix);
 		bool dup = false;
@@ -467,7 +463,7 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 
 	save_stamp(s->job_path, &s->stamp, e);
 	set_base(s, copy_doc(ui_cur(s), e));
-	base_pos = s->pos;
+	s->base_pos = s->pos;
 	err_clear(e);
 	ui_session_refresh(s);
 	if (jrc) {

@@ -149,6 +149,8 @@ struct ui_session {
 	struct ui_hist *hist;           /* hist[pos] is the current version */
 	size_t nhist, pos, cap;
 	struct doc *base;               /* the text last loaded or saved: "unsaved" is relative to it */
+	size_t base_pos;                /* hist index of base's version, (size_t)-1 once undone past
+					 * it and edited; the journal lists the fixes after it */
 	struct job *job, *base_job;     /* typed views of hist[pos] and base (NULL without a job) */
 	struct save_stamp stamp;        /* the file as loaded, to notice a change on disk */
 	bool have_diag;
