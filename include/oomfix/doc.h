@@ -100,6 +100,7 @@ enum doc_edit_op {
 	DOC_EDIT_SET,         /* replace the value at path, or insert the key if the parent map lacks it */
 	DOC_EDIT_REMOVE_KEY,  /* remove the key at path (absent: no change) */
 	DOC_EDIT_REMOVE_ITEM, /* remove item `index` of the sequence at path */
+	DOC_EDIT_APPEND_ITEM, /* add `value` as the last item of the sequence at path */
 };
 struct doc_edit {
 	enum doc_edit_op op;

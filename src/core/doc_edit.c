@@ -14,6 +14,8 @@
  *    content), before blank lines and comments that belong to what follows. Missing
  *    intermediate mappings are created as nested lines two spaces deeper. In a flow mapping the
  *    pair is added before the closing brace.
+ *  - APPEND_ITEM adds "- value" after a block sequence's last item at its indentation, or
+ *    ", value" before a flow sequence's closing bracket.
  *  - REMOVE_KEY / REMOVE_ITEM remove the pair's or item's lines in block style, or the entry
  *    and its comma in flow style. Removing the last entry of a block collection is refused
  *    because the key would become null.
@@ -408,6 +410,57 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 	return ERR_OK;
 }
 
+/* Appends an item to a sequence: "- value" on a new line at the items' indentation (block), or
+ * ", value" before the closing bracket (flow; on a line of its own when the items are). */
+static int edit_append(const struct doc *d, const struct doc_node *seq, const struct value *v,
+		       const char *path, struct splice *sp, struct err *e)
+{
+	const struct dnode *xs = (const struct dnode *)seq;
+	if (seq->style == DOC_FLOW) {
+		if (seq->n == 0) {
+			size_t at = xs->vstart + 1;
+			if (at > seq->span.end || d->text[at - 1] != '[')
+				return err_at(e, d, seq, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+			sp->a = sp->b = at;
+			doc_buf_put(&sp->ins, v->text.p, v->text.len);
+			return ERR_OK;
+		}
+		const struct doc_node *last = seq->items[seq->n - 1];
+		size_t ls = line_start(d, last->span.start);
+		doc_buf_puts(&sp->ins, ",");
+		if (all_spaces(d->text + ls, last->span.start - ls)) {
+			doc_buf_puts(&sp->ins, nl_of(d));
+			doc_buf_put(&sp->ins, d->text + ls, last->span.start - ls);
+		} else {
+			doc_buf_puts(&sp->ins, " ");
+		}
+		doc_buf_put(&sp->ins, v->text.p, v->text.len);
+		sp->a = sp->b = last->span.end;
+		return ERR_OK;
+	}
+	/* Block: copy the last item's "  - " prefix; its dash must start its line. */
+	const struct doc_node *last = seq->items[seq->n - 1];
+	size_t p = last->span.start;
+	while (p > d->bom && d->text[p - 1] == ' ')
+		p--;
+	size_t ls = line_start(d, p ? p - 1 : 0);
+	if (p == d->bom || d->text[p - 1] != '-' || !all_spaces(d->text + ls, p - 1 - ls))
+		return err_at(e, d, last, ERR_DATA, path,
+			      _("cannot find this item's dash on its line; edit it by hand"));
+	size_t at = after_content_line(d, last);
+	if (at == NOPOS)
+		return err_at(e, d, last, ERR_DATA, path, _("text follows this value on its line"));
+	bool no_final_nl = at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n';
+	if (no_final_nl)
+		doc_buf_puts(&sp->ins, nl_of(d));
+	doc_buf_put(&sp->ins, d->text + ls, last->span.start - ls); /* "    - " */
+	doc_buf_put(&sp->ins, v->text.p, v->text.len);
+	if (!no_final_nl)
+		doc_buf_puts(&sp->ins, nl_of(d));
+	sp->a = sp->b = at;
+	return ERR_OK;
+}
+
 /* Removes entry i of a collection (a pair of a mapping or an item of a sequence). */
 static int edit_remove(const struct doc *d, const struct doc_node *coll, size_t i, const char *path,
 		       struct splice *sp, struct err *e)
@@ -511,7 +564,7 @@ static bool same_except(const struct doc_node *a, const struct doc_node *b, cons
 			if (b->n != a->n + 1)
 				return false;
 			for (size_t i = 0; i < a->n; i++)
-				if (!raw_equal(a->keys[i], b->keys[i], 0) ||
+				if ((a->kind == DOC_MAP && !raw_equal(a->keys[i], b->keys[i], 0)) ||
 				    !raw_equal(a->items[i], b->items[i], 0))
 					return false;
 			return true;
@@ -572,7 +625,8 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 		rc = err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: path too long"), path);
 		goto done;
 	}
-	if (ed->op == DOC_EDIT_SET && (rc = value_parse(path, ed->value, &v, e)) != ERR_OK)
+	if ((ed->op == DOC_EDIT_SET || ed->op == DOC_EDIT_APPEND_ITEM) &&
+	    (rc = value_parse(path, ed->value, &v, e)) != ERR_OK)
 		goto done;
 
 	for (level = 0; level < nc; level++) {
@@ -641,6 +695,18 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 		ch.index = pidx;
 		rc = edit_remove(d, parent, pidx, path, &sp, e);
 		break;
+	case DOC_EDIT_APPEND_ITEM:
+		if (level < nc) {
+			rc = err_set(e, ERR_DATA, doc_name(d), 0, 0, _("%s: no such key"), path);
+			break;
+		}
+		if (cur->kind != DOC_SEQ) {
+			rc = err_at(e, d, cur, ERR_DATA, path, _("not a list"));
+			break;
+		}
+		ch.kind = CH_INSERT;
+		rc = edit_append(d, cur, &v, path, &sp, e);
+		break;
 	case DOC_EDIT_REMOVE_ITEM:
 		if (level < nc) {
 			rc = err_set(e, ERR_DATA, doc_name(d), 0, 0, _("%s: no such key"), path);
@@ -695,6 +761,8 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 	bool ok = same_except(doc_root(d), doc_root(*out), &ch, 0, &edited);
 	if (ok && ch.kind == CH_REPLACE) {
 		ok = doc_node_equal(edited, v.root);
+	} else if (ok && ch.kind == CH_INSERT && edited->kind == DOC_SEQ) {
+		ok = doc_node_equal(edited->items[edited->n - 1], v.root);
 	} else if (ok && ch.kind == CH_INSERT) {
 		const struct doc_node *m = edited;
 		ok = key_matches(m->keys[m->n - 1], &c[level]);

@@ -384,15 +384,17 @@ static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
 		ui_status(a, true, "%s", _("This resolution list cannot be changed here; use e in Advanced."));
 		return;
 	}
-	/* Turning a bucket on appends it, as the web editor does (list order = click order). */
-	w += (size_t)snprintf(val + w, sizeof val - w, "[");
+	/* Turning a bucket on appends it, as the web editor does (list order = click order), in
+	 * the list's own style. A single value becomes a list. */
 	if (node && node->kind == DOC_SEQ) {
-		for (size_t i = 0; i < node->n && w < sizeof val - 32; i++) {
-			const struct doc_node *it = doc_deref(node->items[i]);
-			if (it->kind == DOC_SCALAR)
-				w += (size_t)snprintf(val + w, sizeof val - w, "%s, ", it->value);
-		}
-	} else if (node && node->kind == DOC_SCALAR) {
+		snprintf(val, sizeof val, "%d", r->bucket);
+		ed.op = DOC_EDIT_APPEND_ITEM;
+		ed.value = val;
+		apply_edit(a, &ed, _("Resolutions"));
+		return;
+	}
+	w += (size_t)snprintf(val + w, sizeof val - w, "[");
+	if (node && node->kind == DOC_SCALAR) {
 		w += (size_t)snprintf(val + w, sizeof val - w, "%s, ", node->value);
 	} else {
 		for (size_t i = 0; i < d->nres; i++)

@@ -960,6 +960,42 @@ static void test_changes(void **state)
 	doc_free(&b);
 }
 
+/* Appending keeps the list's own style: a block item at the items' indentation, a flow item
+ * before the bracket (on its own line when the items are), CRLF kept. */
+static void test_append_item(void **state)
+{
+	(void)state;
+	struct {
+		const char *src, *path, *value, *want;
+	} cases[] = {
+		{ "r: [ 512, 768 ]  # two\n", "r", "1024", "r: [ 512, 768, 1024 ]  # two\n" },
+		{ "r: []\n", "r", "512", "r: [512]\n" },
+		{ "a:\n  r:\n    - 512  # small\n    - 768\n  b: 1\n", "a.r", "1024",
+		  "a:\n  r:\n    - 512  # small\n    - 768\n    - 1024\n  b: 1\n" },
+		{ "r:\n- 512\n- 768 # last\n\n# next\nx: 1\n", "r", "1024",
+		  "r:\n- 512\n- 768 # last\n- 1024\n\n# next\nx: 1\n" },
+		{ "{\"r\": [\n  512,\n  768\n]}\n", "r", "1024", "{\"r\": [\n  512,\n  768,\n  1024\n]}\n" },
+		{ "r:\r\n  - 512\r\n", "r", "768", "r:\r\n  - 512\r\n  - 768\r\n" },
+		{ "r:\n  - 512", "r", "768", "r:\n  - 512\n  - 768" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int rc;
+		struct err e;
+		char *out = edit_text(cases[i].src, strlen(cases[i].src), DOC_EDIT_APPEND_ITEM,
+				      cases[i].path, cases[i].value, 0, &rc, &e);
+		if (rc != ERR_OK)
+			fail_msg("case %zu: %s", i, e.msg);
+		assert_string_equal(out, cases[i].want);
+		free(out);
+	}
+	/* Not a list: refused, nothing returned. */
+	int rc;
+	struct err e;
+	char *out = edit_text("r: 512\n", 7, DOC_EDIT_APPEND_ITEM, "r", "768", 0, &rc, &e);
+	assert_int_equal(rc, ERR_DATA);
+	assert_null(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -979,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(test_big_scalar),
 		cmocka_unit_test(test_million_keys),
 		cmocka_unit_test(test_changes),
+		cmocka_unit_test(test_append_item),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

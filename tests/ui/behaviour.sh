@@ -10,6 +10,8 @@ FIX=$HERE/fixtures
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export NO_COLOR=1 LC_ALL=C.UTF-8 HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config
+# An invalid edit from $EDITOR is kept on purpose; keep it in the test's own folder.
+export TMPDIR=$WORK
 unset LANGUAGE ESCDELAY
 
 n=0
@@ -132,6 +134,25 @@ dump diff.txt
 K
 check "toggle: gradient checkpointing switched off" grep -qE '^\*  Gradient Checkpointing +\[ \] false' "$WORK/toggle/gc.txt"
 check "toggle: bucket 512 removed from the flow list" has "$WORK/toggle/diff.txt" "+          resolution: [ 768, 1024 ]"
+
+# 5b. turning a bucket on appends it in the list's own style (a block list stays a block list)
+fresh toggle2
+sed -i 's/^          resolution: \[ 512, 768, 1024 \]$/          resolution:\n            - 512\n            - 768/' "$WORK/toggle2/job.yaml"
+run toggle2 job.yaml <<'K'
+Tab
+Down
+Down
+Down
+Down
+Down
+Down
+Down
+Space
+s
+y
+K
+check "toggle: bucket 1024 appended as a block item" \
+	grep -qzF $'          resolution:\n            - 512\n            - 768\n            - 1024\n' "$WORK/toggle2/job.yaml"
 
 # 6. undo and redo
 fresh undo
