@@ -4,16 +4,17 @@
  * attributes for terminals without colour (or NO_COLOR / --no-color). Meaning never rests on a
  * colour alone: every role that matters also has a marker character where it is drawn, and a
  * mono form. Colour is decided once at start-up; switching themes only re-installs the pairs.
+ * Theme files are read with the document model (doc.h), the program's one YAML reader, so their
+ * errors point at file:line:col as a job's do.
  */
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 #include "config.h"
+#include "oomfix/doc.h"
 #include "oomfix/i18n.h"
 #include "ui.h"
 
@@ -82,244 +83,157 @@ static const struct { const char *name; attr_t a; } attr_names[] = {
 	{ "blink", A_BLINK },
 };
 
-struct tparser {
-	yaml_parser_t p;
-	yaml_event_t ev;
+/* The file being read, for errors that say where. */
+struct tload {
 	const char *path;
 	struct err *e;
-	bool have;
 };
 
-static int tp_fail(struct tparser *tp, const yaml_mark_t *m, const char *msg, const char *what)
+static int fail(const struct tload *L, const struct doc_node *n, const char *msg, const char *what)
 {
-	/* libyaml marks are 0-based; errors are 1-based. */
-	return err_set(tp->e, ERR_DATA, tp->path, (int)m->line + 1, (int)m->column + 1, "%s%s%s%s",
-		       msg, what ? " '" : "", what ? what : "", what ? "'" : "");
+	return err_set(L->e, ERR_DATA, L->path, n->span.line, n->span.col, "%s%s%s%s", msg,
+		       what ? " '" : "", what ? what : "", what ? "'" : "");
 }
 
-static int tp_next(struct tparser *tp)
-{
-	if (tp->have)
-		yaml_event_delete(&tp->ev);
-	tp->have = false;
-	if (!yaml_parser_parse(&tp->p, &tp->ev)) {
-		yaml_mark_t m = tp->p.problem_mark;
-		return err_set(tp->e, ERR_DATA, tp->path, (int)m.line + 1, (int)m.column + 1, "%s",
-			       tp->p.problem ? tp->p.problem : _("invalid YAML"));
-	}
-	tp->have = true;
-	return ERR_OK;
-}
+/* Aliases and merge keys are not followed below: a theme is small and flat, so an alias where a
+ * value belongs is reported as the wrong kind of node and `<<` as an unknown key or role. */
 
-static const char *tp_scalar(struct tparser *tp)
+static int parse_color(const struct tload *L, const struct doc_node *n, short *out)
 {
-	return (const char *)tp->ev.data.scalar.value;
-}
-
-static int parse_color(struct tparser *tp, short *out)
-{
-	const char *v = tp_scalar(tp);
 	char *end;
 
+	if (n->kind != DOC_SCALAR)
+		return fail(L, n, _("expected a colour"), NULL);
 	for (size_t i = 0; i < sizeof color_names / sizeof color_names[0]; i++)
-		if (!strcmp(color_names[i].name, v)) {
+		if (!strcmp(color_names[i].name, n->value)) {
 			*out = color_names[i].n;
 			return ERR_OK;
 		}
-	long n = strtol(v, &end, 10);
-	if (*v && !*end && n >= 0 && n <= 255) {
-		*out = (short)n;
+	long v = strtol(n->value, &end, 10);
+	if (*n->value && !*end && v >= 0 && v <= 255) {
+		*out = (short)v;
 		return ERR_OK;
 	}
-	return tp_fail(tp, &tp->ev.start_mark, _("unknown colour"), v);
+	return fail(L, n, _("unknown colour"), n->value);
 }
 
-static int parse_attr_word(struct tparser *tp, attr_t *out)
+static bool attr_word(const char *w, attr_t *out)
 {
-	const char *v = tp_scalar(tp);
-
 	for (size_t i = 0; i < sizeof attr_names / sizeof attr_names[0]; i++)
-		if (!strcmp(attr_names[i].name, v)) {
+		if (!strcmp(attr_names[i].name, w)) {
 			*out |= attr_names[i].a;
-			return ERR_OK;
+			return true;
 		}
-	return tp_fail(tp, &tp->ev.start_mark, _("unknown attribute"), v);
+	return false;
 }
 
 /* attrs: a word, a list of words, or words separated by spaces/commas in one scalar. */
-static int parse_attrs(struct tparser *tp, attr_t *out)
+static int parse_attrs(const struct tload *L, const struct doc_node *n, attr_t *out)
 {
-	int rc;
-
 	*out = A_NORMAL;
-	if (tp->ev.type == YAML_SCALAR_EVENT) {
+	if (n->kind == DOC_SCALAR) {
 		char buf[256];
-		snprintf(buf, sizeof buf, "%s", tp_scalar(tp));
-		for (char *sp = NULL, *w = strtok_r(buf, " ,|+", &sp); w; w = strtok_r(NULL, " ,|+", &sp)) {
-			bool ok = false;
-			for (size_t i = 0; i < sizeof attr_names / sizeof attr_names[0]; i++)
-				if (!strcmp(attr_names[i].name, w)) {
-					*out |= attr_names[i].a;
-					ok = true;
-				}
-			if (!ok)
-				return tp_fail(tp, &tp->ev.start_mark, _("unknown attribute"), w);
-		}
+		snprintf(buf, sizeof buf, "%s", n->value);
+		for (char *sp = NULL, *w = strtok_r(buf, " ,|+", &sp); w; w = strtok_r(NULL, " ,|+", &sp))
+			if (!attr_word(w, out))
+				return fail(L, n, _("unknown attribute"), w);
 		return ERR_OK;
 	}
-	if (tp->ev.type != YAML_SEQUENCE_START_EVENT)
-		return tp_fail(tp, &tp->ev.start_mark, _("expected an attribute or a list of them"),
-			       NULL);
-	for (;;) {
-		if ((rc = tp_next(tp)))
-			return rc;
-		if (tp->ev.type == YAML_SEQUENCE_END_EVENT)
-			return ERR_OK;
-		if (tp->ev.type != YAML_SCALAR_EVENT)
-			return tp_fail(tp, &tp->ev.start_mark, _("expected an attribute"), NULL);
-		if ((rc = parse_attr_word(tp, out)))
-			return rc;
-	}
-}
-
-static int parse_role(struct tparser *tp, struct ui_style *st)
-{
-	int rc;
-
-	if (tp->ev.type != YAML_MAPPING_START_EVENT)
-		return tp_fail(tp, &tp->ev.start_mark, _("expected a mapping of fg, bg, attrs, mono"),
-			       NULL);
-	for (;;) {
-		char key[32];
-		if ((rc = tp_next(tp)))
-			return rc;
-		if (tp->ev.type == YAML_MAPPING_END_EVENT)
-			return ERR_OK;
-		if (tp->ev.type != YAML_SCALAR_EVENT)
-			return tp_fail(tp, &tp->ev.start_mark, _("expected a key"), NULL);
-		snprintf(key, sizeof key, "%s", tp_scalar(tp));
-		yaml_mark_t km = tp->ev.start_mark;
-		if ((rc = tp_next(tp)))
-			return rc;
-		if (!strcmp(key, "fg") || !strcmp(key, "bg")) {
-			if (tp->ev.type != YAML_SCALAR_EVENT)
-				return tp_fail(tp, &tp->ev.start_mark, _("expected a colour"), NULL);
-			if ((rc = parse_color(tp, key[0] == 'f' ? &st->fg : &st->bg)))
-				return rc;
-		} else if (!strcmp(key, "attrs")) {
-			if ((rc = parse_attrs(tp, &st->attrs)))
-				return rc;
-		} else if (!strcmp(key, "mono")) {
-			if ((rc = parse_attrs(tp, &st->mono)))
-				return rc;
-		} else {
-			return tp_fail(tp, &km, _("unknown key"), key);
-		}
-	}
-}
-
-/* Skips one node (scalar or whole collection) starting at the current event. */
-static int skip_node(struct tparser *tp)
-{
-	int depth = 0, rc;
-
-	do {
-		if (tp->ev.type == YAML_MAPPING_START_EVENT || tp->ev.type == YAML_SEQUENCE_START_EVENT)
-			depth++;
-		else if (tp->ev.type == YAML_MAPPING_END_EVENT || tp->ev.type == YAML_SEQUENCE_END_EVENT)
-			depth--;
-		if (depth > 0 && (rc = tp_next(tp)))
-			return rc;
-	} while (depth > 0);
-	return ERR_OK;
-}
-
-static int parse_theme(struct tparser *tp, struct ui_theme *t)
-{
-	int rc;
-
-	do {
-		if ((rc = tp_next(tp)))
-			return rc;
-	} while (tp->ev.type == YAML_STREAM_START_EVENT || tp->ev.type == YAML_DOCUMENT_START_EVENT);
-	if (tp->ev.type != YAML_MAPPING_START_EVENT)
-		return tp_fail(tp, &tp->ev.start_mark, _("a theme is a mapping with name and roles"),
-			       NULL);
-	for (;;) {
-		char key[32];
-		if ((rc = tp_next(tp)))
-			return rc;
-		if (tp->ev.type == YAML_MAPPING_END_EVENT)
-			break;
-		if (tp->ev.type != YAML_SCALAR_EVENT)
-			return tp_fail(tp, &tp->ev.start_mark, _("expected a key"), NULL);
-		snprintf(key, sizeof key, "%s", tp_scalar(tp));
-		yaml_mark_t km = tp->ev.start_mark;
-		if ((rc = tp_next(tp)))
-			return rc;
-		if (!strcmp(key, "name")) {
-			if (tp->ev.type != YAML_SCALAR_EVENT)
-				return tp_fail(tp, &tp->ev.start_mark, _("expected a name"), NULL);
-			snprintf(t->name, sizeof t->name, "%s", tp_scalar(tp));
-		} else if (!strcmp(key, "description")) {
-			if ((rc = skip_node(tp)))
-				return rc;
-		} else if (!strcmp(key, "roles")) {
-			if (tp->ev.type != YAML_MAPPING_START_EVENT)
-				return tp_fail(tp, &tp->ev.start_mark, _("roles must be a mapping"),
-					       NULL);
-			for (;;) {
-				int r = -1;
-				if ((rc = tp_next(tp)))
-					return rc;
-				if (tp->ev.type == YAML_MAPPING_END_EVENT)
-					break;
-				if (tp->ev.type != YAML_SCALAR_EVENT)
-					return tp_fail(tp, &tp->ev.start_mark, _("expected a role name"),
-						       NULL);
-				for (int i = 0; i < UI_R_COUNT; i++)
-					if (!strcmp(role_names[i], tp_scalar(tp)))
-						r = i;
-				if (r < 0)
-					return tp_fail(tp, &tp->ev.start_mark, _("unknown role"),
-						       tp_scalar(tp));
-				if ((rc = tp_next(tp)))
-					return rc;
-				/* A role written in the file starts blank: no colour unless given. */
-				t->role[r] = (struct ui_style){ -1, -1, A_NORMAL, A_NORMAL };
-				if ((rc = parse_role(tp, &t->role[r])))
-					return rc;
-			}
-		} else {
-			return tp_fail(tp, &km, _("unknown key"), key);
-		}
+	if (n->kind != DOC_SEQ)
+		return fail(L, n, _("expected an attribute or a list of them"), NULL);
+	/* In a list each item is one word: "bold,dim" as an item is a mistake worth reporting. */
+	for (size_t i = 0; i < n->n; i++) {
+		const struct doc_node *w = n->items[i];
+		if (w->kind != DOC_SCALAR)
+			return fail(L, w, _("expected an attribute"), NULL);
+		if (!attr_word(w->value, out))
+			return fail(L, w, _("unknown attribute"), w->value);
 	}
 	return ERR_OK;
+}
+
+static int parse_role(const struct tload *L, const struct doc_node *n, struct ui_style *st)
+{
+	int rc = ERR_OK;
+
+	if (n->kind != DOC_MAP)
+		return fail(L, n, _("expected a mapping of fg, bg, attrs, mono"), NULL);
+	/* Pairs in file order, so the first mistake in the file is the one reported. */
+	for (size_t i = 0; i < n->n && rc == ERR_OK; i++) {
+		const struct doc_node *k = n->keys[i], *v = n->items[i];
+		if (k->kind != DOC_SCALAR)
+			rc = fail(L, k, _("expected a key"), NULL);
+		else if (!strcmp(k->value, "fg"))
+			rc = parse_color(L, v, &st->fg);
+		else if (!strcmp(k->value, "bg"))
+			rc = parse_color(L, v, &st->bg);
+		else if (!strcmp(k->value, "attrs"))
+			rc = parse_attrs(L, v, &st->attrs);
+		else if (!strcmp(k->value, "mono"))
+			rc = parse_attrs(L, v, &st->mono);
+		else
+			rc = fail(L, k, _("unknown key"), k->value);
+	}
+	return rc;
+}
+
+static int parse_roles(const struct tload *L, const struct doc_node *n, struct ui_theme *t)
+{
+	int rc = ERR_OK;
+
+	if (n->kind != DOC_MAP)
+		return fail(L, n, _("roles must be a mapping"), NULL);
+	for (size_t i = 0; i < n->n && rc == ERR_OK; i++) {
+		const struct doc_node *k = n->keys[i];
+		int r = -1;
+		if (k->kind != DOC_SCALAR)
+			return fail(L, k, _("expected a role name"), NULL);
+		for (int j = 0; j < UI_R_COUNT; j++)
+			if (!strcmp(role_names[j], k->value))
+				r = j;
+		if (r < 0)
+			return fail(L, k, _("unknown role"), k->value);
+		/* A role written in the file starts blank: no colour unless given. */
+		t->role[r] = (struct ui_style){ -1, -1, A_NORMAL, A_NORMAL };
+		rc = parse_role(L, n->items[i], &t->role[r]);
+	}
+	return rc;
+}
+
+static int parse_theme(const struct tload *L, const struct doc_node *root, struct ui_theme *t)
+{
+	int rc = ERR_OK;
+
+	if (root->kind != DOC_MAP)
+		return fail(L, root, _("a theme is a mapping with name and roles"), NULL);
+	for (size_t i = 0; i < root->n && rc == ERR_OK; i++) {
+		const struct doc_node *k = root->keys[i], *v = root->items[i];
+		if (k->kind != DOC_SCALAR)
+			rc = fail(L, k, _("expected a key"), NULL);
+		else if (!strcmp(k->value, "name") && v->kind != DOC_SCALAR)
+			rc = fail(L, v, _("expected a name"), NULL);
+		else if (!strcmp(k->value, "name"))
+			snprintf(t->name, sizeof t->name, "%s", v->value);
+		else if (!strcmp(k->value, "roles"))
+			rc = parse_roles(L, v, t);
+		else if (strcmp(k->value, "description")) /* free text for people, not read */
+			rc = fail(L, k, _("unknown key"), k->value);
+	}
+	return rc;
 }
 
 int ui_theme_load_file(const char *path, struct ui_theme *t, struct err *e)
 {
-	struct tparser tp = { .path = path, .e = e };
-	struct ui_theme nt;
-	FILE *fp = fopen(path, "rb");
-	int rc;
+	struct tload L = { path, e };
+	struct doc *d = NULL;
+	int rc = doc_load_file(path, &d, e);
 
-	if (!fp)
-		return err_set(e, ERR_NOINPUT, path, 0, 0, "%s", strerror(errno));
-	ui_theme_default(&nt);
-	yaml_parser_initialize(&tp.p);
-	yaml_parser_set_input_file(&tp.p, fp);
-	rc = parse_theme(&tp, &nt);
-	if (tp.have)
-		yaml_event_delete(&tp.ev);
-	yaml_parser_delete(&tp.p);
-	fclose(fp);
-	if (rc) {
-		ui_theme_default(t);
-		return rc;
-	}
-	*t = nt;
-	return ERR_OK;
+	/* Roles the file leaves out keep the default's style. */
+	ui_theme_default(t);
+	if (rc == ERR_OK && (rc = parse_theme(&L, doc_root(d), t)))
+		ui_theme_default(t); /* never half a theme */
+	doc_free(&d);
+	return rc;
 }
 
 /* ---- finding theme files --------------------------------------------------------------------- */
