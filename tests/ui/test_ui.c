@@ -161,6 +161,76 @@ static void test_bad_theme_says_where(void **state)
 	unlink(path);
 }
 
+/* Loads `text` as a theme file; returns the status. */
+static int load_theme_text(const char *text, struct ui_theme *t, struct err *e)
+{
+	char path[] = "/tmp/oomfix-theme-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	int rc = ui_theme_load_file(path, t, e);
+	unlink(path);
+	return rc;
+}
+
+/* Each mistake is reported where it is, the first one in the file order, with its own words. */
+static void test_theme_errors_point_at_the_node(void **state)
+{
+	static const struct { const char *text; int line, col; const char *msg; } cases[] = {
+		{ "name: x\nbogus: 1\n", 2, 1, "unknown key 'bogus'" },
+		{ "name: [x]\n", 1, 7, "expected a name" },
+		{ "roles: 3\n", 1, 8, "roles must be a mapping" },
+		{ "roles:\n  error: [1]\n", 2, 10, "expected a mapping of fg, bg, attrs, mono" },
+		{ "roles:\n  error: {fg: [1]}\n", 2, 15, "expected a colour" },
+		{ "roles:\n  error: {fg: 256}\n", 2, 15, "unknown colour '256'" },
+		{ "roles:\n  error: {wat: 1, fg: nope}\n", 2, 11, "unknown key 'wat'" },
+		{ "roles:\n  error: {attrs: \"bold wobble\"}\n", 2, 18, "unknown attribute 'wobble'" },
+		{ "roles:\n  error: {mono: [bold, \"bold,dim\"]}\n", 2, 24,
+		  "unknown attribute 'bold,dim'" },
+		{ "roles:\n  error: {mono: [bold, [dim]]}\n", 2, 24, "expected an attribute" },
+		{ "roles:\n  error: {mono: {a: b}}\n", 2, 17, "expected an attribute or a list of them" },
+		{ "roles:\n  [x]: {}\n", 2, 3, "expected a role name" },
+		{ "roles:\n  error: &a {fg: red}\n  oom: *a\n", 3, 8,
+		  "expected a mapping of fg, bg, attrs, mono" },
+		{ "- a\n", 1, 1, "a theme is a mapping with name and roles" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct ui_theme t;
+		struct err e;
+		if (load_theme_text(cases[i].text, &t, &e) != ERR_DATA || e.line != cases[i].line ||
+		    e.col != cases[i].col || !strstr(e.msg, cases[i].msg))
+			fail_msg("case %zu: got %d:%d: %s; want %d:%d: %s", i, e.line, e.col, e.msg,
+				 cases[i].line, cases[i].col, cases[i].msg);
+		assert_string_equal(t.name, "default-dark");
+	}
+}
+
+/* A role the file writes starts blank; the roles it leaves out keep the default's style. */
+static void test_theme_roles_start_blank(void **state)
+{
+	struct ui_theme t, def;
+	struct err e;
+
+	(void)state;
+	ui_theme_default(&def);
+	assert_int_equal(load_theme_text("name: t\ndescription: [any, {thing: 1}]\nroles:\n"
+					 "  error: {bg: bright-blue, attrs: bold|underline}\n"
+					 "  cursor: {mono: [bold, dim]}\n",
+					 &t, &e),
+			 ERR_OK);
+	assert_string_equal(t.name, "t");
+	assert_int_equal(t.role[UI_R_ERROR].fg, -1);
+	assert_int_equal(t.role[UI_R_ERROR].bg, 12);
+	assert_int_equal(t.role[UI_R_ERROR].attrs, A_BOLD | A_UNDERLINE);
+	assert_int_equal(t.role[UI_R_ERROR].mono, A_NORMAL);
+	assert_int_equal(t.role[UI_R_CURSOR].mono, A_BOLD | A_DIM);
+	assert_int_equal(t.role[UI_R_TABBAR].bg, def.role[UI_R_TABBAR].bg);
+	assert_int_equal(t.role[UI_R_TABBAR].mono, def.role[UI_R_TABBAR].mono);
+}
+
 static void test_wrap_measures_cells(void **state)
 {
 	struct ui_lines l = { 0 };
@@ -242,6 +312,8 @@ int main(void)
 		cmocka_unit_test(test_default_theme_file_matches_builtin),
 		cmocka_unit_test(test_every_theme_parses_with_mono_forms),
 		cmocka_unit_test(test_bad_theme_says_where),
+		cmocka_unit_test(test_theme_errors_point_at_the_node),
+		cmocka_unit_test(test_theme_roles_start_blank),
 		cmocka_unit_test(test_wrap_measures_cells),
 		cmocka_unit_test(test_wrap_next_whole_words),
 		cmocka_unit_test(test_lines_are_sanitised),
