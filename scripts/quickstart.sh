@@ -48,7 +48,12 @@ if [ "$mode" = demo ]; then
 	case $(locale charmap 2>/dev/null) in UTF-8) ;; *) export LC_CTYPE=C.UTF-8 ;; esac
 	trap - EXIT
 	rm -f "$log"
-	exec build/src/cli/oomfix examples/job.yaml examples/train.log
+	# A fresh copy each time, so saving in the demo never touches the repository's example.
+	mkdir -p build/demo
+	cp examples/job.yaml examples/train.log build/demo/
+	rm -f build/demo/job.yaml~ build/demo/job.yaml.oomfix.md build/demo/job.yaml.oomfix-save
+	cd build/demo
+	exec ../src/cli/oomfix job.yaml train.log
 fi
 
 status=0
