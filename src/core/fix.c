@@ -630,9 +630,7 @@ static enum fix_status fx_disable_sampling(const struct job *j, struct builder *
 
 int fix_frame_grid(const struct job *j)
 {
-	if (!j || j->kind != JOB_KIND_VIDEO)
-		return 0;
-	return strncmp(j->arch, "ltx", 3) == 0 ? 8 : 4;
+	return j ? job_frame_step(j) : 0; /* the arch table in job.c knows each model's grid */
 }
 
 /* Half of v rounded down onto the grid g·k+1, never below the floor. */
