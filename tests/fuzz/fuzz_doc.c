@@ -286,8 +286,11 @@ static void edit(const struct doc *d, const struct walk *w, const uint8_t *data,
 		doc_free(&out);
 	}
 
-	/* 3. remove an item (or a key, when the collection is a mapping) */
-	if (*coll_path && rng_next(&s) % 2) {
+	/* 3. remove an item (or a key, when the collection is a mapping), or append an item */
+	if (*coll_path && rng_next(&s) % 3 == 0) {
+		ed[2] = (struct doc_edit){ DOC_EDIT_APPEND_ITEM, coll_path,
+					   values[rng_next(&s) % nvalues], 0 };
+	} else if (*coll_path && rng_next(&s) % 2) {
 		ed[2] = (struct doc_edit){ DOC_EDIT_REMOVE_ITEM, coll_path, NULL,
 					   coll_n ? (size_t)(rng_next(&s) % (coll_n + 1)) : 0 };
 	} else {
