@@ -275,6 +275,14 @@ static void on_bar(struct dstate *st, const struct logidx_seg *seg, const struct
 		set_phase(st, DIAG_P_MODEL_LOAD, seg, t, n);
 		return;
 	}
+	/* A validation pass is a forward pass at the training sizes between two steps. SPEC §3.2
+	 * has no phase for it and it is not sampling, so it ends a sampling phase and counts as
+	 * training: the step is the one after the bar's N, by the training rule. */
+	if (starts_ci(b->desc, b->dlen, "Validat")) {
+		if (st->train_started && st->phase != DIAG_P_TRAINING)
+			set_phase(st, DIAG_P_TRAINING, seg, t, n);
+		return;
+	}
 	if (!is_training_desc(st, b))
 		return; /* unlabelled inner bars (quantizing blocks, sampler steps) move nothing */
 	st->train_started = true;
@@ -330,8 +338,10 @@ static enum diag_phase frame_phase(const char *fn, size_t n)
 		return DIAG_P_SAMPLING;
 	if (n == 4 && !memcmp(fn, "save", 4))
 		return DIAG_P_SAVING;
+	/* validation (run_validation, validation_step) goes with training: see on_bar */
 	if ((n == 15 && !memcmp(fn, "hook_train_loop", 15)) ||
-	    starts(fn, n, "train_single_accumulation"))
+	    starts(fn, n, "train_single_accumulation") || starts(fn, n, "run_validation") ||
+	    starts(fn, n, "validation_step"))
 		return DIAG_P_TRAINING;
 	return DIAG_P_NONE;
 }
