@@ -137,6 +137,7 @@ struct bar {
 	bool lrloss;
 	const char *tail; /* text after the closing ']' (something printed over the bar) */
 	size_t tlen;
+	bool partial;     /* "%|" but no whole frame: a frame cut by text from another stream */
 };
 
 static long long parse_num(const char **p, const char *end)
@@ -159,9 +160,11 @@ static bool parse_bar(const char *s, size_t len, struct bar *b)
 {
 	const char *end = s + len, *pp, *q, *r, *close;
 
+	b->partial = false;
 	pp = memmem(s, len, "%|", 2);
 	if (!pp)
 		return false;
+	b->partial = true; /* until the whole frame is seen */
 	q = pp;
 	while (q > s && is_digit(q[-1]))
 		q--;
@@ -201,7 +204,24 @@ static bool parse_bar(const char *s, size_t len, struct bar *b)
 		    memmem(r, (size_t)(close - r), "lr:", 3) != NULL;
 	b->tail = close + 1;
 	b->tlen = (size_t)(end - b->tail);
+	b->partial = false;
 	return true;
+}
+
+/* Text from the other stream that landed inside a bar frame the bar had half written
+ * ("name:  45%|####  | 90Traceback (most recent call last):"): where it starts, or 0. Only
+ * cut frames reach this, so whole frames cost nothing more. */
+static size_t glued_start(const char *s, size_t len)
+{
+	static const char *const heads[] = {
+		"Traceback (most recent call last)", "Error running job: ",
+	};
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		const char *h = memmem(s, len, heads[i], strlen(heads[i]));
+		if (h && h > s)
+			return (size_t)(h - s);
+	}
+	return 0;
 }
 
 /* Bars that are not the training bar, by the start of their description. */
@@ -793,6 +813,13 @@ static int on_seg(const struct logidx_seg *seg, void *ctx)
 		if (b.tlen)
 			on_text(st, seg, b.tail, b.tlen, false);
 		return 0;
+	}
+	if (!st->in_echo && b.partial) {
+		size_t k = glued_start(t, n);
+		if (k) { /* the cut frame moves nothing: the last whole one holds the step */
+			on_text(st, seg, t + k, n - k, false);
+			return 0;
+		}
 	}
 	on_text(st, seg, t, n, seg->seg == 0);
 	return 0;
