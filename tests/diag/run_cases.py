@@ -7,6 +7,9 @@
   run_cases.py cli OOMFIX CASES_DIR GEN -- like shared, for tests/diag/cases2: "no_job" runs
                                            without --job; "generated_log" logs are written by
                                            GEN --log NAME FILE (too big to commit)
+  run_cases.py plan OOMFIX CASES_DIR    -- like cli (tests/diag/cases3), and a case with a job
+                                           also runs `oomfix plan --json --log LOG JOB`, whose
+                                           first fix and verdict must agree
 Each case is one TAP test; a failure prints every field that differs.
 """
 import json
@@ -41,6 +44,25 @@ def compare(got, exp, out):
         for s in got.get(key, []):
             if not isinstance(s.get("line"), int) or s["line"] < 1:
                 out.append("%s entry without a line number: %r" % (key, s))
+
+
+def check_plan(prog, d, log, exp, out):
+    """`plan --log` reads the same verdict and must name the same first fix as diagnose."""
+    p = subprocess.run([prog, "plan", "--json", "--log", log, os.path.join(d, "job.yaml")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        out.append("plan: exit status %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
+        return
+    got = json.loads(p.stdout.decode("utf-8"))
+    v = got.get("verdict") or {}
+    for k in ("timing", "phase", "failed_step"):
+        if k in exp and v.get(k) != exp[k]:
+            out.append("plan verdict %s: got %r, expected %r" % (k, v.get(k), exp[k]))
+    if got.get("model_kind") != exp.get("model_kind"):
+        out.append("plan model_kind: got %r, expected %r" % (got.get("model_kind"), exp.get("model_kind")))
+    ff = got.get("first_fix")
+    if not (ff in exp.get("accept_first_fix", []) or (ff is None and not exp.get("accept_first_fix"))):
+        out.append("plan first_fix: got %r, expected one of %r" % (ff, exp.get("accept_first_fix")))
 
 
 def main():
@@ -78,6 +100,8 @@ def main():
                 problems.append("not JSON: %s" % e)
             else:
                 compare(got, exp, problems)
+        if mode == "plan" and not exp.get("no_job") and not problems:
+            check_plan(prog, d, log, exp, problems)
         if problems:
             failed += 1
             print("not ok %d - %s" % (i, name))
