@@ -310,8 +310,8 @@ static void draw_status(struct ui_app *a)
 	}
 	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_SEARCH) {
 		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt_label);
-		used += ui_putn(stdscr, y, used, a->cols - used - 1, UI_R_DIALOG, a->prompt_buf,
-				a->prompt_len);
+		used += ui_put_input(stdscr, y, used, a->cols - used, UI_R_DIALOG, a->prompt_buf,
+				     a->prompt_len);
 		wmove(stdscr, y, used);
 		return;
 	}

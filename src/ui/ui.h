@@ -263,6 +263,9 @@ struct ui_rect { int y, x, h, w; };
 /* Writes trusted UTF-8 at (y, x), at most `cells` cells; returns cells used. */
 int ui_put(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s);
 int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
+/* Draws text being typed in a field of `cells` cells: all of it when it fits, else its end after
+ * a '<'. Returns the cells used, where the cursor goes. */
+int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
 /* Fills `cells` cells with spaces in role. */
 void ui_fill(WINDOW *w, int y, int x, int cells, enum ui_role role);
 /* Draws one display line in a row of the rect; `cursor` draws it as the selection. */

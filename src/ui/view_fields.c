@@ -313,10 +313,16 @@ void ui_fields_draw(struct ui_app *a, struct ui_rect r)
 		/* Editing in place: the value column of the cursor row becomes the input. */
 		int y = r.y + (int)(p->cursor - p->top), x = r.x + value_col;
 		int w = r.w - value_col - 1;
+		/* The label part keeps its place: the gutter cell, then the text up to the value
+		 * column (the line's text starts after the gutter). */
+		if (p->cursor < (long long)l.n) {
+			char g[2] = { l.v[p->cursor].gutter ? l.v[p->cursor].gutter : ' ', '\0' };
+			ui_fill(stdscr, y, r.x, value_col, UI_R_CURSOR);
+			ui_put(stdscr, y, r.x, 1, UI_R_CURSOR, g);
+			ui_put(stdscr, y, r.x + 1, value_col - 1, UI_R_CURSOR, l.v[p->cursor].text);
+		}
 		ui_fill(stdscr, y, x, w, UI_R_DIALOG);
-		int used = ui_putn(stdscr, y, x, w - 1, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
-		if (p->cursor < (long long)l.n)
-			ui_put(stdscr, y, r.x, value_col, UI_R_CURSOR, l.v[p->cursor].text);
+		int used = ui_put_input(stdscr, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
 		wmove(stdscr, y, x + used);
 	}
 	ui_lines_free(&l);
@@ -434,7 +440,7 @@ static void start_edit(struct ui_app *a, const struct ui_frow *r)
 	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", val);
 	a->prompt_len = strlen(a->prompt_buf);
 	ui_status(a, false, "%s", r->f->type == JOB_F_STR
-					  ? _("Type the text; Enter saves it in the job, Esc cancels.")
+					  ? _("Type the text; Enter sets it (s saves the file), Esc cancels.")
 					  : _("Type a number; empty removes the key (back to the default)."));
 }
 

@@ -63,5 +63,10 @@ case_ "model-legacy-80x24" 80x24 "legacy.yaml" Tab Tab Tab
 case_ "help-marks-80x24" 80x24 "job.yaml train.log" "?" PgDn PgDn
 # A terminal shrunk to one cell and grown back draws the whole screen again.
 case_ "tiny-back-80x24" 1x1 "job.yaml train.log" "resize 80x24"
+# Editing in place: the label stays where it was, the old value is not left in the field, and
+# a text longer than the field shows its end (where the typing is) after a '<'.
+case_ "edit-in-place-80x24" 80x24 "job.yaml" Down Enter Backspace "text:16"
+case_ "edit-long-80x24" 80x24 "job.yaml" Tab Enter \
+	"text:/data/a/rather/long/dataset/folder/that/does/not/fit/in/the/field/at/all"
 echo "1..$n"
 exit $((fails > 0))
