@@ -297,15 +297,65 @@ static const char *question(const struct ui_app *a)
 	return "";
 }
 
+/* Draws a message word-wrapped over up to STATUS_MAX_LINES rows ending at row `last`, each row
+ * filled in role; `lead` (e.g. "error: ") comes first and the lines after it are indented to
+ * match. Returns the rows used. A long message is never cut: an error's end says why, and a
+ * question's end says what n does. */
+#define STATUS_MAX_LINES 4
+static int draw_wrapped(struct ui_app *a, int last, enum ui_role role, const char *lead,
+			const char *msg)
+{
+	size_t len = strlen(msg), off[STATUS_MAX_LINES], cut[STATUS_MAX_LINES];
+	int n = 0, lw = lead ? text_width(lead, strlen(lead)) : 0, width = a->cols - 1 - lw;
+	size_t p = 0;
+
+	while (n < STATUS_MAX_LINES && (p < len || n == 0)) {
+		size_t next = len;
+		off[n] = p;
+		cut[n] = p < len ? text_wrap_next(msg + p, len - p, width, &next) : 0;
+		if (n == STATUS_MAX_LINES - 1)
+			cut[n] = len - p; /* the last row takes the rest, clipped at the edge */
+		p += next ? next : len - p;
+		n++;
+	}
+	if (last - n + 1 < 1)
+		n = last; /* never over the tab bar */
+	for (int i = 0; i < n; i++) {
+		int y = last - n + 1 + i;
+		ui_fill(stdscr, y, 0, a->cols, role);
+		if (i == 0 && lead)
+			ui_put(stdscr, y, 1, lw, role, lead);
+		ui_putn(stdscr, y, 1 + lw, width, role, msg + off[i], cut[i]);
+	}
+	return n;
+}
+
+/* The position in a scrolled screen, at the right of the status row when the message leaves
+ * room for it: on the save screen it says there is more of the diff below the question. */
+static void draw_scroll_info(struct ui_app *a, int y, int used)
+{
+	if (!a->scroll_info[0])
+		return;
+	int w = text_width(a->scroll_info, strlen(a->scroll_info));
+	if (used + 2 + w <= a->cols - 1)
+		ui_put(stdscr, y, a->cols - w - 1, w, UI_R_DIM, a->scroll_info);
+}
+
 static void draw_status(struct ui_app *a)
 {
 	int y = a->rows - 2;
-	char buf[600];
+	char buf[1200];
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {
-		ui_fill(stdscr, y, 0, a->cols, UI_R_DIALOG);
-		ui_put(stdscr, y, 1, a->cols - 2, UI_R_DIALOG, question(a));
+		/* The recovery question names the file it found (set as the status when asked). */
+		if (a->confirm_kind == UI_Q_RECOVER && a->status[0])
+			snprintf(buf, sizeof buf, "%s %s", a->status, question(a));
+		else
+			snprintf(buf, sizeof buf, "%s", question(a));
+		/* The question ends on the status row: the footer below keeps the y and n keys. */
+		if (draw_wrapped(a, y, UI_R_DIALOG, NULL, buf) == 1)
+			draw_scroll_info(a, y, 1 + text_width(buf, strlen(buf)));
 		return;
 	}
 	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_SEARCH) {
@@ -315,31 +365,30 @@ static void draw_status(struct ui_app *a)
 		wmove(stdscr, y, used);
 		return;
 	}
-	if (!a->status[0] && a->scroll_info[0]) {
-		int w = text_width(a->scroll_info, strlen(a->scroll_info));
-		ui_put(stdscr, y, a->cols - w - 1, w, UI_R_DIM, a->scroll_info);
-	}
 	if (!a->status[0] && a->s.diag_pending) {
 		ui_put(stdscr, y, 1, a->cols - 1, UI_R_STATUS,
 		       _("Diagnosing the log... (the keys work meanwhile)"));
 	}
-	if (a->status[0]) {
-		/* Messages can quote a file's text (an error's value): sanitise them too. */
-		text_sanitize(a->status, strlen(a->status), buf, sizeof buf);
-		enum ui_role role = a->status_error ? UI_R_ERROR : UI_R_STATUS;
-		int used = a->status_error ? ui_put(stdscr, y, 1, a->cols - 1, role, _("error: ")) : 0;
-		/* A message longer than the line goes on over the footer (until the next key) rather
-		 * than losing its end, where an error says why. */
-		size_t len = strlen(buf), next;
-		size_t cut = text_wrap_next(buf, len, a->cols - 1 - used, &next);
-		if (cut < len) {
-			ui_putn(stdscr, y, 1 + used, a->cols - 1 - used, role, buf, cut);
-			ui_fill(stdscr, y + 1, 0, a->cols, role);
-			ui_put(stdscr, y + 1, 1 + used, a->cols - 1 - used, role, buf + next);
-		} else {
-			ui_put(stdscr, y, 1 + used, a->cols - 1 - used, role, buf);
-		}
+	if (!a->status[0]) {
+		draw_scroll_info(a, y, 0);
+		return;
 	}
+	/* Messages can quote a file's text (an error's value): sanitise them too. */
+	text_sanitize(a->status, strlen(a->status), buf, sizeof buf);
+	enum ui_role role = a->status_error ? UI_R_ERROR : UI_R_STATUS;
+	const char *lead = a->status_error ? _("error: ") : NULL;
+	int lw = lead ? text_width(lead, strlen(lead)) : 0;
+	size_t len = strlen(buf), next;
+	if (text_wrap_next(buf, len, a->cols - 1 - lw, &next) >= len) {
+		draw_wrapped(a, y, role, lead, buf);
+		draw_scroll_info(a, y, 1 + lw + text_width(buf, len));
+		return;
+	}
+	/* Two rows go on over the footer (until the next key), as the status row's neighbour;
+	 * a longer message grows upwards over the bottom of the view instead. */
+	size_t rest = len - next;
+	bool two = text_wrap_next(buf + next, rest, a->cols - 1 - lw, &next) >= rest;
+	draw_wrapped(a, two ? y + 1 : a->rows - 1, role, lead, buf);
 }
 
 static void draw_too_small(struct ui_app *a)

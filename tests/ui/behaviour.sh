@@ -25,6 +25,8 @@ fresh() { rm -rf "$WORK/$1"; mkdir -p "$WORK/$1"; cp "$FIX/job.yaml" "$FIX/train
 # run DIR ARGS... < script lines on stdin
 run() { local d=$1; shift; cat > "$WORK/$d/script"; (cd "$WORK/$d" && "$OOMFIX" "$@" --script script) 2> "$WORK/$d/err"; }
 has() { grep -qF -- "$2" "$1"; }
+# hasj FILE TEXT: TEXT on the screen, read as one line (a message wrapped over rows)
+hasj() { tr '\n' ' ' < "$1" | tr -s ' ' | grep -qF -- "$2"; }
 
 # 1. apply the first fix, save with y: the file changes, the backup and the journal appear
 fresh save
@@ -194,6 +196,9 @@ d
 dump diff.txt
 K
 check "editor: invalid YAML is reported with line:col" grep -qE 'error: Not loaded: [0-9]+:[0-9]+: ' "$WORK/editor2/err.txt"
+# The message is longer than a row: it wraps rather than losing where the edit was kept.
+check "editor: the message says where the edit is kept, in full" \
+	bash -c "tr '\n' ' ' < '$WORK/editor2/err.txt' | tr -s ' ' | grep -qE 'kept in $WORK/oomfix-[A-Za-z0-9]{6}\.yaml'"
 check "editor: invalid YAML changes nothing" has "$WORK/editor2/diff.txt" "No unsaved changes."
 
 # 8. recovery of an emergency save
@@ -206,7 +211,10 @@ y
 d
 dump diff.txt
 K
-check "recover: offered at start" has "$WORK/recover/asked.txt" "Recover the unsaved edits from the last session?"
+# The question may wrap over several rows: read the screen's rows as one text.
+check "recover: offered at start" hasj "$WORK/recover/asked.txt" "Recover the unsaved edits from the last session?"
+check "recover: the question names the file it found" hasj "$WORK/recover/asked.txt" "Found job.yaml.oomfix-save, newer than the job."
+check "recover: the question is not cut (n says what it does)" hasj "$WORK/recover/asked.txt" "n = leave them"
 check "recover: y loads them as unsaved changes" has "$WORK/recover/diff.txt" "+        steps: 1500"
 check "recover: the save file is kept" test -f "$WORK/recover/job.yaml.oomfix-save"
 fresh recover2

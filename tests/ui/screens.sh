@@ -68,5 +68,7 @@ case_ "tiny-back-80x24" 1x1 "job.yaml train.log" "resize 80x24"
 case_ "edit-in-place-80x24" 80x24 "job.yaml" Down Enter Backspace "text:16"
 case_ "edit-long-80x24" 80x24 "job.yaml" Tab Enter \
 	"text:/data/a/rather/long/dataset/folder/that/does/not/fit/in/the/field/at/all"
+# The save screen's diff runs past the bottom: the question leaves room for where it is.
+case_ "save-scroll-80x24" 80x24 "job.yaml train.log" w a a a a a a a a
 echo "1..$n"
 exit $((fails > 0))
