@@ -550,6 +550,14 @@ static void apply_first_fix(struct ui_app *a)
 					    "shown."));
 		return;
 	}
+	if (a->s.have_diag && !a->s.diag.oom) {
+		/* The fixes trade speed or quality for GPU memory; the log says memory was not the
+		 * problem, so none is "recommended". w still lets the user apply one deliberately. */
+		ui_status(a, false, "%s", _("The log shows no GPU out-of-memory error, so there is no "
+					    "memory fix to apply: see the Diagnosis for the cause. w "
+					    "walks the memory fixes anyway."));
+		return;
+	}
 	id = ui_session_next_fix(&a->s);
 	if (id == FIX_NONE) {
 		ui_status(a, false, "%s", _("Every step of the plan is already done."));

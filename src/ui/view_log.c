@@ -186,8 +186,8 @@ static const char *other_text(enum diag_other o)
 	case DIAG_O_HF_AUTH: return _("Hugging Face refused the download (log in or accept the "
 				      "model licence)");
 	case DIAG_O_CONFIG_ERROR: return _("the job configuration has an error");
-	case DIAG_O_PYTHON_ERROR: return _("a Python error unrelated to memory");
-	default: return _("unknown");
+	case DIAG_O_PYTHON_ERROR: return _("the code raised a Python error unrelated to memory");
+	default: return _("of an error this version does not recognise");
 	}
 }
 
@@ -239,7 +239,7 @@ static const struct { enum diag_timing t; const char *when, *cause, *change; } t
 	{ DIAG_T_BEFORE_TRAINING, N_("A before training"), N_("model load, caching or baseline sample"),
 	  N_("low VRAM/quantize; smaller top bucket; lighter sampling") },
 	{ DIAG_T_FIRST_STEPS, N_("B first steps 1-10"), N_("one training step is too big"),
-	  N_("the first plan step not done yet") },
+	  N_("the next step of the rollback plan") },
 	{ DIAG_T_SAMPLING, N_("C while sampling"), N_("sample size, steps or frames"),
 	  N_("lighter sampling, then disable it") },
 	{ DIAG_T_INTERMITTENT, N_("D later, or skips"), N_("the largest bucket or longest clip"),
@@ -289,9 +289,11 @@ static void table_row(struct ui_lines *l, enum ui_role role, const char *mark, c
 /* "First change: X  (a applies it, w walks the plan)", wrapped; the hint goes on the last line
  * when it fits there. Otherwise it is left out: the footer names both keys, and on a narrow
  * terminal the line is worth more to the table below. */
-static void first_change_lines(struct ui_lines *l, const char *what, int width)
+static void first_change_lines(struct ui_lines *l, const char *what, int width, bool have_job)
 {
-	const char *hint = _("(a applies it, w walks the plan)");
+	/* Without a job a and w can only say they need one: point at what makes them work. */
+	const char *hint = have_job ? _("(a applies it, w walks the plan)")
+				    : _("(open the job too to apply it)");
 	size_t before = l->n;
 
 	ui_lines_wrap(l, UI_R_MARK, what, width, 1);
@@ -320,54 +322,10 @@ static int wrapped_lines(const char *s, int w)
 	return n > 0 ? n : 1;
 }
 
-void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
+/* The guide's table, the row of this failure marked. Only for an out-of-memory failure: for any
+ * other it names memory fixes that do not apply, and pushes the evidence (the reason) down. */
+static void timing_table(struct ui_lines *l, const struct diag_result *d, int width)
 {
-	const struct ui_session *s = &a->s;
-	const struct diag_result *d = &s->diag;
-	char buf[1024];
-	struct ui_line *ln;
-
-	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
-	if (s->diag_pending) {
-		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
-					     "appear here when it has been read; you can scroll the "
-					     "log meanwhile."), width, 1);
-		return;
-	}
-	if (!s->have_diag && s->log_path) {
-		snprintf(buf, sizeof buf, _("The log could not be read: %s"), s->diag_err.msg);
-		ui_lines_wrap(l, UI_R_ERROR, buf, width, 1);
-		return;
-	}
-	if (!s->have_diag) {
-		ui_lines_wrap(l, UI_R_DIM, _("No log was given. Start oomfix with JOB.yaml LOG to see "
-					     "when the job ran out of memory."), width, 1);
-		return;
-	}
-	verdict_sentence(d, buf, sizeof buf);
-	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
-	if (d->oom && s->plan.first_fix != FIX_NONE) {
-		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
-		first_change_lines(l, buf, width);
-	}
-	if (d->failed_step >= 0) {
-		if (d->total_steps > 0)
-			snprintf(buf, sizeof buf, _("Failed step: %lld of %lld   Phase: %s"), d->failed_step,
-				 d->total_steps, phase_text(d->phase));
-		else
-			snprintf(buf, sizeof buf, _("Failed step: %lld   Phase: %s"), d->failed_step,
-				 phase_text(d->phase));
-	} else if (d->oom) {
-		snprintf(buf, sizeof buf, _("Failed step: none (before training)   Phase: %s"),
-			 phase_text(d->phase));
-	} else {
-		buf[0] = '\0';
-	}
-	if (buf[0])
-		ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
-	if (!diag_stacked) /* stacked under the log, every row counts */
-		ui_lines_add(l, UI_R_NORMAL, "");
-
 	/* Three columns sized from the width, two cells apart: When as wide as its widest entry
 	 * (at most a quarter of the panel), the rest shared by the cause and the change. */
 	const size_t nrows = sizeof timing_rows / sizeof timing_rows[0];
@@ -411,9 +369,65 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 					 _(timing_rows[i].change) };
 		table_row(l, hit ? UI_R_MARK : UI_R_NORMAL, hit ? ">" : " ", cells, w);
 	}
+}
+
+void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
+{
+	const struct ui_session *s = &a->s;
+	const struct diag_result *d = &s->diag;
+	char buf[1024];
+	struct ui_line *ln;
+
+	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
+	if (s->diag_pending) {
+		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
+					     "appear here when it has been read; you can scroll the "
+					     "log meanwhile."), width, 1);
+		return;
+	}
+	if (!s->have_diag && s->log_path) {
+		snprintf(buf, sizeof buf, _("The log could not be read: %s"), s->diag_err.msg);
+		ui_lines_wrap(l, UI_R_ERROR, buf, width, 1);
+		return;
+	}
+	if (!s->have_diag) {
+		ui_lines_wrap(l, UI_R_DIM, _("No log was given. Start oomfix with JOB.yaml LOG to see "
+					     "when the job ran out of memory."), width, 1);
+		return;
+	}
+	verdict_sentence(d, buf, sizeof buf);
+	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
+	if (d->oom && s->plan.first_fix != FIX_NONE) {
+		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
+		first_change_lines(l, buf, width, s->job != NULL);
+	}
+	if (d->failed_step >= 0) {
+		if (d->total_steps > 0)
+			snprintf(buf, sizeof buf, _("Failed step: %lld of %lld   Phase: %s"), d->failed_step,
+				 d->total_steps, phase_text(d->phase));
+		else
+			snprintf(buf, sizeof buf, _("Failed step: %lld   Phase: %s"), d->failed_step,
+				 phase_text(d->phase));
+	} else if (d->oom) {
+		snprintf(buf, sizeof buf, _("Failed step: none (before training)   Phase: %s"),
+			 phase_text(d->phase));
+	} else {
+		buf[0] = '\0';
+	}
+	if (buf[0])
+		ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
+	if (!diag_stacked) /* stacked under the log, every row counts */
+		ui_lines_add(l, UI_R_NORMAL, "");
+	if (d->oom)
+		timing_table(l, d, width);
 	for (size_t i = 0; i < d->nhints; i++) {
+		/* The diagnosis keeps DIAG_MAX_TEXT bytes of the line: say so when it cut one, as the
+		 * wrapped note would otherwise end mid-word as if that were all. */
+		bool cut = strlen(d->hints[i].text) >= DIAG_MAX_TEXT;
 		snprintf(buf, sizeof buf, _("Note (line %llu): %s"), (unsigned long long)d->hints[i].line,
 			 d->hints[i].text);
+		if (cut && strlen(buf) + 4 < sizeof buf)
+			strcat(buf, "...");
 		ui_lines_wrap(l, UI_R_EVIDENCE, buf, width, 1);
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
@@ -742,8 +756,18 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 	struct ui_lines l = { 0 };
 	bool done = true;
 
-	if (!a->s.log)
-		return false;
+	if (!a->s.log) {
+		switch (act) {
+		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
+		case UI_A_NEXT_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
+			/* The footer offers these keys here; without a log they would do nothing. */
+			ui_status(a, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
+						    "search it and see the evidence."));
+			return true;
+		default:
+			return false;
+		}
+	}
 	switch (act) {
 	case UI_A_SEARCH:
 		a->mode = UI_M_PROMPT;

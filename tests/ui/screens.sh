@@ -70,5 +70,12 @@ case_ "edit-long-80x24" 80x24 "job.yaml" Tab Enter \
 	"text:/data/a/rather/long/dataset/folder/that/does/not/fit/in/the/field/at/all"
 # The save screen's diff runs past the bottom: the question leaves room for where it is.
 case_ "save-scroll-80x24" 80x24 "job.yaml train.log" w a a a a a a a a
+# A failure that is not out of memory: no OOM table, the evidence right under the verdict, and
+# a refuses to apply a memory fix.
+case_ "log-not-oom-80x24" 80x24 "job.yaml missing.log" a
+# Only a job: the log's keys say a log is needed instead of doing nothing.
+case_ "log-no-log-80x24" 80x24 "job.yaml" S-Tab S-Tab S-Tab /
+# Only a log: the first change does not promise that a applies it.
+case_ "log-no-job-80x24" 80x24 "train.log"
 echo "1..$n"
 exit $((fails > 0))
