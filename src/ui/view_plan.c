@@ -43,8 +43,15 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 		ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
 		ui_line_append(ln, status_role(st), checklist_label((enum check_item)i));
 		if (s->check.reason[i][0]) {
-			ui_line_append(ln, UI_R_DIM, "  ");
-			ui_line_append(ln, UI_R_DIM, s->check.reason[i]);
+			/* Beside the label when it fits, else wrapped below it: a clipped reason
+			 * cannot be scrolled to. */
+			const char *why = s->check.reason[i];
+			if (text_width(ln->text, ln->len) + 2 + text_width(why, strlen(why)) <= width) {
+				ui_line_append(ln, UI_R_DIM, "  ");
+				ui_line_append(ln, UI_R_DIM, why);
+			} else {
+				ui_lines_wrap(l, UI_R_DIM, why, width, 5);
+			}
 		}
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
@@ -63,15 +70,19 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 		ui_line_append(ln, status_role(ps->status), _(fix_defs[ps->fix].title));
 		snprintf(buf, sizeof buf, "  (%s)", status_word(ps->status));
 		ui_line_append(ln, UI_R_DIM, buf);
-		if (first)
-			ui_line_append(ln, UI_R_MARK, _("  <- first change for this failure"));
-		else if (is_next)
-			ui_line_append(ln, UI_R_MARK, _("  <- next"));
+		const char *mark = first ? _("  <- first change for this failure")
+				   : is_next ? _("  <- next") : NULL;
+		if (mark && text_width(ln->text, ln->len) + text_width(mark, strlen(mark)) > width) {
+			while (*mark == ' ')
+				mark++;
+			ui_lines_wrap(l, UI_R_MARK, mark, width, 8); /* on its own line, not cut */
+		} else if (mark)
+			ui_line_append(ln, UI_R_MARK, mark);
 	}
 	if (next == FIX_FRESH_WORKER)
 		ui_lines_wrap(l, UI_R_MARK, _("Every setting is already conservative: start a fresh "
 					      "worker instead of changing the job."), width, 1);
-	else if (next != FIX_NONE)
+	else if (next != FIX_NONE && j) /* without a job a and w only say they need one */
 		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step; w walks through them all."));
 	ui_lines_add(l, UI_R_NORMAL, "");
 

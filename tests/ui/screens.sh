@@ -77,5 +77,7 @@ case_ "log-not-oom-80x24" 80x24 "job.yaml missing.log" a
 case_ "log-no-log-80x24" 80x24 "job.yaml" S-Tab S-Tab S-Tab /
 # Only a log: the first change does not promise that a applies it.
 case_ "log-no-job-80x24" 80x24 "train.log"
+# Plan without a job: no hint that a applies a step (it cannot); long lines wrap, not clip.
+case_ "plan-no-job-80x24" 80x24 "train.log" Tab
 echo "1..$n"
 exit $((fails > 0))
