@@ -117,14 +117,8 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 
 	ui_lines_add(l, UI_R_HEADING, _("What it changes"));
 	ui_lines_wrap(l, UI_R_NORMAL, _(what[id]), width, 1);
-	ui_lines_add(l, UI_R_HEADING, _("Why it saves memory, and what it costs"));
-	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].why), width, 1);
-	if (a->walk_more) {
-		ui_lines_add(l, UI_R_HEADING, _("More"));
-		ui_lines_wrap(l, UI_R_NORMAL, _(more[id]), width, 1);
-	}
-	ui_lines_add(l, UI_R_NORMAL, "");
-
+	/* The exact change comes right after what the step does: at 80x24 it is then on the
+	 * first screen, where apply or skip is decided; the lesson follows. */
 	ui_lines_add(l, UI_R_HEADING, _("The change it would make"));
 	char *d = st == FIX_NOT_APPLICABLE ? NULL : ui_session_fix_diff(&a->s, id, &e);
 	if (st == FIX_NOT_APPLICABLE)
@@ -138,6 +132,13 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	else
 		ui_lines_diff(l, d);
 	free(d);
+	ui_lines_add(l, UI_R_NORMAL, "");
+	ui_lines_add(l, UI_R_HEADING, _("Why it saves memory, and what it costs"));
+	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].why), width, 1);
+	if (a->walk_more) {
+		ui_lines_add(l, UI_R_HEADING, _("More"));
+		ui_lines_wrap(l, UI_R_NORMAL, _(more[id]), width, 1);
+	}
 }
 
 void ui_walk_draw(struct ui_app *a, struct ui_rect r)
@@ -215,6 +216,9 @@ bool ui_walk_action(struct ui_app *a, enum ui_act act)
 		return true;
 	case UI_A_WALK_MORE:
 		a->walk_more = !a->walk_more;
+		/* The longer text is added at the end: show it (drawing clamps to the last page),
+		 * or go back to the top when it is hidden again. */
+		a->walk_pos.cursor = a->walk_more ? 1LL << 40 : 0;
 		return true;
 	case UI_A_WALK_QUIT:
 		a->mode = UI_M_NORMAL;

@@ -79,5 +79,7 @@ case_ "log-no-log-80x24" 80x24 "job.yaml" S-Tab S-Tab S-Tab /
 case_ "log-no-job-80x24" 80x24 "train.log"
 # Plan without a job: no hint that a applies a step (it cannot); long lines wrap, not clip.
 case_ "plan-no-job-80x24" 80x24 "train.log" Tab
+# m shows the longer lesson: the screen moves to it rather than adding it out of sight.
+case_ "walk-more-80x24" 80x24 "job.yaml train.log" w m
 echo "1..$n"
 exit $((fails > 0))
