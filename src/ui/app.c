@@ -401,7 +401,10 @@ static void draw_too_small(struct ui_app *a)
 	int y = a->rows / 2 - 1;
 	ui_put(stdscr, y > 0 ? y : 0, 1, a->cols - 1, UI_R_ERROR, l1);
 	ui_put(stdscr, y + 1, 1, a->cols - 1, UI_R_NORMAL, buf);
-	ui_put(stdscr, y + 2, 1, a->cols - 1, UI_R_DIM, _("Enlarge the window, or press q to quit."));
+	/* q does not quit over unsaved changes (there is no room to ask): say so, not "press q". */
+	ui_put(stdscr, y + 2, 1, a->cols - 1, UI_R_DIM,
+	       ui_dirty(&a->s) ? _("Unsaved changes: enlarge the window to save or quit.")
+			       : _("Enlarge the window, or press q to quit."));
 }
 
 static void draw(struct ui_app *a)

@@ -247,8 +247,10 @@ static void build_lines(struct ui_app *a, const struct ui_frow *rows, size_t n,
 			ui_line_append(ln, UI_R_DEFAULT, note);
 		}
 		if (changed) {
+			/* An absent key with a fallback was inherited, not a default (a dataset's
+			 * batch size is the Training one). */
 			snprintf(buf, sizeof buf, _("  (was %s%s)"), ohas ? old : "-",
-				 oldef ? _(", default") : "");
+				 !oldef ? "" : r->f->fallback_path ? _(", inherited") : _(", default"));
 			ui_line_append(ln, UI_R_CHANGED, buf);
 		}
 		ln->gutter = changed ? '*' : ' ';

@@ -81,5 +81,9 @@ case_ "log-no-job-80x24" 80x24 "train.log"
 case_ "plan-no-job-80x24" 80x24 "train.log" Tab
 # m shows the longer lesson: the screen moves to it rather than adding it out of sight.
 case_ "walk-more-80x24" 80x24 "job.yaml train.log" w m
+# A dataset's batch size follows Training: after a, what it was is "inherited", not "default".
+case_ "datasets-after-a-80x24" 80x24 "job.yaml train.log" a Tab Tab Tab Tab
+# Too small with unsaved changes: q cannot ask, so the screen does not offer it.
+case_ "too-small-dirty-60x20" 80x24 "job.yaml train.log" a "resize 60x20"
 echo "1..$n"
 exit $((fails > 0))
