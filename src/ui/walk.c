@@ -39,7 +39,7 @@ static const char *const more[FIX_COUNT] = {
 					  "of every layer for the backward pass. With "
 					  "checkpointing only a few are kept and the rest are "
 					  "computed again when needed: activation memory drops "
-					  "sharply, and each step takes roughly a quarter longer. "
+					  "sharply, and each step takes a fifth to a third longer. "
 					  "It is the cheapest saving there is, so it comes first."),
 	[FIX_BATCH_SIZE] = N_("Every image in a batch carries its own activations, so memory grows "
 			      "with the batch size. Gradient accumulation runs several batches of "
