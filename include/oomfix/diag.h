@@ -99,6 +99,16 @@ int diag_logidx(struct logidx *li, const struct diag_job_info *job, struct diag_
 void diag_json_head(struct json *j, const struct diag_result *r);
 void diag_json_tail(struct json *j, const struct diag_result *r);
 
+/* The verdict as one translated sentence for a person ("It ran out of GPU memory in training
+ * step 6, ..."), the same in the report and the UI. */
+void diag_sentence(const struct diag_result *r, char *buf, size_t sz);
+
+/* True when the result carries the hint `id` ("other_process", "host_oom", "cudnn_no_memory"). */
+bool diag_has_hint(const struct diag_result *r, const char *id);
+
+/* A phase in words ("loading the model", "training"), translated. */
+const char *diag_phase_label(enum diag_phase p);
+
 const char *diag_timing_name(enum diag_timing t); /* "before_training", ... or NULL */
 const char *diag_phase_name(enum diag_phase p);   /* "model_load", ... or NULL */
 const char *diag_other_name(enum diag_other o);   /* "host_oom", ... or NULL */

@@ -44,28 +44,6 @@ static int fail(const struct err *e)
 
 /* ---- the readable report ---- */
 
-static const char *const phase_words[DIAG_P_COUNT] = {
-	N_("at an unknown point"),
-	N_("while the model was loading"),
-	N_("while latents or text embeddings were being cached"),
-	N_("while the baseline samples were being generated"),
-	N_("during a training step"),
-	N_("while samples were being generated"),
-	N_("while a checkpoint was being saved"),
-};
-
-static const char *const other_words[DIAG_O_COUNT] = {
-	N_("No GPU out-of-memory error was found in this log."),
-	N_("This was not a GPU out-of-memory: the machine ran out of RAM and the kernel killed the "
-	   "trainer. Free host memory (fewer dataloader workers, no other jobs, more swap) rather "
-	   "than changing GPU settings."),
-	N_("This was not a memory problem: a file or folder the job needs does not exist."),
-	N_("This was not a memory problem: Hugging Face refused to serve the model (token or "
-	   "licence acceptance)."),
-	N_("This was not a memory problem: the trainer rejected the job's configuration."),
-	N_("This was not a memory problem: the trainer stopped with a Python error."),
-};
-
 /* The five rows of the diagnosis table: when, likely cause, first change. Whole sentences:
  * the table wraps them, so nothing is cut mid-word. */
 struct row {
@@ -156,74 +134,11 @@ static void put_clipped(const char *s, int cells)
 	fputc('\n', stdout);
 }
 
-static bool has_hint(const struct diag_result *r, const char *id)
-{
-	for (size_t i = 0; i < r->nhints; i++)
-		if (!strcmp(r->hints[i].id, id))
-			return true;
-	return false;
-}
-
 static void print_sentence(const struct diag_result *r, int width)
 {
-	char buf[512];
-
-	if (!r->oom) {
-		if (r->lines == 0)
-			snprintf(buf, sizeof buf, "%s", _("The log is empty."));
-		else if (r->other == DIAG_O_PYTHON_ERROR && has_hint(r, "cudnn_no_memory"))
-			snprintf(buf, sizeof buf, "%s",
-				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
-				   "not get the memory it needed (CUDNN_STATUS_NOT_ENOUGH_MEMORY) and the "
-				   "trainer stopped. Treat it as GPU memory pressure: the rollback plan "
-				   "below applies."));
-		else
-			snprintf(buf, sizeof buf, "%s", _(other_words[r->other]));
-		put_wrapped(buf, width, 0, width);
-		return;
-	}
-	switch (r->timing) {
-	case DIAG_T_BEFORE_TRAINING:
-		snprintf(buf, sizeof buf, _("It ran out of GPU memory before training started, %s."),
-			 _(phase_words[r->phase]));
-		break;
-	case DIAG_T_FIRST_STEPS:
-		if (r->failed_step > 0)
-			snprintf(buf, sizeof buf,
-				 _("It ran out of GPU memory in training step %lld, one of the first "
-				   "steps: the step itself does not fit."), r->failed_step);
-		else
-			snprintf(buf, sizeof buf, "%s",
-				 _("It ran out of GPU memory in one of the first training steps: the "
-				   "step itself does not fit."));
-		break;
-	case DIAG_T_SAMPLING:
-		snprintf(buf, sizeof buf,
-			 _("It ran out of GPU memory while generating samples at step %lld; training "
-			   "itself fitted."), r->failed_step);
-		break;
-	case DIAG_T_INTERMITTENT:
-		if (r->failed_step > 0)
-			snprintf(buf, sizeof buf,
-				 _("It ran out of GPU memory at step %lld, after training had been "
-				   "running: some batches are bigger than others."), r->failed_step);
-		else
-			snprintf(buf, sizeof buf, "%s",
-				 _("It ran out of GPU memory now and then during training: some batches "
-				   "are bigger than others."));
-		break;
-	case DIAG_T_ENVIRONMENT:
-		snprintf(buf, sizeof buf, "%s",
-			 _("It ran out of GPU memory although the job is already conservative: the "
-			   "worker or the GPU is the likely cause, not the settings."));
-		break;
-	default:
-		snprintf(buf, sizeof buf, "%s", _("It ran out of GPU memory."));
-	}
+	char buf[1024];
+	diag_sentence(r, buf, sizeof buf);
 	put_wrapped(buf, width, 0, width);
-	if (r->survived)
-		put_wrapped(_("The run skipped those batches and went on; it did not die of it."),
-			    width, 0, width);
 }
 
 static void print_report(const char *log, const struct diag_result *r, const struct job *j,
@@ -262,10 +177,10 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	/* One row per timing: letter, when, then the cause and the first change wrapped in the
 	 * text column; the row that matches this log is marked with '>'. */
 	/* a run that did not run out of GPU memory gets no table: it would only distract */
-	if (r->oom || has_hint(r, "cudnn_no_memory"))
+	if (r->oom || diag_has_hint(r, "cudnn_no_memory"))
 		printf("\n%s\n",
 		       _("When it ran out of memory, the likely cause, and what to change first:"));
-	for (size_t i = 0; (r->oom || has_hint(r, "cudnn_no_memory")) && i < sizeof rows / sizeof rows[0];
+	for (size_t i = 0; (r->oom || diag_has_hint(r, "cudnn_no_memory")) && i < sizeof rows / sizeof rows[0];
 	     i++) {
 		const char *when = _(rows[i].when);
 		int ww = text_width(when, strlen(when));
@@ -284,7 +199,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		put_wrapped(first, width - text_col, text_col, width);
 	}
 
-	if (r->oom || has_hint(r, "cudnn_no_memory")) {
+	if (r->oom || diag_has_hint(r, "cudnn_no_memory")) {
 		printf("\n%s\n", j ? _("Rollback plan ([x] already in place):")
 				   : _("Rollback plan (no job given: nothing can be seen as done):"));
 		for (size_t i = 0; i < p->n; i++) {

@@ -178,7 +178,7 @@ static void print_wrapped(const char *s, int indent, int width)
 	}
 }
 
-/* What the verdict's timing and phase are called in sentences (the JSON keeps the ids). */
+/* What the verdict's timing is called in sentences (the JSON keeps the ids). */
 static const char *const timing_words[DIAG_T_COUNT] = {
 	[DIAG_T_NONE] = N_("none"),
 	[DIAG_T_BEFORE_TRAINING] = N_("before training"),
@@ -186,15 +186,6 @@ static const char *const timing_words[DIAG_T_COUNT] = {
 	[DIAG_T_SAMPLING] = N_("while sampling"),
 	[DIAG_T_INTERMITTENT] = N_("now and then"),
 	[DIAG_T_ENVIRONMENT] = N_("worker or GPU state"),
-};
-static const char *const phase_words[DIAG_P_COUNT] = {
-	[DIAG_P_NONE] = N_("unknown"),
-	[DIAG_P_MODEL_LOAD] = N_("model load"),
-	[DIAG_P_CACHING] = N_("caching"),
-	[DIAG_P_BASELINE_SAMPLING] = N_("baseline samples"),
-	[DIAG_P_TRAINING] = N_("training"),
-	[DIAG_P_SAMPLING] = N_("sampling"),
-	[DIAG_P_SAVING] = N_("saving"),
 };
 
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
@@ -226,7 +217,7 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	if (v) {
 		if (v->oom) {
 			printf(_("Verdict: %s, phase %s"), _(timing_words[v->timing]),
-			       _(phase_words[v->phase]));
+			       diag_phase_label(v->phase));
 			if (v->failed_step >= 0)
 				printf(_(", step %lld"), v->failed_step);
 			printf("\n");

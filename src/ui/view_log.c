@@ -164,76 +164,6 @@ static bool is_evidence(const struct ui_session *s, uint64_t line)
 
 /* ---- the diagnosis panel ------------------------------------------------------------------ */
 
-static const char *phase_text(enum diag_phase p)
-{
-	switch (p) {
-	case DIAG_P_MODEL_LOAD: return _("loading the model");
-	case DIAG_P_CACHING: return _("caching latents or text embeddings");
-	case DIAG_P_BASELINE_SAMPLING: return _("generating the baseline samples");
-	case DIAG_P_TRAINING: return _("training");
-	case DIAG_P_SAMPLING: return _("generating samples");
-	case DIAG_P_SAVING: return _("saving");
-	default: return _("unknown");
-	}
-}
-
-static const char *other_text(enum diag_other o)
-{
-	switch (o) {
-	case DIAG_O_HOST_OOM: return _("the machine ran out of RAM (the kernel killed the process), "
-				       "not the GPU");
-	case DIAG_O_MISSING_FILE: return _("a file or folder it needs is missing");
-	case DIAG_O_HF_AUTH: return _("Hugging Face refused the download (log in or accept the "
-				      "model licence)");
-	case DIAG_O_CONFIG_ERROR: return _("the job configuration has an error");
-	case DIAG_O_PYTHON_ERROR: return _("the code raised a Python error unrelated to memory");
-	default: return _("of an error this version does not recognise");
-	}
-}
-
-static void verdict_sentence(const struct diag_result *d, char *buf, size_t sz)
-{
-	long long st = d->failed_step;
-
-	switch (d->timing) {
-	case DIAG_T_BEFORE_TRAINING:
-		if (d->phase == DIAG_P_NONE)
-			snprintf(buf, sz, "%s", _("The job ran out of GPU memory before training "
-						  "started."));
-		else
-			snprintf(buf, sz, _("The job ran out of GPU memory before training started, "
-					    "while %s."), phase_text(d->phase));
-		break;
-	case DIAG_T_FIRST_STEPS:
-		snprintf(buf, sz, _("The job ran out of GPU memory in training step %lld, one of the "
-				    "first steps: a single step does not fit."), st);
-		break;
-	case DIAG_T_SAMPLING:
-		snprintf(buf, sz, _("The job ran out of GPU memory while generating samples at step "
-				    "%lld; training itself fitted."), st);
-		break;
-	case DIAG_T_INTERMITTENT:
-		if (st > 0)
-			snprintf(buf, sz, _("The job ran out of GPU memory later in training (step %lld): "
-					    "most batches fit, the largest do not."), st);
-		else
-			snprintf(buf, sz, "%s", _("The job skipped batches that did not fit in GPU "
-						  "memory: most batches fit, the largest do not."));
-		break;
-	case DIAG_T_ENVIRONMENT:
-		snprintf(buf, sz, "%s", _("The job is already conservative and still failed with no "
-					  "GPU memory free: the GPU or the worker is in a bad state, "
-					  "not the settings."));
-		break;
-	default:
-		if (d->other != DIAG_O_NONE)
-			snprintf(buf, sz, _("The job did not run out of GPU memory. It failed because %s."),
-				 other_text(d->other));
-		else
-			snprintf(buf, sz, "%s", _("No GPU out-of-memory error was found in this log."));
-	}
-}
-
 /* The guide's table: when -> likely cause -> first change. */
 static const struct { enum diag_timing t; const char *when, *cause, *change; } timing_rows[] = {
 	{ DIAG_T_BEFORE_TRAINING, N_("A before training"), N_("model load, caching or baseline sample"),
@@ -395,7 +325,7 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 					     "when the job ran out of memory."), width, 1);
 		return;
 	}
-	verdict_sentence(d, buf, sizeof buf);
+	diag_sentence(d, buf, sizeof buf);
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
 	if (d->oom && s->plan.first_fix != FIX_NONE) {
 		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
@@ -404,13 +334,13 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	if (d->failed_step >= 0) {
 		if (d->total_steps > 0)
 			snprintf(buf, sizeof buf, _("Failed step: %lld of %lld   Phase: %s"), d->failed_step,
-				 d->total_steps, phase_text(d->phase));
+				 d->total_steps, diag_phase_label(d->phase));
 		else
 			snprintf(buf, sizeof buf, _("Failed step: %lld   Phase: %s"), d->failed_step,
-				 phase_text(d->phase));
+				 diag_phase_label(d->phase));
 	} else if (d->oom) {
 		snprintf(buf, sizeof buf, _("Failed step: none (before training)   Phase: %s"),
-			 phase_text(d->phase));
+			 diag_phase_label(d->phase));
 	} else {
 		buf[0] = '\0';
 	}

@@ -311,7 +311,7 @@ check "big log: line N until the count is known" has "$WORK/big/pending.txt" "bi
 check "big log: a before the verdict says it is still reading" has "$WORK/big/a.txt" "Still reading the log; a works once the verdict is shown."
 check "big log: a before the verdict changes nothing" bash -c "! head -1 '$WORK/big/a.txt' | grep -qF '[+]'"
 check "big log: G before the count says so" has "$WORK/big/g.txt" "Still counting the lines; G works"
-check "big log: after wait the verdict is shown" has "$WORK/big/done.txt" "The job ran out of GPU memory"
+check "big log: after wait the verdict is shown" has "$WORK/big/done.txt" "It ran out of GPU memory"
 check "big log: after wait the count is shown" grep -qE 'big\.log  line [0-9]+ of [0-9]+' "$WORK/big/done.txt"
 check "big log: after wait no longer diagnosing" bash -c "! grep -qF 'Diagnosing' '$WORK/big/done.txt'"
 check "big log: after the verdict a applies the first change" has "$WORK/big/applied.txt" "Applied:"

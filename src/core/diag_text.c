@@ -1,0 +1,126 @@
+/* diag_text.c — the verdict in words, one wording for the command line and the terminal UI. */
+#include "oomfix/diag.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+
+const char *diag_phase_label(enum diag_phase p)
+{
+	static const char *const label[DIAG_P_COUNT] = {
+		[DIAG_P_NONE] = N_("unknown"),
+		[DIAG_P_MODEL_LOAD] = N_("loading the model"),
+		[DIAG_P_CACHING] = N_("caching latents or text embeddings"),
+		[DIAG_P_BASELINE_SAMPLING] = N_("generating the baseline samples"),
+		[DIAG_P_TRAINING] = N_("training"),
+		[DIAG_P_SAMPLING] = N_("generating samples"),
+		[DIAG_P_SAVING] = N_("saving"),
+	};
+	return _(label[(unsigned)p < DIAG_P_COUNT ? p : DIAG_P_NONE]);
+}
+
+bool diag_has_hint(const struct diag_result *r, const char *id)
+{
+	for (size_t i = 0; i < r->nhints; i++)
+		if (!strcmp(r->hints[i].id, id))
+			return true;
+	return false;
+}
+
+/* For the sentence "It ran out of GPU memory before training started, <phase>." */
+static const char *phase_while(enum diag_phase p)
+{
+	static const char *const words[DIAG_P_COUNT] = {
+		[DIAG_P_NONE] = N_("at an unknown point"),
+		[DIAG_P_MODEL_LOAD] = N_("while the model was loading"),
+		[DIAG_P_CACHING] = N_("while latents or text embeddings were being cached"),
+		[DIAG_P_BASELINE_SAMPLING] = N_("while the baseline samples were being generated"),
+		[DIAG_P_TRAINING] = N_("during a training step"),
+		[DIAG_P_SAMPLING] = N_("while samples were being generated"),
+		[DIAG_P_SAVING] = N_("while a checkpoint was being saved"),
+	};
+	return _(words[(unsigned)p < DIAG_P_COUNT ? p : DIAG_P_NONE]);
+}
+
+static const char *not_oom(enum diag_other o)
+{
+	static const char *const words[DIAG_O_COUNT] = {
+		[DIAG_O_NONE] = N_("No GPU out-of-memory error was found in this log."),
+		[DIAG_O_HOST_OOM] = N_("This was not a GPU out-of-memory: the machine ran out of RAM and "
+				       "the kernel killed the trainer. Free host memory (fewer dataloader "
+				       "workers, no other jobs, more swap) rather than changing GPU "
+				       "settings."),
+		[DIAG_O_MISSING_FILE] = N_("This was not a memory problem: a file or folder the job needs "
+					   "does not exist."),
+		[DIAG_O_HF_AUTH] = N_("This was not a memory problem: Hugging Face refused to serve the "
+				      "model (token or licence acceptance)."),
+		[DIAG_O_CONFIG_ERROR] = N_("This was not a memory problem: the trainer rejected the job's "
+					   "configuration."),
+		[DIAG_O_PYTHON_ERROR] = N_("This was not a memory problem: the trainer stopped with a "
+					   "Python error."),
+	};
+	return _(words[(unsigned)o < DIAG_O_COUNT ? o : DIAG_O_NONE]);
+}
+
+void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
+{
+	long long st = r->failed_step;
+	size_t n;
+
+	if (!r->oom) {
+		if (r->lines == 0)
+			snprintf(buf, sz, "%s", _("The log is empty."));
+		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cudnn_no_memory"))
+			snprintf(buf, sz, "%s",
+				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
+				   "not get the memory it needed (CUDNN_STATUS_NOT_ENOUGH_MEMORY) and the "
+				   "trainer stopped. Treat it as GPU memory pressure: the rollback plan "
+				   "applies."));
+		else
+			snprintf(buf, sz, "%s", not_oom(r->other));
+		return;
+	}
+	switch (r->timing) {
+	case DIAG_T_BEFORE_TRAINING:
+		snprintf(buf, sz, _("It ran out of GPU memory before training started, %s."),
+			 phase_while(r->phase));
+		break;
+	case DIAG_T_FIRST_STEPS:
+		if (st > 0)
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory in training step %lld, one of the first "
+				   "steps: the step itself does not fit."), st);
+		else
+			snprintf(buf, sz, "%s",
+				 _("It ran out of GPU memory in one of the first training steps: the "
+				   "step itself does not fit."));
+		break;
+	case DIAG_T_SAMPLING:
+		snprintf(buf, sz,
+			 _("It ran out of GPU memory while generating samples at step %lld; training "
+			   "itself fitted."), st);
+		break;
+	case DIAG_T_INTERMITTENT:
+		if (st > 0)
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory at step %lld, after training had been "
+				   "running: some batches are bigger than others."), st);
+		else
+			snprintf(buf, sz, "%s",
+				 _("It ran out of GPU memory now and then during training: some batches "
+				   "are bigger than others."));
+		break;
+	case DIAG_T_ENVIRONMENT:
+		snprintf(buf, sz, "%s",
+			 _("It ran out of GPU memory although the job is already conservative: the "
+			   "worker or the GPU is the likely cause, not the settings."));
+		break;
+	default:
+		snprintf(buf, sz, "%s", _("It ran out of GPU memory."));
+	}
+	n = strlen(buf);
+	if (r->survived && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The run skipped those batches and went on; it did not die of it."));
+}
