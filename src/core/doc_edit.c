@@ -339,7 +339,10 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 				put_key(&sp->ins, c[i].key, c[i].klen, true);
 			doc_buf_puts(&sp->ins, i + 1 < nc ? ": {" : ": ");
 		}
-		doc_buf_put(&sp->ins, v->text.p, v->text.len);
+		if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
+			doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
+		else
+			doc_buf_put(&sp->ins, v->text.p, v->text.len);
 		for (size_t i = 1; i < nc; i++)
 			doc_buf_puts(&sp->ins, "}");
 		sp->a = sp->b = at;

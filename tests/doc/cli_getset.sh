@@ -34,7 +34,7 @@ J="$T/job.yaml"
 P='config.process[0]'
 cp "$J" "$T/orig.yaml"
 
-echo "1..30"
+echo "1..31"
 check "get a quoted string" "my_job" "$("$OOMFIX" get "$J" config.name)"
 check "get a float written 1e-4" "1e-4" "$("$OOMFIX" get "$J" "$P.train.lr")"
 check "get a flow list" "[512, 768, 1024]" "$("$OOMFIX" get "$J" "$P.datasets[0].resolution")"
@@ -88,4 +88,11 @@ else
 fi
 "$OOMFIX" get --help | grep -q "^Usage: oomfix get JOB PATH" && ok "get --help prints its usage" || no "get --help prints its usage"
 "$OOMFIX" set --help | grep -q "^Usage: oomfix set" && ok "set --help prints its usage" || no "set --help prints its usage"
+# A job written as JSON stays JSON: a new string value is written in double quotes.
+if "$OOMFIX" set "$TESTS_DIR/fix/fixtures/ui_job.json" "$P.train.optimizer=adamw8bit" >"$T/j.json" 2>/dev/null &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config"]["process"][0]["train"]["optimizer"] == "adamw8bit"' "$T/j.json"; then
+	ok "set of a new string in a JSON job keeps it JSON"
+else
+	no "set of a new string in a JSON job keeps it JSON" "$(cat "$T/j.json")"
+fi
 exit $((fails > 0))
