@@ -607,6 +607,17 @@ static bool key_matches(const struct doc_node *k, const struct doc_pcomp *c)
 	return k && k->kind == DOC_SCALAR && k->value_len == c->klen && !memcmp(k->value, c->key, c->klen);
 }
 
+/* An item edit needs the path to exist and to name a sequence. */
+static int need_list(const struct doc *d, const struct doc_node *cur, bool absent, const char *path,
+		     struct err *e)
+{
+	if (absent)
+		return err_set(e, ERR_DATA, doc_name(d), 0, 0, _("%s: no such key"), path);
+	if (cur->kind != DOC_SEQ)
+		return err_at(e, d, cur, ERR_DATA, path, _("not a list"));
+	return ERR_OK;
+}
+
 /* ---- one edit ---- */
 
 static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc **out,
@@ -699,26 +710,14 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 		rc = edit_remove(d, parent, pidx, path, &sp, e);
 		break;
 	case DOC_EDIT_APPEND_ITEM:
-		if (level < nc) {
-			rc = err_set(e, ERR_DATA, doc_name(d), 0, 0, _("%s: no such key"), path);
+		if ((rc = need_list(d, cur, level < nc, path, e)) != ERR_OK)
 			break;
-		}
-		if (cur->kind != DOC_SEQ) {
-			rc = err_at(e, d, cur, ERR_DATA, path, _("not a list"));
-			break;
-		}
 		ch.kind = CH_INSERT;
 		rc = edit_append(d, cur, &v, path, &sp, e);
 		break;
 	case DOC_EDIT_REMOVE_ITEM:
-		if (level < nc) {
-			rc = err_set(e, ERR_DATA, doc_name(d), 0, 0, _("%s: no such key"), path);
+		if ((rc = need_list(d, cur, level < nc, path, e)) != ERR_OK)
 			break;
-		}
-		if (cur->kind != DOC_SEQ) {
-			rc = err_at(e, d, cur, ERR_DATA, path, _("not a list"));
-			break;
-		}
 		if (ed->index >= cur->n) {
 			rc = err_at(e, d, cur, ERR_DATA, path, _("the list has no such item"));
 			break;

@@ -890,9 +890,14 @@ def main():
         with open(sys.argv[3], "wb") as f:  # a log too big to commit, written for one test run
             f.write(cases[sys.argv[2]][1])
         return
-    os.makedirs(OUT, exist_ok=True)
+    write_cases(OUT, cases)
+
+
+def write_cases(out, cases):
+    """Writes each case's job.yaml, train.log (unless generated at test time) and expect.json."""
+    os.makedirs(out, exist_ok=True)
     for name, (j, data, expect, gz) in sorted(cases.items()):
-        d = os.path.join(OUT, name)
+        d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         if j is not None:
             with open(os.path.join(d, "job.yaml"), "w") as f:
@@ -903,7 +908,7 @@ def main():
         with open(os.path.join(d, "expect.json"), "w") as f:
             json.dump(expect, f, indent=2, sort_keys=True, ensure_ascii=False)
             f.write("\n")
-    print("%d cases written to %s" % (len(cases), OUT), file=sys.stderr)
+    print("%d cases written to %s" % (len(cases), out), file=sys.stderr)
 
 
 if __name__ == "__main__":

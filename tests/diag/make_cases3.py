@@ -25,7 +25,6 @@ but keep the trainer's own wording (aitk-reference §d). The helpers come from m
 Run it again after changing a case and review the diff; the logs are committed.
 """
 import copy
-import json
 import os
 import sys
 
@@ -701,19 +700,7 @@ no_job("b-chained-backward-then-abort", "nojob-b-chained-abort",
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for name, (j, data, expect) in sorted(cases.items()):
-        d = os.path.join(OUT, name)
-        os.makedirs(d, exist_ok=True)
-        if j is not None:
-            with open(os.path.join(d, "job.yaml"), "w") as f:
-                f.write(job_yaml(j))
-        with open(os.path.join(d, "train.log"), "wb") as f:
-            f.write(data)
-        with open(os.path.join(d, "expect.json"), "w") as f:
-            json.dump(expect, f, indent=2, sort_keys=True, ensure_ascii=False)
-            f.write("\n")
-    print("%d cases written to %s" % (len(cases), OUT), file=sys.stderr)
+    m2.write_cases(OUT, {name: (j, data, expect, False) for name, (j, data, expect) in cases.items()})
 
 
 if __name__ == "__main__":
