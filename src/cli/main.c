@@ -40,6 +40,18 @@ static void usage(FILE *fp)
 		"See oomfix(1) for the fixes, the UI keys and the exit codes.\n"), fp);
 }
 
+/* The subcommands, one row each. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "get", cmd_get },
+	{ "set", cmd_set },
+	{ "diagnose", cmd_diagnose },
+	{ "plan", cmd_plan },
+	{ "fix", cmd_fix },
+};
+
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
@@ -55,16 +67,9 @@ int main(int argc, char **argv)
 			printf("oomfix %s\n", OOMFIX_VERSION);
 			return 0;
 		}
-		if (!strcmp(cmd, "get"))
-			return cmd_get(argc - 1, argv + 1);
-		if (!strcmp(cmd, "set"))
-			return cmd_set(argc - 1, argv + 1);
-		if (!strcmp(cmd, "diagnose"))
-			return cmd_diagnose(argc - 1, argv + 1);
-		if (!strcmp(cmd, "plan"))
-			return cmd_plan(argc - 1, argv + 1);
-		if (!strcmp(cmd, "fix"))
-			return cmd_fix(argc - 1, argv + 1);
+		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+			if (!strcmp(cmd, commands[i].name))
+				return commands[i].run(argc - 1, argv + 1);
 	}
 	return ui_main(argc, argv);
 }
