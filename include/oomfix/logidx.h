@@ -25,7 +25,7 @@
 
 #include "oomfix/err.h"
 
-#define LOGIDX_CHUNK (1u << 20)               /* bytes per read */
+#define LOGIDX_CHUNK (1u << 16)               /* bytes per read */
 #define LOGIDX_SEG_CAP (64u * 1024)           /* default longest segment handed over whole */
 #define LOGIDX_MAX_CHECKPOINTS 8192u          /* the sparse index never holds more */
 #define LOGIDX_FIRST_STRIDE 256u              /* lines per checkpoint until the index fills */

@@ -84,6 +84,10 @@ struct dstate {
 	uint32_t death;             /* non-OOM death signatures seen in error output */
 	char exc_class[64];         /* class of the last exception line */
 	struct snap host;
+
+	/* the fast lane: the training bar's description, once on_bar has taken it as that bar */
+	char fast_name[128];
+	size_t fast_len;
 };
 
 /* ---- small helpers ---- */
@@ -279,6 +283,11 @@ static void progress(struct dstate *st)
 		st->oom.survived = true;
 }
 
+static void training_frame(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+			   const char *t, size_t n);
+static void train_step(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+		       const char *t, size_t n);
+
 static void on_bar(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
 		   const char *t, size_t n)
 {
@@ -305,6 +314,24 @@ static void on_bar(struct dstate *st, const struct logidx_seg *seg, const struct
 	}
 	if (!is_training_desc(st, b))
 		return; /* unlabelled inner bars (quantizing blocks, sampler steps) move nothing */
+	training_frame(st, seg, b, t, n);
+}
+
+/* A frame of the training bar moves the step (on_bar above decided it is that bar). */
+static void training_frame(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+			   const char *t, size_t n)
+{
+	/* the fast lane may take the next frames of this bar (see fast_frame) */
+	if (st->namelen && b->dlen == st->namelen && !memcmp(b->desc, st->name, st->namelen)) {
+		memcpy(st->fast_name, st->name, st->namelen);
+		st->fast_len = st->namelen;
+	}
+	train_step(st, seg, b, t, n);
+}
+
+static void train_step(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+		       const char *t, size_t n)
+{
 	st->train_started = true;
 	if (b->n > st->bar_n)
 		progress(st);
@@ -787,6 +814,69 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
 }
 
+/* ---- the fast lane ----
+ *
+ * Most of a training log is frames of one tqdm bar joined by '\r'. Once on_bar has taken a
+ * frame whose description is the run's name as the training bar, the next frames that start with
+ * "NAME:" are parsed here with the name already known, instead of searching for the bar and
+ * trying every kind of bar. The result is what parse_bar and on_bar would give: the name holds
+ * no '%' (so the first "%|" is this frame's), it starts and ends with no blank (so it is the
+ * whole description), and whatever on_bar checks before the training bar depends only on the
+ * description, which was already taken as the training bar once. Anything unusual (escape
+ * codes, a frame cut short, the first segment of a line where a capture prefix may sit) goes
+ * the ordinary way. */
+static bool fast_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
+{
+	const char *end = t + n, *r, *q, *close;
+	size_t k = st->fast_len;
+	struct bar b;
+
+	if (k == 0 || seg->seg == 0 || st->in_echo || n <= k + 4 || t[k] != ':' ||
+	    k != st->namelen || memcmp(t, st->name, k) != 0 || memcmp(st->name, st->fast_name, k) != 0)
+		return false;
+	if (memchr(st->name, '%', k) || st->name[0] == ' ' || st->name[k - 1] == ' ' ||
+	    st->name[k - 1] == '\t' || st->name[k - 1] == ':')
+		return false;
+	q = t + k + 1;
+	while (q < end && *q == ' ')
+		q++;
+	r = q;
+	while (r < end && is_digit(*r))
+		r++;
+	if (r == q || end - r < 2 || r[0] != '%' || r[1] != '|')
+		return false;
+	if (memchr(t, 0x1B, n))
+		return false;
+	r = memchr(r + 2, '|', (size_t)(end - (r + 2)));
+	if (!r)
+		return false;
+	r++;
+	while (r < end && *r == ' ')
+		r++;
+	b.n = parse_num(&r, end);
+	if (b.n < 0 || r >= end || *r != '/')
+		return false;
+	r++;
+	b.total = parse_num(&r, end);
+	while (r < end && *r == ' ')
+		r++;
+	if (r >= end || *r != '[')
+		return false;
+	close = memchr(r, ']', (size_t)(end - r));
+	if (!close)
+		return false;
+	b.desc = t;
+	b.dlen = k;
+	b.lrloss = false; /* not read for the named bar */
+	b.tail = close + 1;
+	b.tlen = (size_t)(end - b.tail);
+	b.partial = false;
+	train_step(st, seg, &b, t, (size_t)(b.tail - t));
+	if (b.tlen)
+		on_text(st, seg, b.tail, b.tlen, false);
+	return true;
+}
+
 static int on_seg(const struct logidx_seg *seg, void *ctx)
 {
 	struct dstate *st = ctx;
@@ -795,6 +885,8 @@ static int on_seg(const struct logidx_seg *seg, void *ctx)
 	struct bar b;
 
 	if (n == 0)
+		return 0;
+	if (fast_frame(st, seg, t, n))
 		return 0;
 	if (memchr(t, 0x1B, n)) {
 		memcpy(st->scratch, t, n < st->scratch_cap ? n : st->scratch_cap);
