@@ -65,6 +65,33 @@ void logidx_set_seg_cap(struct logidx *li, size_t cap);
  * scanned once (ERR_USAGE the second time). */
 int logidx_scan(struct logidx *li, logidx_seg_fn fn, void *ctx, struct err *e);
 
+/* A scan fed by the caller piece by piece, for a log that grows: the segments handed over are
+ * the same as logidx_scan's over the whole, wherever the pieces were cut (mid-line, mid-frame,
+ * mid-character). A segment is handed over when its separator arrives; the bytes after the
+ * last separator wait for the next piece (only pieces of a segment longer than the cap go out
+ * before). The caller owns the scanner (logidx_scanner_free). */
+struct logidx_scanner;
+
+/* ERR_OK, or ERR_SOFTWARE when out of memory. cap: as logidx_set_seg_cap. */
+int logidx_scanner_new(size_t cap, struct logidx_scanner **out);
+void logidx_scanner_free(struct logidx_scanner **s);
+
+/* Scans n more bytes, calling fn for every segment they complete. Returns 0 or fn's non-zero
+ * value (the scanner then stays stopped). */
+int logidx_scanner_feed(struct logidx_scanner *s, const char *buf, size_t n, logidx_seg_fn fn,
+			void *ctx);
+
+/* Hands fn what the end of the log would: the unfinished last segment (and the empty segment of
+ * a last line with no text), without consuming it: later bytes may still continue it. */
+int logidx_scanner_tail(const struct logidx_scanner *s, logidx_seg_fn fn, void *ctx);
+
+/* The log ends here: hands fn the unfinished last segment and closes the last line. */
+int logidx_scanner_end(struct logidx_scanner *s, logidx_seg_fn fn, void *ctx);
+
+uint64_t logidx_scanner_offset(const struct logidx_scanner *s); /* bytes fed */
+/* Physical lines in the bytes fed, counting a last line without '\n'. */
+uint64_t logidx_scanner_lines(const struct logidx_scanner *s);
+
 /* Number of physical lines (counts the rest of the file the first time it is needed).
  * ERR_USAGE for a stream that was not scanned yet. */
 int logidx_count_lines(struct logidx *li, uint64_t *lines, struct err *e);

@@ -5,8 +5,12 @@
  * Memory does not depend on the size of the log. */
 #include "oomfix/diag.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "oomfix/i18n.h"
 #include "oomfix/json.h"
@@ -84,6 +88,8 @@ struct dstate {
 	uint32_t death;             /* non-OOM death signatures seen in error output */
 	char exc_class[64];         /* class of the last exception line */
 	struct snap host;
+
+	bool run_ended;             /* run.py's "Result:" summary: the run is over */
 
 	/* the fast lane: the training bar's description, once on_bar has taken it as that bar */
 	char fast_name[128];
@@ -737,6 +743,10 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		reset_run(st); /* a log appended to by a retry: the last run is the one to judge */
 		return;
 	}
+	if (lead == 0 && n == 7 && !memcmp(t, "Result:", 7)) {
+		st->run_ended = true; /* run.py's summary, after the last job ended or failed */
+		return;
+	}
 	if (starts(t, n, "Traceback (most recent call last)") ||
 	    starts(t, n, "Original Traceback (most recent call last)")) {
 		st->in_tb = true;
@@ -977,6 +987,7 @@ static void verdict(struct dstate *st)
 		}
 	}
 	r->oom = any_oom;
+	r->run_ended = st->run_ended;
 	r->total_steps = st->bar_total > 0 ? st->bar_total : -1;
 	r->failed_step = -1;
 	r->model_kind = job ? job->kind : 0;
@@ -1062,18 +1073,17 @@ static void verdict(struct dstate *st)
 	}
 }
 
-static int run(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
-	       struct err *e)
+/* A fresh scan state for one log. NULL when out of memory or when the patterns do not compile
+ * (then e says why). Free with dstate_free. */
+static struct dstate *dstate_new(const struct diag_job_info *job, struct diag_result *out,
+				 const char *name, struct err *e)
 {
-	struct dstate *st;
-	int rc;
+	struct dstate *st = calloc(1, sizeof *st);
 
-	memset(out, 0, sizeof *out);
-	out->failed_step = -1;
-	out->total_steps = -1;
-	st = calloc(1, sizeof *st);
-	if (!st)
-		return err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, _("out of memory"));
+	if (!st) {
+		err_set(e, ERR_SOFTWARE, name, 0, 0, _("out of memory"));
+		return NULL;
+	}
 	st->job = job;
 	st->out = out;
 	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
@@ -1085,10 +1095,47 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 		memcpy(st->name, job->name, st->namelen);
 		st->name_from_job = true;
 	}
-	rc = st->scratch ? sig_matcher_new(&st->sm, e)
-			 : err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, _("out of memory"));
-	if (rc == ERR_OK)
-		rc = logidx_scan(li, on_seg, st, e);
+	if (!st->scratch) {
+		err_set(e, ERR_SOFTWARE, name, 0, 0, _("out of memory"));
+		free(st);
+		return NULL;
+	}
+	if (sig_matcher_new(&st->sm, e) != ERR_OK) {
+		free(st->scratch);
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static void dstate_free(struct dstate **pst)
+{
+	if (!*pst)
+		return;
+	sig_matcher_free(&(*pst)->sm);
+	free((*pst)->scratch);
+	free(*pst);
+	*pst = NULL;
+}
+
+static void result_init(struct diag_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->failed_step = -1;
+	out->total_steps = -1;
+}
+
+static int run(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
+	       struct err *e)
+{
+	struct dstate *st;
+	int rc;
+
+	result_init(out);
+	st = dstate_new(job, out, logidx_name(li), e);
+	if (!st)
+		return e && e->code ? e->code : ERR_SOFTWARE;
+	rc = logidx_scan(li, on_seg, st, e);
 	if (rc == ERR_OK) {
 		uint64_t lines = 0;
 		verdict(st);
@@ -1098,9 +1145,7 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 		out->truncated = logidx_truncated(li);
 		out->warnings = sig_warnings(st->sm);
 	}
-	sig_matcher_free(&st->sm);
-	free(st->scratch);
-	free(st);
+	dstate_free(&st);
 	return rc;
 }
 
@@ -1224,4 +1269,198 @@ void diag_json_tail(struct json *j, const struct diag_result *r)
 	json_str(j, diag_other_name(r->other));
 	json_key(j, "evidence");
 	json_hits(j, r->evidence, r->nevidence, false);
+}
+
+/* ---- following a growing log ----
+ *
+ * The scan state lives on between calls: the bytes appended since the last call are scanned and
+ * the verdict is taken as if the log ended there, on a copy of the state that also receives the
+ * unfinished last segment (a frame still being drawn), so the next bytes can continue it. */
+
+struct diag_state {
+	struct diag_job_info job;  /* a copy: job.name points at jobname */
+	char *jobname;
+	bool has_job;
+	struct dstate *st;
+	struct logidx_scanner *sc;
+	struct diag_result scratch_out;
+	/* the file followed by diag_state_follow */
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	char *buf;
+};
+
+#define FOLLOW_READ (64u * 1024)
+
+static int state_start(struct diag_state *ds, struct err *e)
+{
+	dstate_free(&ds->st);
+	logidx_scanner_free(&ds->sc);
+	ds->st = dstate_new(ds->has_job ? &ds->job : NULL, &ds->scratch_out, NULL, e);
+	if (!ds->st)
+		return e && e->code ? e->code : ERR_SOFTWARE;
+	if (logidx_scanner_new(LOGIDX_SEG_CAP, &ds->sc) != ERR_OK)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+	return ERR_OK;
+}
+
+int diag_state_new(const struct diag_job_info *job, struct diag_state **out, struct err *e)
+{
+	struct diag_state *ds = calloc(1, sizeof *ds);
+	int rc;
+
+	*out = NULL;
+	if (!ds)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+	ds->fd = -1;
+	if (job) {
+		ds->job = *job;
+		ds->has_job = true;
+		if (job->name) {
+			ds->jobname = strdup(job->name);
+			if (!ds->jobname) {
+				free(ds);
+				return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+			}
+		}
+		ds->job.name = ds->jobname;
+	}
+	rc = state_start(ds, e);
+	if (rc) {
+		diag_state_free(&ds);
+		return rc;
+	}
+	*out = ds;
+	return ERR_OK;
+}
+
+void diag_state_free(struct diag_state **pds)
+{
+	struct diag_state *ds;
+
+	if (!pds || !*pds)
+		return;
+	ds = *pds;
+	dstate_free(&ds->st);
+	logidx_scanner_free(&ds->sc);
+	if (ds->fd >= 0)
+		close(ds->fd);
+	free(ds->buf);
+	free(ds->jobname);
+	free(ds);
+	*pds = NULL;
+}
+
+int diag_state_reset(struct diag_state *ds, struct err *e)
+{
+	return state_start(ds, e);
+}
+
+int diag_state_feed(struct diag_state *ds, const char *buf, size_t len, struct err *e)
+{
+	(void)e;
+	return logidx_scanner_feed(ds->sc, buf, len, on_seg, ds->st);
+}
+
+uint64_t diag_state_offset(const struct diag_state *ds)
+{
+	return logidx_scanner_offset(ds->sc);
+}
+
+int diag_state_result(struct diag_state *ds, struct diag_result *out, struct err *e)
+{
+	struct dstate *c = malloc(sizeof *c);
+
+	result_init(out);
+	if (!c)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+	*c = *ds->st; /* shares the matcher and the scratch buffer, which hold nothing between calls */
+	c->out = out;
+	logidx_scanner_tail(ds->sc, on_seg, c);
+	verdict(c);
+	out->lines = logidx_scanner_lines(ds->sc);
+	out->bytes = logidx_scanner_offset(ds->sc);
+	out->warnings = sig_warnings(ds->st->sm);
+	free(c);
+	return ERR_OK;
+}
+
+int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
+		      enum diag_follow *what, struct err *e)
+{
+	struct stat ps;
+	bool restarted = false;
+	uint64_t fed, got = 0;
+
+	*what = DIAG_FOLLOW_SAME;
+	if (stat(path, &ps) != 0) {
+		/* moved aside (a restart) and not written again yet: keep what we have */
+		if (errno == ENOENT && ds->fd >= 0)
+			return ERR_OK;
+		return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot open the log: %s"),
+			       strerror(errno));
+	}
+	if (!S_ISREG(ps.st_mode))
+		return err_set(e, ERR_NOINPUT, path, 0, 0,
+			       _("only a regular file can be followed as it grows"));
+	if (ds->fd >= 0 && (ps.st_dev != ds->dev || ps.st_ino != ds->ino ||
+			    (uint64_t)ps.st_size < diag_state_offset(ds))) {
+		/* another file, or this one truncated: read it again from the start */
+		close(ds->fd);
+		ds->fd = -1;
+		restarted = true;
+		if (state_start(ds, e) != ERR_OK)
+			return e && e->code ? e->code : ERR_SOFTWARE;
+	}
+	if (ds->fd < 0) {
+		struct stat fs;
+		ds->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (ds->fd < 0 || fstat(ds->fd, &fs) != 0) {
+			int en = errno;
+			if (ds->fd >= 0)
+				close(ds->fd);
+			ds->fd = -1;
+			return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot open the log: %s"),
+				       strerror(en));
+		}
+		ds->dev = fs.st_dev;
+		ds->ino = fs.st_ino;
+		ps.st_size = fs.st_size;
+		if (diag_state_offset(ds) > 0) { /* reopened after a failure: start over */
+			restarted = true;
+			if (state_start(ds, e) != ERR_OK)
+				return e && e->code ? e->code : ERR_SOFTWARE;
+		}
+	}
+	if (!ds->buf && !(ds->buf = malloc(FOLLOW_READ)))
+		return err_set(e, ERR_SOFTWARE, path, 0, 0, _("out of memory"));
+	fed = diag_state_offset(ds);
+	while (fed < (uint64_t)ps.st_size && (max == 0 || got < max)) {
+		size_t want = FOLLOW_READ;
+		ssize_t r;
+		if (want > (uint64_t)ps.st_size - fed)
+			want = (size_t)((uint64_t)ps.st_size - fed);
+		if (max && want > max - got)
+			want = (size_t)(max - got);
+		r = pread(ds->fd, ds->buf, want, (off_t)fed);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return err_set(e, ERR_IOERR, path, 0, 0, _("read error: %s"), strerror(errno));
+		if (r == 0)
+			break; /* shrank under us: the next call starts over */
+		diag_state_feed(ds, ds->buf, (size_t)r, e);
+		fed += (uint64_t)r;
+		got += (uint64_t)r;
+	}
+	*what = restarted ? DIAG_FOLLOW_RESTARTED : got ? DIAG_FOLLOW_GREW : DIAG_FOLLOW_SAME;
+	return ERR_OK;
+}
+
+bool diag_state_pending(const struct diag_state *ds)
+{
+	struct stat fs;
+
+	return ds->fd >= 0 && fstat(ds->fd, &fs) == 0 && (uint64_t)fs.st_size > diag_state_offset(ds);
 }
