@@ -3,11 +3,17 @@
 #ifndef OOMFIX_CLI_H
 #define OOMFIX_CLI_H
 
+#include <stdbool.h>
+
 int cmd_get(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
+
+/* `diagnose --follow` (cmd_follow.c): job may be NULL. */
+struct diag_job_info;
+int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool as_json);
 
 /* The terminal UI (src/ui/app.c): argv are the whole program's arguments. */
 int ui_main(int argc, char **argv);
