@@ -15,7 +15,4 @@ int cmd_fix(int argc, char **argv);
 struct diag_job_info;
 int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool as_json);
 
-/* The terminal UI (src/ui/app.c): argv are the whole program's arguments. */
-int ui_main(int argc, char **argv);
-
 #endif
