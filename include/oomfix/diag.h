@@ -76,6 +76,10 @@ struct diag_result {
 	unsigned long warnings;  /* lines skipped because a pattern hit a PCRE2 limit */
 	bool survived;           /* OOMs happened, but the run went on after each of them */
 	bool run_ended;          /* the trainer printed its end-of-run summary ("Result:") */
+	/* Where the run stands at the end of the log (a run being followed): */
+	enum diag_phase now_phase; /* the last phase marker or bar */
+	long long now_step;      /* steps completed by the last training-bar frame, -1 = none */
+	char now_rate[24];       /* that frame's speed as the bar prints it ("1.67s/it"), or "" */
 };
 
 struct logidx;

@@ -987,7 +987,6 @@ static void verdict(struct dstate *st)
 		}
 	}
 	r->oom = any_oom;
-	r->run_ended = st->run_ended;
 	r->total_steps = st->bar_total > 0 ? st->bar_total : -1;
 	r->failed_step = -1;
 	r->model_kind = job ? job->kind : 0;
@@ -1073,6 +1072,31 @@ static void verdict(struct dstate *st)
 	}
 }
 
+/* Where the run stands at the end of what was read: the live header of a followed log. */
+static void progress_now(const struct dstate *st, struct diag_result *r)
+{
+	const char *t = st->bar.text, *end = t + st->bar.len, *p, *q;
+
+	r->run_ended = st->run_ended;
+	r->now_phase = st->phase;
+	r->now_step = st->train_started ? st->bar_n : -1;
+	r->now_rate[0] = '\0';
+	if (!st->bar.set)
+		return;
+	/* "[04:10<1:19:12,  1.67s/it, lr: ...]": the field after the times */
+	p = memchr(t, '[', st->bar.len);
+	p = p ? memchr(p, ',', (size_t)(end - p)) : NULL;
+	if (!p)
+		return;
+	for (p++; p < end && *p == ' '; p++)
+		;
+	for (q = p; q < end && *q != ',' && *q != ']' && *q != ' '; q++)
+		;
+	if (q - p >= 4 && (size_t)(q - p) < sizeof r->now_rate &&
+	    (!memcmp(q - 4, "s/it", 4) || !memcmp(q - 4, "it/s", 4)))
+		snprintf(r->now_rate, sizeof r->now_rate, "%.*s", (int)(q - p), p);
+}
+
 /* A fresh scan state for one log. NULL when out of memory or when the patterns do not compile
  * (then e says why). Free with dstate_free. */
 static struct dstate *dstate_new(const struct diag_job_info *job, struct diag_result *out,
@@ -1139,6 +1163,7 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 	if (rc == ERR_OK) {
 		uint64_t lines = 0;
 		verdict(st);
+		progress_now(st, out);
 		logidx_count_lines(li, &lines, NULL);
 		out->lines = lines;
 		out->bytes = logidx_size(li);
@@ -1379,6 +1404,7 @@ int diag_state_result(struct diag_state *ds, struct diag_result *out, struct err
 	c->out = out;
 	logidx_scanner_tail(ds->sc, on_seg, c);
 	verdict(c);
+	progress_now(c, out);
 	out->lines = logidx_scanner_lines(ds->sc);
 	out->bytes = logidx_scanner_offset(ds->sc);
 	out->warnings = sig_warnings(ds->st->sm);

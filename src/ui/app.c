@@ -731,6 +731,54 @@ static bool take_verdict(struct ui_app *a, bool wait)
 	return true;
 }
 
+/* ---- following a log that grows ------------------------------------------------------------------ */
+
+#define FOLLOW_POLL_MS 250 /* how often the input loop looks at the log while it waits for a key */
+
+/* Brings the diagnosis up to date with what the run appended; moves the Log view to the end when
+ * it follows (the cursor was at the end, or never moved by hand); rings the bell once when an
+ * OOM or the end of the run appears. True when the screen changed. */
+static bool follow_tick(struct ui_app *a)
+{
+	struct ui_pos *p = &a->pos[UI_V_LOG];
+	struct ui_ctx c = ctx_of(a);
+	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
+	bool was_oom = a->s.have_diag && a->s.diag.oom && !a->s.diag.survived;
+	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
+	unsigned f = ui_session_follow(&a->s);
+
+	if (!f)
+		return false;
+	if (f & UI_F_RESTARTED) {
+		*p = (struct ui_pos){ 0, 0 };
+		a->bell_done = false; /* a new run: its end rings again */
+		was_oom = was_ended = false;
+		ui_status(&c, false, "%s", _("The log was replaced or truncated: reading it again."));
+	}
+	if (!a->follow_off && (at_end || !a->log_moved || (f & UI_F_RESTARTED)) && a->s.lines_known)
+		p->cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
+	if (!a->bell_done && ((a->s.diag.oom && !a->s.diag.survived && !was_oom) ||
+			      (a->s.diag.run_ended && !was_ended))) {
+		char buf[1024];
+		a->bell_done = true;
+		beep(); /* the bell, and nothing else: no flash, no other escape sequence */
+		diag_sentence(&a->s.diag, buf, sizeof buf);
+		ui_status(&c, false, "%s", buf);
+	}
+	return true;
+}
+
+/* How long the input loop may wait for a key: briefly while the worker reads, then at the follow
+ * pace once there is a log to follow (never a busy loop), or for ever without one. */
+static int input_timeout(const struct ui_app *a, bool more)
+{
+	if (a->s.diag_pending)
+		return 30;
+	if (a->s.live)
+		return more ? 0 : FOLLOW_POLL_MS;
+	return -1;
+}
+
 /* ---- recovery of an emergency save ------------------------------------------------------------ */
 
 static void offer_recovery(struct ui_app *a)
@@ -1071,17 +1119,21 @@ int ui_main(int argc, char **argv)
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
 	ui_session_diag_start(&a->s);
 	draw(a);
+	bool more = false;
 	while (!a->quit) {
-		/* While the worker reads, wake up now and then to take its verdict; then block. */
+		/* While the worker reads, wake up now and then to take its verdict; then look at the
+		 * log at the follow pace. */
 		if (!o.script)
-			wtimeout(stdscr, a->s.diag_pending ? 30 : -1);
+			wtimeout(stdscr, input_timeout(a, more));
 		int key = o.script ? read_script_key(a, &sc) : read_terminal_key();
 		bool verdict = take_verdict(a, false);
 		if (key == 0)
 			break; /* end of the script */
 		if (key > 0)
 			handle_key(a, key);
-		if (key > 0 || verdict)
+		bool grew = follow_tick(a);
+		more = grew && a->s.live && diag_state_pending(a->s.live);
+		if (key > 0 || verdict || grew)
 			draw(a);
 	}
 

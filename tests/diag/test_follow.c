@@ -63,9 +63,10 @@ static char *render(const struct diag_result *r)
 	diag_json_head(&j, r);
 	diag_json_tail(&j, r);
 	json_obj_end(&j);
-	fprintf(fp, " lines=%llu bytes=%llu survived=%d ended=%d warnings=%lu other=%d",
+	fprintf(fp, " lines=%llu bytes=%llu survived=%d ended=%d warnings=%lu other=%d now=%d/%lld/%s",
 		(unsigned long long)r->lines, (unsigned long long)r->bytes, r->survived,
-		r->run_ended, r->warnings, (int)r->other);
+		r->run_ended, r->warnings, (int)r->other, (int)r->now_phase, r->now_step,
+		r->now_rate);
 	fclose(fp);
 	return s;
 }
@@ -339,6 +340,9 @@ static void test_verdict_changes_as_it_grows(void **state)
 	assert_false(r.oom);
 	assert_false(r.run_ended);
 	assert_int_equal(r.total_steps, 10);
+	assert_int_equal(r.now_phase, DIAG_P_TRAINING);
+	assert_int_equal(r.now_step, 1);
+	assert_string_equal(r.now_rate, "1s/it");
 	diag_state_feed(ds, b, sizeof b - 1, &e);
 	assert_int_equal(diag_state_result(ds, &r, &e), ERR_OK);
 	assert_true(r.oom);
