@@ -140,6 +140,10 @@ int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 /* True when the followed file holds bytes not read yet (a follow call stopped at `max`). */
 bool diag_state_pending(const struct diag_state *ds);
 
+/* Tests: turns the fast lane for the training bar's frames off (or on again), so that a test
+ * can show it gives the verdicts of the ordinary path. Not for threads: set it before diagnosing. */
+void diag_fast_lane(bool on);
+
 /* Write the verdict's members into an open JSON object, in SPEC §3.5 order, around the plan's
  * members written by the caller: head = oom .. model_kind, tail = other_failure, evidence. */
 void diag_json_head(struct json *j, const struct diag_result *r);

@@ -835,13 +835,20 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
  * description, which was already taken as the training bar once. Anything unusual (escape
  * codes, a frame cut short, the first segment of a line where a capture prefix may sit) goes
  * the ordinary way. */
+static bool fast_lane_on = true;
+
+void diag_fast_lane(bool on)
+{
+	fast_lane_on = on;
+}
+
 static bool fast_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
 {
 	const char *end = t + n, *r, *q, *close;
 	size_t k = st->fast_len;
 	struct bar b;
 
-	if (k == 0 || seg->seg == 0 || st->in_echo || n <= k + 4 || t[k] != ':' ||
+	if (!fast_lane_on || k == 0 || seg->seg == 0 || st->in_echo || n <= k + 4 || t[k] != ':' ||
 	    k != st->namelen || memcmp(t, st->name, k) != 0 || memcmp(st->name, st->fast_name, k) != 0)
 		return false;
 	if (memchr(st->name, '%', k) || st->name[0] == ' ' || st->name[k - 1] == ' ' ||
@@ -881,6 +888,7 @@ static bool fast_frame(struct dstate *st, const struct logidx_seg *seg, const ch
 	b.tail = close + 1;
 	b.tlen = (size_t)(end - b.tail);
 	b.partial = false;
+	st->saw_name_bar = true; /* as is_training_desc says of the named bar */
 	train_step(st, seg, &b, t, (size_t)(b.tail - t));
 	if (b.tlen)
 		on_text(st, seg, b.tail, b.tlen, false);

@@ -243,6 +243,18 @@ static void test_cases_in_pieces(void **state)
 				continue;
 			has_job = case_job(dir, &job, name, sizeof name);
 			want = whole(buf, len, has_job ? &job : NULL);
+			/* the fast lane gives what the ordinary path gives */
+			diag_fast_lane(false);
+			{
+				char *slow = whole(buf, len, has_job ? &job : NULL);
+				if (strcmp(slow, want) != 0) {
+					fprintf(stderr, "%s: fast lane differs\n  slow %s\n  fast %s\n",
+						path, slow, want);
+					fail();
+				}
+				free(slow);
+			}
+			diag_fast_lane(true);
 			/* one piece per byte on short logs' first lines is covered by the 2-piece runs */
 			for (unsigned t = 0; t < 6; t++)
 				feed_in_pieces(path, buf, len, has_job ? &job : NULL, want, 2 + t * 2,
@@ -305,6 +317,13 @@ static void test_fast_lane_in_pieces(void **state)
 	assert_true(r->run_ended);
 	free(r);
 	want = whole(buf, len, NULL);
+	diag_fast_lane(false);
+	{
+		char *slow = whole(buf, len, NULL);
+		assert_string_equal(slow, want);
+		free(slow);
+	}
+	diag_fast_lane(true);
 	for (unsigned t = 0; t < 40; t++)
 		feed_in_pieces("train_log", buf, len, NULL, want, 2 + t % 14, t < 4);
 	/* one byte at a time */
