@@ -371,6 +371,80 @@ static void test_verdict_changes_as_it_grows(void **state)
 	diag_state_free(&ds);
 }
 
+/* Segments as "line:seg:piece:off:text|". */
+struct segs {
+	char *out;
+	size_t n, cap;
+};
+
+static int seg_cb(const struct logidx_seg *sg, void *ctx)
+{
+	struct segs *c = ctx;
+	char head[96];
+	int w = snprintf(head, sizeof head, "%llu:%u:%d:%llu:%llu:", (unsigned long long)sg->line,
+			 sg->seg, sg->piece, (unsigned long long)sg->off,
+			 (unsigned long long)sg->line_off);
+
+	if (c->n + (size_t)w + sg->len + 2 > c->cap) {
+		c->cap = (c->cap + (size_t)w + sg->len + 2) * 2;
+		c->out = realloc(c->out, c->cap);
+		assert_non_null(c->out);
+	}
+	memcpy(c->out + c->n, head, (size_t)w);
+	c->n += (size_t)w;
+	memcpy(c->out + c->n, sg->p, sg->len);
+	c->n += sg->len;
+	c->out[c->n++] = '|';
+	c->out[c->n] = '\0';
+	return 0;
+}
+
+/* The scanner fed in pieces hands over the segments logidx_scan does over the whole, with a
+ * small cap so that long segments come in pieces that span the cuts. */
+static void test_scanner_in_pieces(void **state)
+{
+	static const char log[] = "Running 1 job\r\n\rA: 1%|#| 1/9 [a]\rA: 2%|#| 2/9 [b]\r\r"
+				  "\nabcdefghijklmnopqrstuvwxyz0123456789\n\n\r\nlast line no newline"
+				  "\rand a frame 0123456789abcdef";
+	const size_t len = sizeof log - 1;
+	struct segs whole_s = { 0 };
+	struct logidx *li;
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(logidx_open_buffer("t", log, len, &li, &e), ERR_OK);
+	logidx_set_seg_cap(li, 16);
+	assert_int_equal(logidx_scan(li, seg_cb, &whole_s, &e), ERR_OK);
+	logidx_close(&li);
+	for (unsigned t = 0; t < 300; t++) {
+		struct logidx_scanner *sc;
+		struct segs got = { 0 }, tail = { 0 };
+		size_t at = 0;
+
+		assert_int_equal(logidx_scanner_new(16, &sc), ERR_OK);
+		while (at < len) {
+			size_t step = 1 + (size_t)(next_rand() % (t % 3 == 0 ? 3 : 40));
+			if (step > len - at)
+				step = len - at;
+			logidx_scanner_feed(sc, log + at, step, seg_cb, &got);
+			at += step;
+			/* the tail is handed over without being consumed */
+			logidx_scanner_tail(sc, seg_cb, &tail);
+			free(tail.out);
+			tail = (struct segs){ 0 };
+		}
+		logidx_scanner_end(sc, seg_cb, &got);
+		assert_string_equal(got.out, whole_s.out);
+		assert_int_equal(logidx_scanner_lines(sc), 6);
+		assert_int_equal(logidx_scanner_offset(sc), len);
+		logidx_scanner_free(&sc);
+		assert_null(sc);
+		free(got.out);
+	}
+	free(whole_s.out);
+}
+
 static void append(const char *path, const char *s)
 {
 	FILE *f = fopen(path, "ab");
@@ -443,6 +517,7 @@ static void test_follow_file(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scanner_in_pieces),
 		cmocka_unit_test(test_verdict_changes_as_it_grows),
 		cmocka_unit_test(test_fast_lane_in_pieces),
 		cmocka_unit_test(test_follow_file),
