@@ -435,7 +435,14 @@ static void add_bytes(struct logidx_scanner *s, const char *p, size_t n, uint64_
 		return;
 	}
 	while (n > 0) {
-		size_t take = cap - s->plen;
+		size_t take;
+		/* a full segment buffer with more bytes after it is a piece; one followed by its
+		 * separator (maybe in a later call) is whole: wherever the reads were cut */
+		if (s->plen == cap) {
+			deliver(s, s->pend, s->plen, s->pend_off, true);
+			s->plen = 0;
+		}
+		take = cap - s->plen;
 		if (take > n)
 			take = n;
 		if (s->plen == 0)
@@ -445,10 +452,6 @@ static void add_bytes(struct logidx_scanner *s, const char *p, size_t n, uint64_
 		p += take;
 		n -= take;
 		off += take;
-		if (s->plen == cap && (n > 0 || !complete)) {
-			deliver(s, s->pend, s->plen, s->pend_off, true);
-			s->plen = 0;
-		}
 	}
 	if (complete && s->plen > 0) {
 		deliver(s, s->pend, s->plen, s->pend_off, false);
