@@ -137,6 +137,10 @@ uint64_t diag_state_offset(const struct diag_state *ds); /* bytes fed */
 int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 		      enum diag_follow *what, struct err *e);
 
+/* While following, also builds the line index of `li` (opened on the same file, not yet read)
+ * from the bytes read, so that no second pass is needed to count the lines. NULL stops it. */
+void diag_state_index_into(struct diag_state *ds, struct logidx *li);
+
 /* True when the followed file holds bytes not read yet (a follow call stopped at `max`). */
 bool diag_state_pending(const struct diag_state *ds);
 

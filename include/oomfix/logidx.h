@@ -92,6 +92,11 @@ uint64_t logidx_scanner_offset(const struct logidx_scanner *s); /* bytes fed */
 /* Physical lines in the bytes fed, counting a last line without '\n'. */
 uint64_t logidx_scanner_lines(const struct logidx_scanner *s);
 
+/* Indexes n bytes that the caller read at `off` from the same file, when they are the next
+ * bytes the index has not counted (else nothing happens): a reader that goes through the log
+ * anyway (the incremental diagnosis) builds the line index on the way, with no second pass. */
+void logidx_index_bytes(struct logidx *li, uint64_t off, const char *buf, size_t n);
+
 /* Number of physical lines (counts the rest of the file the first time it is needed).
  * ERR_USAGE for a stream that was not scanned yet. */
 int logidx_count_lines(struct logidx *li, uint64_t *lines, struct err *e);

@@ -1322,12 +1322,31 @@ struct diag_state {
 	dev_t dev;
 	ino_t ino;
 	char *buf;
+	struct logidx *index;      /* also indexes what it reads into this log index, or NULL */
+	char head[64];             /* the file's first bytes, to notice it was rewritten in place */
+	size_t headlen;
 };
+
+/* True when the followed file no longer starts with the bytes read first: it was truncated and
+ * written again (`> log.txt` of a new run) and has already grown past what was read. */
+static bool head_changed(struct diag_state *ds)
+{
+	char now[sizeof ds->head];
+	ssize_t r;
+
+	if (ds->headlen == 0)
+		return false;
+	do
+		r = pread(ds->fd, now, ds->headlen, 0);
+	while (r < 0 && errno == EINTR);
+	return r != (ssize_t)ds->headlen || memcmp(now, ds->head, ds->headlen) != 0;
+}
 
 #define FOLLOW_READ (64u * 1024)
 
 static int state_start(struct diag_state *ds, struct err *e)
 {
+	ds->headlen = 0;
 	dstate_free(&ds->st);
 	logidx_scanner_free(&ds->sc);
 	ds->st = dstate_new(ds->has_job ? &ds->job : NULL, &ds->scratch_out, NULL, e);
@@ -1439,7 +1458,7 @@ int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 		return err_set(e, ERR_NOINPUT, path, 0, 0,
 			       _("only a regular file can be followed as it grows"));
 	if (ds->fd >= 0 && (ps.st_dev != ds->dev || ps.st_ino != ds->ino ||
-			    (uint64_t)ps.st_size < diag_state_offset(ds))) {
+			    (uint64_t)ps.st_size < diag_state_offset(ds) || head_changed(ds))) {
 		/* another file, or this one truncated: read it again from the start */
 		close(ds->fd);
 		ds->fd = -1;
@@ -1485,11 +1504,25 @@ int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 		if (r == 0)
 			break; /* shrank under us: the next call starts over */
 		diag_state_feed(ds, ds->buf, (size_t)r, e);
+		if (fed < sizeof ds->head) { /* remember how the file starts */
+			size_t k = sizeof ds->head - (size_t)fed;
+			if (k > (size_t)r)
+				k = (size_t)r;
+			memcpy(ds->head + fed, ds->buf, k);
+			ds->headlen = (size_t)fed + k;
+		}
+		if (ds->index)
+			logidx_index_bytes(ds->index, fed, ds->buf, (size_t)r);
 		fed += (uint64_t)r;
 		got += (uint64_t)r;
 	}
 	*what = restarted ? DIAG_FOLLOW_RESTARTED : got ? DIAG_FOLLOW_GREW : DIAG_FOLLOW_SAME;
 	return ERR_OK;
+}
+
+void diag_state_index_into(struct diag_state *ds, struct logidx *li)
+{
+	ds->index = li;
 }
 
 bool diag_state_pending(const struct diag_state *ds)

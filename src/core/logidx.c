@@ -261,6 +261,22 @@ static int index_to(struct logidx *li, uint64_t upto, struct err *e)
 	return ERR_OK;
 }
 
+void logidx_index_bytes(struct logidx *li, uint64_t off, const char *buf, size_t n)
+{
+	const char *p = buf, *end = buf + n;
+
+	if (li->stream || off != li->idx_off)
+		return;
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		p++;
+		li->idx_nl++;
+		note_line(li, li->idx_nl, off + (uint64_t)(p - buf));
+	}
+	li->idx_off += n;
+	if (li->idx_off > li->size)
+		li->size = li->idx_off; /* the file has at least the bytes just read */
+}
+
 int logidx_count_lines(struct logidx *li, uint64_t *lines, struct err *e)
 {
 	int rc;

@@ -122,11 +122,14 @@ static void *worker_run(void *arg)
 
 	w->rc = logidx_open(w->path, &w->li, &w->e);
 	/* The diagnosis stays open (diag_state) so that what the run appends later costs only the
-	 * new bytes; the index is counted in a second, cheaper pass. */
+	 * new bytes. */
 	if (w->rc == ERR_OK)
 		w->rc = diag_state_new(w->has_info ? &w->info : NULL, &w->ds, &w->e);
-	if (w->rc == ERR_OK)
+	if (w->rc == ERR_OK) {
+		diag_state_index_into(w->ds, w->li); /* one pass: the lines are counted on the way */
 		w->rc = diag_state_follow(w->ds, w->path, 0, &what, &w->e);
+		diag_state_index_into(w->ds, NULL);
+	}
 	if (w->rc == ERR_OK)
 		w->rc = diag_state_result(w->ds, &w->res, &w->e);
 	if (w->li)

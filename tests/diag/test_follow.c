@@ -506,6 +506,37 @@ static void test_follow_file(void **state)
 	assert_int_equal(r.lines, 1);
 	assert_int_equal(r.bytes, 14);
 
+	/* the index of the view built on the way: the lines are counted with no second pass */
+	{
+		struct logidx *li;
+		char line[64];
+		size_t ll;
+		bool clipped;
+		uint64_t nl = 0, stride = 0;
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		for (int i = 1; i <= 2000; i++)
+			fprintf(f, "line %d\n", i);
+		fputs("no newline", f);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(logidx_open(path, &li, &e), ERR_OK);
+		diag_state_index_into(ds, li);
+		/* rewritten in place and already longer than what was read: seen by its first bytes */
+		assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
+		assert_int_equal(w, DIAG_FOLLOW_RESTARTED);
+		diag_state_index_into(ds, NULL);
+		assert_true(logidx_checkpoints(li, &stride) > 1);
+		assert_int_equal(logidx_count_lines(li, &nl, &e), ERR_OK);
+		assert_int_equal(nl, 2001);
+		assert_int_equal(logidx_read_line(li, 1999, line, sizeof line, &ll, &clipped, NULL, &e),
+				 ERR_OK);
+		assert_string_equal(line, "line 1999");
+		assert_int_equal(logidx_read_line(li, 2001, line, sizeof line, &ll, &clipped, NULL, &e),
+				 ERR_OK);
+		assert_string_equal(line, "no newline");
+		logidx_close(&li);
+	}
+
 	/* not a regular file */
 	assert_int_equal(diag_state_follow(ds, dir, 0, &w, &e), ERR_NOINPUT);
 	diag_state_free(&ds);
