@@ -11,5 +11,6 @@ git rev-parse --git-dir >/dev/null 2>&1 || exit 1
 if v=$(git describe --tags --dirty 2>/dev/null); then
 	echo "${v#v}"
 else
-	echo "$base-g$(git describe --always --dirty)"
+	commit=$(git describe --always --dirty 2>/dev/null) && [ -n "$commit" ] || exit 1
+	echo "$base-g$commit"
 fi
