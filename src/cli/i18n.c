@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "oomfix/i18n.h"
@@ -95,17 +95,15 @@ void i18n_init(void)
 {
 	const char *dir = OOMFIX_LOCALEDIR;
 	char reloc[4096];
-	struct stat st;
 
 	/* Beside the binary first (a release, a relocated install), then the build tree (tests, the
 	 * quick start), then where it was installed. */
 	if (paths_share_file("locale", reloc, sizeof reloc))
 		dir = reloc;
 #ifdef OOMFIX_BUILD_LOCALEDIR
-	else if (stat(OOMFIX_BUILD_LOCALEDIR "/ja/LC_MESSAGES/oomfix.mo", &st) == 0)
+	else if (access(OOMFIX_BUILD_LOCALEDIR "/ja/LC_MESSAGES/oomfix.mo", F_OK) == 0)
 		dir = OOMFIX_BUILD_LOCALEDIR;
 #endif
-	(void)st;
 	bindtextdomain(GETTEXT_PACKAGE, dir);
 	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
 	textdomain(GETTEXT_PACKAGE);

@@ -5,10 +5,12 @@
 # Japanese --help, themes found beside the binary, the UI opening and quitting in tmux, and a
 # clear message for an unknown TERM. Where a mount namespace is allowed (root, or unprivileged
 # user namespaces), the system's locales and terminfo are hidden too, as on a bare machine.
-# Prints TAP.   smoke.sh BUILD_DIR
+# Then the development build, installed with `meson install` and moved, finds its data the same
+# way. Prints TAP.   smoke.sh RELEASE_BUILD_DIR [MESON_BUILD_DIR]
 set -u
 SOURCE_ROOT=${SOURCE_ROOT:?set SOURCE_ROOT to the source tree}
-OUT=${1:?usage: smoke.sh BUILD_DIR}
+OUT=${1:?usage: smoke.sh RELEASE_BUILD_DIR [MESON_BUILD_DIR]}
+BUILD_ROOT=${2:-}
 WORK=$(mktemp -d)
 SOCK=oomfix-release-$$
 T() { tmux -L "$SOCK" -f /dev/null "$@"; }
@@ -187,6 +189,33 @@ else
 			grep -qw -- "$t" <<< "$known" || exit 1
 		done)'
 	[ $fails -eq 0 ] || sed 's/^/# /' "$WORK/unknown.wait"
+fi
+
+# `meson install` to a prefix, then the prefix moved: still relocatable.
+if [ -n "$BUILD_ROOT" ] && meson install -C "$BUILD_ROOT" --no-rebuild --destdir "$WORK/inst" \
+	> "$WORK/install.out" 2>&1; then
+	prefix=$(dirname "$(dirname "$(find "$WORK/inst" -path '*/bin/oomfix' | head -n 1)")")
+	mv "$prefix" "$WORK/moved"
+	m=$WORK/moved
+	missing=""
+	for f in bin/oomfix share/oomfix/themes/light.yaml share/locale/ja/LC_MESSAGES/oomfix.mo \
+		share/man/man1/oomfix.1 share/bash-completion/completions/oomfix \
+		share/zsh/site-functions/_oomfix share/fish/vendor_completions.d/oomfix.fish; do
+		[ -e "$m/$f" ] || missing="$missing $f"
+	done
+	check "meson install: binary, themes, catalogue, man page and completions where each shell looks" \
+		test -z "$missing"
+	[ -n "$missing" ] && echo "# missing:$missing"
+	bare "$m/bin/oomfix" --version > "$WORK/mversion.txt" 2>&1
+	check "meson install, moved: data files found beside the binary" \
+		grep -qxF "Data files: $m/share" "$WORK/mversion.txt"
+	bare LANGUAGE=ja LANG=C.UTF-8 "$m/bin/oomfix" --help > "$WORK/mja.txt" 2>&1
+	check "meson install, moved: Japanese --help" grep -q '使い方' "$WORK/mja.txt"
+else
+	for w in "files in place" "data files found" "Japanese --help"; do
+		skip "meson install, moved: $w" "no meson build given, or meson install failed"
+	done
+	[ -n "$BUILD_ROOT" ] && sed 's/^/# /' "$WORK/install.out"
 fi
 
 echo "1..$n"
