@@ -11,14 +11,16 @@
 # run time; oomfix calls none of them (its only conversion, gettext's UTF-8 to UTF-8, is built
 # into glibc). Locales are read from the running system, and its files must come from a glibc
 # close enough to ours; when the UTF-8 locale asked for cannot be loaded, oomfix falls back to
-# the C.UTF-8 shipped here (share/oomfix/locale), which matches the linked glibc exactly.
+# the C.UTF-8 shipped here (share/oomfix/locale), which matches the linked glibc exactly. Linking
+# Debian's libsqlite3.a prints glibc's "Using 'dlopen' in statically linked applications" warning:
+# it is SQLite's extension loading, which oomfix never calls.
 set -eu
 cd "$(dirname "$0")/.."
 
 # The static build links whatever meson's dependency() finds, static: a new dependency needs no
 # change here, only its -dev package in this list (for libsqlite3, also zlib, which it uses).
 packages="gcc libc6-dev meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-dev
-	ncurses-bin ncurses-base gettext libsqlite3-dev zlib1g-dev libc-bin file"
+	ncurses-bin ncurses-base gettext libsqlite3-dev zlib1g-dev libc-bin"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
