@@ -16,6 +16,8 @@
  * ("batch size 4 > 1"); '?' for anything else. */
 static wchar_t ascii_stand_in(uint32_t cp)
 {
+	if (cp >= 0x2580 && cp <= 0x259F)
+		return L'#'; /* block elements: the progress bars of tqdm in every training log */
 	switch (cp) {
 	case 0x2192: return L'>';  /* → */
 	case 0x2190: return L'<';  /* ← */

@@ -174,6 +174,8 @@ else
 	check "UI opens in ASCII without a UTF-8 locale" wait_for ascii "Diagnosis"
 	check "UI in ASCII: no byte of a multibyte character on the screen" \
 		eval '! screen ascii | LC_ALL=C grep -q "[^ -~]"'
+	check "UI in ASCII: a progress bar of the log drawn with '#', one per block character" \
+		eval 'screen ascii | grep -qF "100%|##########| 2/2"'
 	T send-keys -t ascii q
 	st=$(wait_status ascii)
 	check "UI in ASCII quits with q (exit 0)" test "$st" = "exit=0"
