@@ -5,15 +5,15 @@
 
 #include <stdio.h>
 
+/* `oomfix --version` (version.c): prints the version, the libraries' versions, PCRE2 JIT and
+ * the data directory to fp; returns 0, or 74 when writing failed. */
+int cli_version(FILE *fp);
+
 int cmd_get(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
-
-/* `oomfix --version` (version.c): prints the version, the libraries' versions, PCRE2 JIT and
- * the data directory to fp; returns 0, or 74 when writing failed. */
-int cli_version(FILE *fp);
 
 /* The terminal UI (src/ui/app.c): argv are the whole program's arguments. */
 int ui_main(int argc, char **argv);
