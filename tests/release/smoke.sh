@@ -79,6 +79,11 @@ check "--version: libyaml, PCRE2 and ncurses versions" \
 check "--version: PCRE2 JIT state" grep -q '^PCRE2 JIT: ' "$WORK/version.txt"
 check "--version: data files beside the binary" grep -qxF "Data files: $top/share" "$WORK/version.txt"
 sed 's/^/# /' "$WORK/version.txt"
+mkdir -p "$WORK/links/bin"
+ln -s "$B" "$WORK/links/bin/oomfix"
+bare "$WORK/links/bin/oomfix" --version > "$WORK/version-link.txt" 2>&1
+check "--version through a symlink in another bin/: still the archive's data files" \
+	grep -qxF "Data files: $top/share" "$WORK/version-link.txt"
 
 (cd "$WORK/empty" && bare "$B" diagnose --json "$ex/train.log") > "$WORK/diag.json" 2>&1
 st=$?
