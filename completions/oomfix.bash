@@ -75,7 +75,7 @@ _oomfix() {
 			_oomfix_fixup "$cur"
 			return
 		fi ;;
-	diagnose) words=(--job --json --help) ;;
+	diagnose) words=(--job --json --follow --help) ;;
 	plan) words=(--log --json --help) ;;
 	fix) words=(--log --diff --keep-batch --no-keep-batch -o --output -i --in-place --force --list --help) ;;
 	get | set) words=(-o --output -i --in-place --help) ;;

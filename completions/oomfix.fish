@@ -65,6 +65,7 @@ complete -c oomfix -l aitk -x -a '(__fish_complete_directories)' -d 'AI Toolkit 
 
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -F
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -l job -r -F -d 'the job file'
+complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -l follow -d 'follow the log as the run writes it'
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose plan jobs' -l json -d 'JSON output'
 complete -c oomfix -n '__fish_seen_subcommand_from plan fix' -l log -r -F -d 'the trainer log'
 complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry' -F
