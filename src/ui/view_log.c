@@ -712,6 +712,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		switch (act) {
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
 		case UI_A_NEXT_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
+		case UI_A_FOLLOW:
 			/* The footer offers these keys here; without a log they would do nothing. */
 			ui_status(cx, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
 						    "search it and see the evidence."));
