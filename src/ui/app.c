@@ -562,6 +562,12 @@ static void apply_first_fix(struct ui_app *a)
 		return;
 	}
 	id = ui_session_next_fix(&a->s);
+	if (id == FIX_NONE && a->s.plan.exhausted) {
+		char buf[512];
+		plan_exhausted_text(&a->s.plan, a->s.job, buf, sizeof buf);
+		ui_status(a, false, "%s", buf);
+		return;
+	}
 	if (id == FIX_NONE) {
 		ui_status(a, false, "%s", _("Every step of the plan is already done."));
 		return;

@@ -420,11 +420,10 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 
 enum fix_id ui_session_next_fix(const struct ui_session *s)
 {
-	if (s->plan.first_fix != FIX_NONE) {
-		if (s->plan.first_fix == FIX_FRESH_WORKER || !s->job ||
-		    fix_status(s->job, s->plan.first_fix, NULL, 0) == FIX_TODO)
-			return s->plan.first_fix;
-	}
+	/* With an out-of-memory verdict only a fix that acts on the failing phase is offered
+	 * (SPEC §3.4): never the next step of the whole order. */
+	if (s->have_diag && s->diag.oom && s->diag.timing != DIAG_T_NONE)
+		return s->plan.first_fix;
 	return plan_next_step(&s->plan);
 }
 

@@ -212,7 +212,8 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
 int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
 
-/* The fix the `a` key applies: the plan's first fix, else the first plan step not done. */
+/* The fix the `a` key applies: with an OOM verdict the plan's first fix (FIX_NONE when nothing
+ * that acts on the failing phase is left), else the first plan step not done. */
 enum fix_id ui_session_next_fix(const struct ui_session *s);
 
 /* Rebuilds job, plan and checklist after the current version changed. */

@@ -330,6 +330,9 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	if (d->oom && s->plan.first_fix != FIX_NONE) {
 		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
 		first_change_lines(l, buf, width, s->job != NULL);
+	} else if (d->oom && s->plan.exhausted) {
+		plan_exhausted_text(&s->plan, s->job, buf, sizeof buf);
+		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
 	}
 	if (d->failed_step >= 0) {
 		if (d->total_steps > 0)

@@ -70,6 +70,14 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 		ui_line_append(ln, status_role(ps->status), _(fix_defs[ps->fix].title));
 		snprintf(buf, sizeof buf, "  (%s)", status_word(ps->status));
 		ui_line_append(ln, UI_R_DIM, buf);
+		if (!ps->helps) {
+			/* Beside the step when it fits, else on its own line below it. */
+			snprintf(buf, sizeof buf, "  - %s", plan_no_help_label());
+			if (text_width(ln->text, ln->len) + text_width(buf, strlen(buf)) <= width)
+				ui_line_append(ln, UI_R_NA, buf);
+			else
+				ui_lines_wrap(l, UI_R_NA, buf + 4, width, 8);
+		}
 		const char *mark = first ? _("  <- first change for this failure")
 				   : is_next ? _("  <- next") : NULL;
 		if (mark && text_width(ln->text, ln->len) + text_width(mark, strlen(mark)) > width) {
@@ -79,9 +87,12 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 		} else if (mark)
 			ui_line_append(ln, UI_R_MARK, mark);
 	}
-	if (next == FIX_FRESH_WORKER)
-		ui_lines_wrap(l, UI_R_MARK, _("Every setting is already conservative: start a fresh "
-					      "worker instead of changing the job."), width, 1);
+	if (s->plan.exhausted) {
+		plan_exhausted_text(&s->plan, j, buf, sizeof buf);
+		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
+	} else if (next == FIX_FRESH_WORKER)
+		ui_lines_wrap(l, UI_R_MARK, _("The log points at the worker, not the settings: start a "
+					      "fresh worker instead of changing the job."), width, 1);
 	else if (next != FIX_NONE && j) /* without a job a and w only say they need one */
 		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step; w walks through them all."));
 	ui_lines_add(l, UI_R_NORMAL, "");

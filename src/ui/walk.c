@@ -1,74 +1,14 @@
 /* walk.c — the walk-through: the rollback plan for this job, one step per screen, written as a
  * short lesson: what the step changes, why it saves memory and what it costs, whether it is
  * already done, and the exact diff it would make. Apply, skip, go back, or read more. After the
- * last step comes the save screen. */
+ * last step comes the save screen. The texts are the fix table's (change, why, lesson), so the
+ * retry loop teaches the same lesson. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oomfix/i18n.h"
 #include "ui.h"
-
-/* What each step changes, in one sentence (the fix table carries the why). */
-static const char *const what[FIX_COUNT] = {
-	[FIX_GRADIENT_CHECKPOINTING] = N_("Sets train.gradient_checkpointing to true. The key "
-					  "missing already means true, so only an explicit false "
-					  "is changed."),
-	[FIX_BATCH_SIZE] = N_("Sets the batch size to 1 (in train and in every dataset) and raises "
-			      "gradient accumulation so that each optimizer update still sees as "
-			      "many images as before."),
-	[FIX_DROP_LARGEST_BUCKET] = N_("Removes the largest resolution from each dataset's list. A "
-				       "single large bucket steps down instead: 1536, 1280, 1024, "
-				       "768, 512."),
-	[FIX_LIGHTER_SAMPLING] = N_("Makes the preview samples cheaper: the longer side at most 512, "
-				    "at most 20 sample steps, a sample at most every 500 steps; "
-				    "video previews at most 33 frames."),
-	[FIX_DISABLE_SAMPLING] = N_("Turns sampling off during training "
-				    "(train.disable_sampling: true)."),
-	[FIX_NUM_FRAMES] = N_("Halves the frames per clip in the datasets and the samples, on the "
-			      "model's frame grid, never below 9."),
-	[FIX_LOW_VRAM] = N_("Turns on model.low_vram, and quantization of the model and text encoder, "
-			    "where this model supports them."),
-	[FIX_FRESH_WORKER] = N_("Changes nothing in the YAML. Stop retrying on this worker: start a "
-				"fresh one, and escalate if a job known to work fails there too."),
-};
-
-/* The longer lesson behind `m`. */
-static const char *const more[FIX_COUNT] = {
-	[FIX_GRADIENT_CHECKPOINTING] = N_("During a training step the model keeps the activations "
-					  "of every layer for the backward pass. With "
-					  "checkpointing only a few are kept and the rest are "
-					  "computed again when needed: activation memory drops "
-					  "sharply, and each step takes a fifth to a third longer. "
-					  "It is the cheapest saving there is, so it comes first."),
-	[FIX_BATCH_SIZE] = N_("Every image in a batch carries its own activations, so memory grows "
-			      "with the batch size. Gradient accumulation runs several batches of "
-			      "one before each update: the training signal is the same as a bigger "
-			      "batch, only each update takes longer."),
-	[FIX_DROP_LARGEST_BUCKET] = N_("Activation memory grows with the number of pixels: a 1024 "
-				       "bucket has almost twice the pixels of 768. Dropping the "
-				       "largest bucket removes the worst steps; the model sees a "
-				       "little less fine detail. Bring it back later, one bucket at "
-				       "a time."),
-	[FIX_LIGHTER_SAMPLING] = N_("Sampling runs the whole model for inference inside the "
-				    "training process, on top of everything training already holds. "
-				    "Smaller and fewer samples make it fit; only the previews lose "
-				    "detail, the training does not."),
-	[FIX_DISABLE_SAMPLING] = N_("If even light samples do not fit, switch them off and judge "
-				    "the result after training. You lose the progress previews, not "
-				    "quality."),
-	[FIX_NUM_FRAMES] = N_("For video every frame is one more image in the same tensor, so "
-			      "memory grows with the clip length. Halving the frames roughly halves "
-			      "activation memory; motion is learned from shorter clips."),
-	[FIX_LOW_VRAM] = N_("Low VRAM keeps parts of the model in CPU memory until they are needed, "
-			    "and quantization stores the weights in 8 bits or fewer. Both shrink "
-			    "the model itself on the GPU; they cost speed, and quantization a "
-			    "little precision."),
-	[FIX_FRESH_WORKER] = N_("When a job that is already conservative fails with no GPU memory "
-				"free at all, the cause is usually another process or a GPU left in "
-				"a bad state. Changing more settings will not help; a clean worker "
-				"will."),
-};
 
 void ui_walk_start(struct ui_app *a)
 {
@@ -116,7 +56,7 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	ui_lines_add(l, UI_R_NORMAL, "");
 
 	ui_lines_add(l, UI_R_HEADING, _("What it changes"));
-	ui_lines_wrap(l, UI_R_NORMAL, _(what[id]), width, 1);
+	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].change), width, 1);
 	/* The exact change comes right after what the step does: at 80x24 it is then on the
 	 * first screen, where apply or skip is decided; the lesson follows. */
 	ui_lines_add(l, UI_R_HEADING, _("The change it would make"));
@@ -137,7 +77,7 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].why), width, 1);
 	if (a->walk_more) {
 		ui_lines_add(l, UI_R_HEADING, _("More"));
-		ui_lines_wrap(l, UI_R_NORMAL, _(more[id]), width, 1);
+		ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].lesson), width, 1);
 	}
 }
 
