@@ -8,6 +8,7 @@ int cmd_set(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
+int cmd_retry(int argc, char **argv);
 
 /* The terminal UI (src/ui/app.c): argv are the whole program's arguments. */
 int ui_main(int argc, char **argv);

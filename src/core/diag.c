@@ -1133,3 +1133,18 @@ void diag_json_tail(struct json *j, const struct diag_result *r)
 	json_key(j, "evidence");
 	json_hits(j, r->evidence, r->nevidence, false);
 }
+
+bool diag_parse_bar(const char *s, size_t len, struct diag_bar *out)
+{
+	struct bar b;
+	if (!parse_bar(s, len, &b))
+		return false;
+	*out = (struct diag_bar){ .desc = b.desc, .dlen = b.dlen, .n = b.n, .total = b.total,
+				  .lrloss = b.lrloss };
+	return true;
+}
+
+bool diag_is_sampling_bar(const char *desc, size_t len)
+{
+	return is_sampling_desc(desc, len);
+}
