@@ -25,12 +25,12 @@ enum fix_status { FIX_NOT_APPLICABLE, FIX_TODO, FIX_DONE };
 
 struct fix_def {
 	enum fix_id id;
-	const char *name;   /* "gradient_checkpointing" */
-	const char *title;  /* short, N_() — translate with _() where displayed */
-	const char *why;    /* one paragraph, N_(): what memory it saves, what it costs */
-	const char *change; /* one sentence, N_(): what the step changes in the job */
-	const char *lesson; /* a short lesson, N_(): why the step sits where it does in the order;
-			     * the walk-through and each retry teach with it */
+	const char *name;  /* "gradient_checkpointing" */
+	const char *title; /* short, N_() — translate with _() where displayed */
+	const char *why;   /* one paragraph, N_(): what memory it saves, what it costs */
+	const char *change; /* one sentence, N_(): what it changes in the file (the walk-through) */
+	const char *lesson; /* N_(): the longer lesson behind it (the walk-through's "more";
+			    * oomfix retry teaches each try with it) */
 };
 
 extern const struct fix_def fix_defs[FIX_COUNT];

@@ -1,8 +1,7 @@
 /* walk.c — the walk-through: the rollback plan for this job, one step per screen, written as a
  * short lesson: what the step changes, why it saves memory and what it costs, whether it is
  * already done, and the exact diff it would make. Apply, skip, go back, or read more. After the
- * last step comes the save screen. The texts are the fix table's (change, why, lesson), so the
- * retry loop teaches the same lesson. */
+ * last step comes the save screen. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +9,22 @@
 #include "oomfix/i18n.h"
 #include "ui.h"
 
-void ui_walk_start(struct ui_app *a)
+enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c)
 {
 	if (!a->s.job) {
-		ui_status(a, true, "%s", _("The walk-through needs a job file: start oomfix with "
+		ui_status(c, true, "%s", _("The walk-through needs a job file: start oomfix with "
 					   "JOB.yaml."));
-		return;
+		return UI_REQ_DONE;
 	}
 	if (a->s.plan.n == 0) {
-		ui_status(a, true, "%s", _("There is no rollback plan for this job."));
-		return;
+		ui_status(c, true, "%s", _("There is no rollback plan for this job."));
+		return UI_REQ_DONE;
 	}
 	a->mode = UI_M_WALK;
 	a->walk_step = 0;
 	a->walk_more = false;
 	a->walk_pos = (struct ui_pos){ 0, 0 };
+	return UI_REQ_DONE;
 }
 
 static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
@@ -81,8 +81,9 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 }
 
-void ui_walk_draw(struct ui_app *a, struct ui_rect r)
+void ui_walk_draw(struct ui_app *a, const struct ui_ctx *c)
 {
+	struct ui_rect r = c->r;
 	struct ui_lines l = { 0 };
 	struct ui_pos *p = &a->walk_pos;
 
@@ -96,30 +97,31 @@ void ui_walk_draw(struct ui_app *a, struct ui_rect r)
 		p->cursor = 0;
 	p->top = p->cursor;
 	for (int i = 0; i < r.h && p->top + i < (long long)l.n; i++)
-		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l.v[p->top + i], false);
+		ui_draw_line(c->win, r.y + i, r.x, r.w, &l.v[p->top + i], false);
 	if ((long long)l.n > r.h)
-		snprintf(a->scroll_info, sizeof a->scroll_info, "%lld-%lld/%zu", p->top + 1,
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", p->top + 1,
 			 p->top + r.h < (long long)l.n ? p->top + r.h : (long long)l.n, l.n);
 	ui_lines_free(&l);
 }
 
-static void next_step(struct ui_app *a)
+/* Moves to the next step; after the last one, asks the app to save what was applied. */
+static enum ui_req next_step(struct ui_app *a, const struct ui_ctx *c)
 {
 	a->walk_more = false;
 	a->walk_pos = (struct ui_pos){ 0, 0 };
 	if (++a->walk_step < a->s.plan.n)
-		return;
+		return UI_REQ_DONE;
 	/* The end of the plan: save what was applied, or say there is nothing to save. */
 	a->mode = UI_M_NORMAL;
 	a->walk_step = 0;
 	if (ui_dirty(&a->s))
-		ui_ask_save(a, UI_M_NORMAL);
-	else
-		ui_status(a, false, "%s", _("End of the walk-through. Nothing was changed, so there "
+		return UI_REQ_SAVE;
+	ui_status(c, false, "%s", _("End of the walk-through. Nothing was changed, so there "
 					    "is nothing to save."));
+	return UI_REQ_DONE;
 }
 
-bool ui_walk_action(struct ui_app *a, enum ui_act act)
+enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
 	enum fix_id id;
 	struct err e;
@@ -128,47 +130,45 @@ bool ui_walk_action(struct ui_app *a, enum ui_act act)
 
 	if (a->walk_step >= a->s.plan.n) {
 		a->mode = UI_M_NORMAL;
-		return true;
+		return UI_REQ_DONE;
 	}
 	id = a->s.plan.steps[a->walk_step].fix;
 	switch (act) {
 	case UI_A_WALK_APPLY:
 		if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
-			ui_status_err(a, &e);
-			return true;
+			ui_status_err(c, &e);
+			return UI_REQ_DONE;
 		}
 		if (changed)
-			ui_status(a, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
+			ui_status(c, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
 		else
-			ui_status(a, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
-		next_step(a);
-		return true;
+			ui_status(c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+		return next_step(a, c);
 	case UI_A_WALK_SKIP:
-		ui_status(a, false, _("Skipped: %s"), _(fix_defs[id].title));
-		next_step(a);
-		return true;
+		ui_status(c, false, _("Skipped: %s"), _(fix_defs[id].title));
+		return next_step(a, c);
 	case UI_A_WALK_BACK:
 		if (a->walk_step > 0) {
 			a->walk_step--;
 			a->walk_more = false;
 			a->walk_pos = (struct ui_pos){ 0, 0 };
 		}
-		return true;
+		return UI_REQ_DONE;
 	case UI_A_WALK_MORE:
 		a->walk_more = !a->walk_more;
 		/* The longer text is added at the end: show it (drawing clamps to the last page),
 		 * or go back to the top when it is hidden again. */
 		a->walk_pos.cursor = a->walk_more ? 1LL << 40 : 0;
-		return true;
+		return UI_REQ_DONE;
 	case UI_A_WALK_QUIT:
 		a->mode = UI_M_NORMAL;
-		ui_status(a, false, "%s", _("Left the walk-through. w starts it again."));
-		return true;
+		ui_status(c, false, "%s", _("Left the walk-through. w starts it again."));
+		return UI_REQ_DONE;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
-		ui_pos_move(&a->walk_pos, act, 1LL << 40, ui_page_rows(a));
-		return true;
+		ui_pos_move(&a->walk_pos, act, 1LL << 40, c->page);
+		return UI_REQ_DONE;
 	default:
-		return false;
+		return UI_REQ_PASS;
 	}
 }
