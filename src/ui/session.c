@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
@@ -142,6 +143,18 @@ static void worker_free(struct diag_worker *w)
 	free(w);
 }
 
+/* Notes the log's size and time as the worker starts reading it. */
+static void stamp_log(struct ui_session *s)
+{
+	struct stat st;
+	s->log_stamped = s->log_path && stat(s->log_path, &st) == 0;
+	if (s->log_stamped) {
+		s->log_size = (long long)st.st_size;
+		s->log_mtime_sec = (long long)st.st_mtim.tv_sec;
+		s->log_mtime_nsec = (long long)st.st_mtim.tv_nsec;
+	}
+}
+
 void ui_session_diag_start(struct ui_session *s)
 {
 	struct diag_worker *w;
@@ -164,6 +177,7 @@ void ui_session_diag_start(struct ui_session *s)
 		w->has_info = true;
 	}
 	job_free(&j);
+	stamp_log(s);
 	atomic_init(&w->done, false);
 	worker = w;
 	s->diag_pending = true;
@@ -178,6 +192,26 @@ void ui_session_diag_start(struct ui_session *s)
 		worker_run(w); /* no thread: read it now, as before */
 		w->th = pthread_self();
 	}
+}
+
+bool ui_session_log_newer(const struct ui_session *s)
+{
+	struct stat st;
+	if (!s->log_path || !s->log_stamped || stat(s->log_path, &st) != 0)
+		return false;
+	return (long long)st.st_size != s->log_size ||
+	       (long long)st.st_mtim.tv_sec != s->log_mtime_sec ||
+	       (long long)st.st_mtim.tv_nsec != s->log_mtime_nsec;
+}
+
+bool ui_session_diag_stale(const struct ui_session *s)
+{
+	if (!s->have_diag || s->diag_pending || !s->diag.oom)
+		return false;
+	for (size_t i = s->verdict_pos + 1; i <= s->pos && i < s->nhist; i++)
+		if (s->hist[i].fix != FIX_NONE)
+			return true;
+	return false;
 }
 
 bool ui_session_diag_poll(struct ui_session *s, bool wait)
@@ -195,6 +229,7 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 	if (w->rc == ERR_OK) {
 		s->diag = w->res;
 		s->have_diag = true;
+		s->verdict_pos = s->pos; /* the verdict is about the job as it is now */
 	}
 	if (w->lines_ok) {
 		s->log_lines = w->lines;
