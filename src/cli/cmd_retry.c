@@ -516,6 +516,12 @@ static int retry_loop(const struct retry *r)
 
 	for (int t = 1; t <= r->max_tries; t++) {
 		int n = first + t - 1;
+		if (stop_requests) {
+			/* Ctrl-C while the last log was read or the fix saved: no new run. */
+			fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
+			status = EXIT_INTERRUPTED;
+			break;
+		}
 		struct err e;
 		err_clear(&e);
 		struct save_stamp st;
