@@ -3,6 +3,12 @@
 #ifndef OOMFIX_CLI_H
 #define OOMFIX_CLI_H
 
+#include <stdio.h>
+
+/* `oomfix --version` (version.c): prints the version, the libraries' versions, PCRE2 JIT and
+ * the data directory to fp; returns 0, or 74 when writing failed. */
+int cli_version(FILE *fp);
+
 int cmd_get(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);

@@ -2,6 +2,7 @@
  * (keys, KEY_RESIZE, the --script reader), drawing each turn with werase + wnoutrefresh and one
  * doupdate, the emergency save on SIGHUP/SIGTERM, and the one die() path.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "oomfix/i18n.h"
+#include "oomfix/paths.h"
 #include "oomfix/text.h"
 #include "ui.h"
 
@@ -1004,6 +1006,76 @@ static bool no_color_env(void)
 	return v && *v; /* no-color.org: set and not empty */
 }
 
+/* The terminfo entries a release carries (share/terminfo), for a system that has none for TERM:
+ * a fresh container image or a cluster node often lacks tmux-256color or even xterm. Empty when
+ * there are none (a development build). */
+static bool bundled_terminfo(char *dir, size_t dirsz)
+{
+	return paths_share_file("terminfo", dir, dirsz) ||
+	       paths_share_file("oomfix/terminfo", dir, dirsz);
+}
+
+/* newterm with the system's terminfo, then with the bundled entries. TERMINFO is set only for
+ * the second try and put back afterwards, so $EDITOR started from the UI sees the user's. */
+static SCREEN *newterm_any(const char *type, FILE *out, FILE *in)
+{
+	char dir[4096];
+	SCREEN *scr = newterm(type, out, in);
+
+	if (scr || !bundled_terminfo(dir, sizeof dir))
+		return scr;
+	const char *old = getenv("TERMINFO");
+	char *saved = old ? strdup(old) : NULL;
+	setenv("TERMINFO", dir, 1);
+	scr = newterm(type, out, in);
+	if (saved) {
+		setenv("TERMINFO", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("TERMINFO");
+	}
+	return scr;
+}
+
+/* The names of the bundled entries, space-separated and sorted, into buf (empty if none). */
+static void bundled_names(char *buf, size_t bufsz)
+{
+	char dir[4096], sub[4096 + 260];
+	char *names[64];
+	size_t n = 0, w = 0;
+
+	buf[0] = '\0';
+	if (!bundled_terminfo(dir, sizeof dir))
+		return;
+	DIR *top = opendir(dir);
+	struct dirent *d1, *d2;
+	while (top && (d1 = readdir(top))) {
+		if (d1->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", dir, d1->d_name);
+		DIR *d = opendir(sub);
+		while (d && (d2 = readdir(d)))
+			if (d2->d_name[0] != '.' && n < sizeof names / sizeof names[0])
+				names[n++] = strdup(d2->d_name);
+		if (d)
+			closedir(d);
+	}
+	if (top)
+		closedir(top);
+	for (size_t i = 1; i < n; i++) /* a handful of names: insertion sort */
+		for (size_t j = i; j > 0 && names[j] && names[j - 1] &&
+				   strcmp(names[j - 1], names[j]) > 0; j--) {
+			char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (names[i] && w + strlen(names[i]) + 2 < bufsz)
+			w += (size_t)snprintf(buf + w, bufsz - w, "%s%s", w ? " " : "", names[i]);
+		free(names[i]);
+	}
+}
+
 static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 {
 	SCREEN *scr;
@@ -1021,9 +1093,9 @@ static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 		setenv("COLUMNS", c, 1);
 		setenv("LINES", r, 1);
 		use_env(TRUE);
-		scr = newterm("xterm-256color", *outp, *inp);
+		scr = newterm_any("xterm-256color", *outp, *inp);
 		if (!scr)
-			scr = newterm("vt100", *outp, *inp);
+			scr = newterm_any("vt100", *outp, *inp);
 		if (!scr)
 			die(ERR_SOFTWARE, "%s", _("cannot start curses for --script (no terminfo for "
 						  "xterm-256color or vt100)"));
@@ -1042,10 +1114,18 @@ static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 		emerg.tty_ok = 0; /* set once curses is up and the reset strings are known */
 	*outp = stdout;
 	*inp = stdin;
-	scr = newterm(NULL, stdout, stdin);
-	if (!scr)
+	scr = newterm_any(NULL, stdout, stdin);
+	if (!scr) {
+		char known[1024];
+		bundled_names(known, sizeof known);
+		if (*known)
+			die(ERR_USAGE, _("no terminfo entry for TERM '%s' on this system or in oomfix's own "
+					 "set. oomfix knows: %s. Run it with one of them (e.g. "
+					 "TERM=xterm-256color oomfix ...), or use the subcommands (oomfix "
+					 "--help)."), term, known);
 		die(ERR_USAGE, _("unknown terminal type '%s'; set TERM (e.g. xterm-256color) or use "
 				 "the subcommands (oomfix --help)."), term);
+	}
 	return scr;
 }
 
