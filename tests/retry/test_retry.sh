@@ -159,6 +159,16 @@ usage() {
 }
 check "usage errors: 64; a missing job: 66; --help" usage
 
+survived() {
+	# three steps per bucket: the 1024 bucket is skipped three times, then a smaller one fits
+	# again, so the run finishes (D, survived): the job is kept and the skips are named
+	stop_case survived zimage_largest_bucket.yaml 0 "It survived out-of-memory skips (D:" \
+		-- --vram 11.5 --bucket-steps 3 || return 1
+	grep -q "skipping batch 3/3" "$WORK/survived/job.yaml.oomfix-runs/1.log" &&
+		cmp -s "$WORK/survived/job.yaml" "$WORK/survived/orig.yaml"
+}
+check "a run that finishes after surviving OOM skips: 0, the skips named, no change" survived
+
 # ---- probe ------------------------------------------------------------------------------------
 probe() {
 	local dir="$WORK/probe"

@@ -10,12 +10,14 @@ escaped (run.py re-raises it), 0 after Ctrl-C ("Job stopped"), and killed by SIG
 Python process without a handler.
 
     aitk_standin.py [--vram GB] [--other-process GB] [--delay SECONDS] [--fail python]
-                    [--images N] JOB
+                    [--images N] [--bucket-steps N] JOB
 
 --vram (or STANDIN_VRAM_GB, default 24) is the card's size; --other-process GB makes another
 process hold that much of it (then the OOM message says 0 bytes are free, as on a shared card);
 --delay (or STANDIN_DELAY) sleeps after each training step, so a run can be followed, probed or
-interrupted; --fail python makes dataset setup fail with a missing folder, which is not an OOM.
+interrupted; --fail python makes dataset setup fail with a missing folder, which is not an OOM;
+--bucket-steps N (default 4) is how many steps in a row each bucket gets: below 4, a bucket too
+big for the card is skipped (the trainer's 3 skips) and the run survives it.
 STANDIN_PID_FILE, when set, names a file the stand-in writes its pid into (tests use it to look
 for orphans).
 
@@ -77,8 +79,9 @@ class OOM(Exception):
 
 
 class Stand:
-    def __init__(self, job, vram, other, delay, fail, images):
+    def __init__(self, job, vram, other, delay, fail, images, bucket_steps=4):
         self.job, self.delay, self.fail, self.images = job, delay, fail, images
+        self.bucket_steps = max(1, int(bucket_steps))
         self.capacity = round(vram * 0.981, 2)
         self.other = other
         # the CUDA context and the allocator's slack
@@ -400,9 +403,9 @@ class Stand:
         fails = 0
         self.bar(self.name, 0, total)
         for step in range(1, total + 1):
-            # Each bucket in turn, four steps each, smallest first: a bucket too big for the card
+            # Each bucket in turn, a few steps each, smallest first: a bucket too big for the card
             # shows up as soon as its turn comes.
-            _, r, b, frames = buckets[((step - 1) // 4) % len(buckets)]
+            _, r, b, frames = buckets[((step - 1) // self.bucket_steps) % len(buckets)]
             held = self.resident(te_on)
             act = self.act * (r / 1024.0) ** 2 * b * self.latent_frames(frames) * self.dt
             act *= 0.25 if gc else 1.0
@@ -473,16 +476,17 @@ def read_job(path):
 
 def main(argv):
     args = {"vram": float(os.environ.get("STANDIN_VRAM_GB", "24")), "other": 0.0,
-            "delay": float(os.environ.get("STANDIN_DELAY", "0")), "fail": None, "images": 8}
+            "delay": float(os.environ.get("STANDIN_DELAY", "0")), "fail": None, "images": 8,
+            "bucket_steps": 4}
     rest = []
     i = 0
     while i < len(argv):
         a = argv[i]
         opt = {"--vram": "vram", "--other-process": "other", "--delay": "delay", "--fail": "fail",
-               "--images": "images"}.get(a)
+               "--images": "images", "--bucket-steps": "bucket_steps"}.get(a)
         if opt and i + 1 < len(argv):
             v = argv[i + 1]
-            args[opt] = v if opt == "fail" else int(v) if opt == "images" else float(v)
+            args[opt] = v if opt == "fail" else int(v) if opt in ("images", "bucket_steps") else float(v)
             i += 2
             continue
         rest.append(a)
@@ -494,7 +498,8 @@ def main(argv):
         with open(os.environ["STANDIN_PID_FILE"], "w") as f:
             f.write("%d\n" % os.getpid())
     job = read_job(rest[0])
-    st = Stand(job, args["vram"], args["other"], args["delay"], args["fail"], args["images"])
+    st = Stand(job, args["vram"], args["other"], args["delay"], args["fail"], args["images"],
+               args["bucket_steps"])
     try:
         return st.run()
     except KeyboardInterrupt:
