@@ -81,7 +81,7 @@ _oomfix() {
 	get | set) words=(-o --output -i --in-place --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
 	queue | restore) words=(--aitk --help) ;;
-	retry) words=(--max-tries --probe --aitk --help --) ;;
+	retry) words=(--max-tries --probe --grace --aitk --help --) ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))

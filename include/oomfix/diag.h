@@ -163,6 +163,21 @@ bool diag_has_hint(const struct diag_result *r, const char *id);
 /* A phase in words ("loading the model", "training"), translated. */
 const char *diag_phase_label(enum diag_phase p);
 
+/* One tqdm frame as the diagnosis reads it ("desc:  5%|bar| 150/3000 [04:10<1:19:12, ...]"):
+ * desc points into s (not NUL-terminated), n is the count of completed items. `lrloss` is set
+ * when the frame carries "lr:" or "loss:" (the training bar). Returns false when s holds no whole
+ * frame. For readers of a live run (oomfix retry's probe). */
+struct diag_bar {
+	const char *desc;
+	size_t dlen;
+	long long n, total;
+	bool lrloss;
+};
+bool diag_parse_bar(const char *s, size_t len, struct diag_bar *out);
+
+/* True when a bar description is a sampling bar ("Generating Samples", "Generating Images"). */
+bool diag_is_sampling_bar(const char *desc, size_t len);
+
 const char *diag_timing_name(enum diag_timing t); /* "before_training", ... or NULL */
 const char *diag_phase_name(enum diag_phase p);   /* "model_load", ... or NULL */
 const char *diag_other_name(enum diag_other o);   /* "host_oom", ... or NULL */

@@ -11,6 +11,7 @@ enum {
 	ERR_USAGE = 64,    /* EX_USAGE: bad command line */
 	ERR_DATA = 65,     /* EX_DATAERR: invalid YAML, not a job, bad value */
 	ERR_NOINPUT = 66,  /* EX_NOINPUT: cannot open input */
+	ERR_UNAVAILABLE = 69, /* EX_UNAVAILABLE: a needed program or state is not there */
 	ERR_SOFTWARE = 70, /* EX_SOFTWARE: internal check failed (e.g. an edit did not verify) */
 	ERR_CANTCREAT = 73,/* EX_CANTCREAT: cannot create output */
 	ERR_IOERR = 74,    /* EX_IOERR: read or write failed */

@@ -29,7 +29,8 @@ struct fix_def {
 	const char *title; /* short, N_() — translate with _() where displayed */
 	const char *why;   /* one paragraph, N_(): what memory it saves, what it costs */
 	const char *change; /* one sentence, N_(): what it changes in the file (the walk-through) */
-	const char *lesson; /* N_(): the longer lesson behind it (the walk-through's "more") */
+	const char *lesson; /* N_(): the longer lesson behind it (the walk-through's "more";
+			    * oomfix retry teaches each try with it) */
 };
 
 extern const struct fix_def fix_defs[FIX_COUNT];
@@ -61,33 +62,63 @@ void fix_edits_free(struct fix_edit_list *l);
  * (4k+1), 0 for image models. */
 int fix_frame_grid(const struct job *j);
 
-/* The rollback plan for the job's kind (image or video order), with done marks.
+/* The rollback plan for the job's kind (image or video order), with done marks, and the first
+ * fix for a verdict (SPEC §3.4).
  *
- * Without a job the kind comes from verdict->model_kind; when that is unknown too the image order
- * is used (num_frames cannot be judged) and every step is marked FIX_TODO, because nothing can be
- * seen to be done. first_fix follows SPEC §3.4; when the chosen fix is done or not applicable it
- * falls to the first plan step not done, and to fresh_worker when every step is done (a
- * conservative job that still fails). Without a job, B (first_steps) gives the first step of the
- * order and accepts every step B can blame (gradient checkpointing, batch, bucket, frames). */
-struct plan_step { enum fix_id fix; enum fix_status status; };
+ * A fix must act on the phase that failed: each step is marked `helps` when it changes the
+ * memory of the verdict's phase (model load: low_vram; caching: num_frames for video,
+ * drop_largest_bucket, low_vram; baseline or periodic sampling: lighter_sampling,
+ * disable_sampling, low_vram; training and saving: the rollback order without the sampling
+ * steps). Without a verdict, without an OOM, or when the log does not show the phase, every step
+ * helps. The first fix is the first step that helps and is not done, in that order (D prefers
+ * num_frames for video, drop_largest_bucket otherwise; baseline and periodic sampling start with
+ * lighter_sampling); E (environment) is always fresh_worker. When no step that helps is left the
+ * first fix is FIX_NONE and `exhausted` is set: the settings oomfix knows cannot shrink that
+ * phase any further (plan_exhausted_text says so). Without a job the kind comes from
+ * verdict->model_kind (image order when unknown) and every step is FIX_TODO, because nothing can
+ * be seen to be done. A step's status is fix_status() — the checklist reads the same statuses,
+ * so the two can never disagree. */
+struct plan_step {
+	enum fix_id fix;
+	enum fix_status status;
+	bool helps;                 /* changes the memory of the phase that failed */
+};
 struct plan {
 	struct plan_step steps[8];
 	size_t n;
 	int kind;                   /* enum job_kind the order was chosen for */
-	enum fix_id first_fix;      /* for the verdict (FIX_NONE when no verdict or no OOM) */
+	enum diag_phase phase;      /* the failing phase the marks follow (DIAG_P_NONE: all help) */
+	enum fix_id first_fix;      /* for the verdict (FIX_NONE when no verdict, no OOM, or
+				     * nothing that helps is left) */
+	bool exhausted;             /* an OOM, not E, and no step that helps is left to do */
 	enum fix_id accept[4];      /* every fix §3.4 also allows first (first_fix included) */
 	size_t naccept;
 };
 /* job may be NULL (kind unknown); verdict may be NULL (no log). */
 void plan_build(const struct job *j, const struct diag_result *verdict, struct plan *out);
 
+/* True when fix `id` changes the memory of the failing phase `phase` for a model of `kind`
+ * (DIAG_P_NONE: true for every fix but fresh_worker). */
+bool plan_fix_helps(enum fix_id id, enum diag_phase phase, int kind);
+
+/* When p->exhausted: a translated sentence saying that the settings oomfix knows are exhausted
+ * for the failing phase, and what is left (a bigger card or a smaller model; layer offloading by
+ * hand where the arch has it and it is off). j may be NULL. Writes "" otherwise. */
+void plan_exhausted_text(const struct plan *p, const struct job *j, char *buf, size_t sz);
+
+/* The translated mark of a step that does not act on the failing phase. */
+const char *plan_no_help_label(void);
+
 /* The first plan step not done (FIX_NONE when every step is done or not applicable): what
  * `oomfix fix JOB next` applies without a log. */
 enum fix_id plan_next_step(const struct plan *p);
 
-/* The six checklist items as ticks on the loaded job. CHECK_BUCKET is ticked when the largest
- * bucket is 768 or less and CHECK_FRAMES when no clip or preview has more than 33 frames (the
- * conservative limits of SPEC §3.3 E); CHECK_FRAMES is FIX_NOT_APPLICABLE for image models.
+/* The six checklist items as ticks on the loaded job: the plan's table seen as ticks (SPEC §4), so
+ * each item has exactly the status of its fix — CHECK_BATCH of batch_size, CHECK_BUCKET of
+ * drop_largest_bucket (ticked when no bucket is above 512), CHECK_GC of gradient_checkpointing,
+ * CHECK_FRAMES of num_frames (FIX_NOT_APPLICABLE for image models), CHECK_SAMPLING done when
+ * lighter_sampling or disable_sampling is. A checklist and a plan of the same job can therefore
+ * never contradict each other.
  * CHECK_WORKER: FIX_NOT_APPLICABLE while the job is not conservative yet, FIX_TODO when it is and
  * the verdict still shows an OOM (start a fresh worker), FIX_DONE when it is and no failure is
  * known. `reason[i]` holds a translated sentence for each item. */

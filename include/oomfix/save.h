@@ -58,4 +58,9 @@ char *save_journal_name(const char *path);
 int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 		 const char *const *changes, size_t nchanges, struct err *e);
 
+/* The same with a line of context after "Fixes:" (`note`, may be NULL), e.g. which try of
+ * `oomfix retry` the fixes answer and where its log is. */
+int save_journal_note(const char *path, const char *note, const char *const *fixes,
+		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e);
+
 #endif

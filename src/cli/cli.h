@@ -15,6 +15,7 @@ int cmd_set(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
+int cmd_retry(int argc, char **argv);
 
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;

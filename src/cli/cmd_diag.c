@@ -212,6 +212,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
 			printf("  %s %-24s ", mark, f->name);
 			put_clipped(_(f->title), width - 31);
+			if (!p->steps[i].helps)
+				printf("%*s(%s)\n", 31, "", plan_no_help_label());
 		}
 		if (p->first_fix != FIX_NONE) {
 			const struct fix_def *f = &fix_defs[p->first_fix];
@@ -225,6 +227,12 @@ static void print_report(const char *log, const struct diag_result *r, const str
 				printf("%s\n", _("See the change with:"));
 				printf("  oomfix fix --diff --log %s %s %s\n", log, jobpath, f->name);
 			}
+		} else if (p->exhausted) {
+			char buf[512];
+
+			plan_exhausted_text(p, j, buf, sizeof buf);
+			fputc('\n', stdout);
+			put_wrapped(buf, width, 0, width);
 		}
 	}
 	if (r->truncated) {
@@ -246,6 +254,8 @@ static void print_json(const struct diag_result *r, const struct plan *p)
 	diag_json_head(&j, r);
 	json_key(&j, "first_fix");
 	json_str(&j, p->first_fix == FIX_NONE ? NULL : fix_defs[p->first_fix].name);
+	json_key(&j, "fixes_exhausted");
+	json_bool(&j, p->exhausted);
 	json_key(&j, "accept_first_fix");
 	json_arr_begin(&j);
 	for (size_t i = 0; i < p->naccept; i++)
@@ -259,6 +269,8 @@ static void print_json(const struct diag_result *r, const struct plan *p)
 		json_str(&j, fix_defs[p->steps[i].fix].name);
 		json_key(&j, "done");
 		json_bool(&j, p->steps[i].status == FIX_DONE);
+		json_key(&j, "helps");
+		json_bool(&j, p->steps[i].helps);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);

@@ -123,11 +123,15 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 		json_str(&js, _(fix_defs[p->steps[i].fix].title));
 		json_key(&js, "reason");
 		json_str(&js, reason);
+		json_key(&js, "helps");
+		json_bool(&js, p->steps[i].helps);
 		json_obj_end(&js);
 	}
 	json_arr_end(&js);
 	json_key(&js, "first_fix");
 	json_str(&js, fix_name(first));
+	json_key(&js, "fixes_exhausted");
+	json_bool(&js, p->exhausted);
 	json_key(&js, "accept_first_fix");
 	json_arr_begin(&js);
 	for (size_t i = 0; i < p->naccept; i++)
@@ -212,6 +216,8 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		int pad = 6 - text_width(mark, strlen(mark)); /* columns line up in cells, not bytes */
 		printf("  %zu. %s%*s %-23s %s — %s\n", i + 1, mark, pad > 0 ? pad : 0, "",
 		       fix_name(p->steps[i].fix), _(fix_defs[p->steps[i].fix].title), reason);
+		if (!p->steps[i].helps)
+			printf("%*s(%s)\n", 34, "", plan_no_help_label());
 	}
 	printf("\n");
 	if (v) {
@@ -230,6 +236,11 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 			 : _("First fix (no log given: first step not done): %s — %s\n"),
 		       fix_name(first), _(fix_defs[first].title));
 		print_wrapped(_(fix_defs[first].why), 2, 78);
+	} else if (p->exhausted) {
+		char text[512];
+		plan_exhausted_text(p, j, text, sizeof text);
+		printf("%s\n", _("First fix: none."));
+		print_wrapped(text, 2, 78);
 	} else if (!v || v->oom) {
 		printf("%s\n", _("First fix: none — every step of the plan is done."));
 	}
@@ -485,6 +496,13 @@ int cmd_fix(int argc, char **argv)
 			struct plan p;
 			plan_build(j, v, &p);
 			id = v ? p.first_fix : plan_next_step(&p);
+			if (id == FIX_NONE && p.exhausted) {
+				char text[512];
+				plan_exhausted_text(&p, j, text, sizeof text);
+				fprintf(stderr, _("next: %s\n"), text);
+				not_applicable = true;
+				continue;
+			}
 			if (id == FIX_NONE) {
 				fprintf(stderr, "%s\n", v && !v->oom
 					? _("next: the log shows no GPU out-of-memory, so there is no fix to choose")

@@ -22,6 +22,8 @@ static void usage(FILE *fp)
 		"  oomfix get JOB PATH                     print a value, e.g. config.process[0].train.batch_size\n"
 		"  oomfix set [-o OUT | -i] JOB PATH=VALUE...\n"
 		"                                          change values (VALUE is YAML)\n"
+		"  oomfix retry [--max-tries N] [--probe STEPS] JOB -- CMD [ARG...]\n"
+		"                                          run CMD, fix what failed, run again\n"
 		"  oomfix --help | --version\n"
 		"\n"
 		"Without -o or -i, 'fix' and 'set' print the new YAML and leave the file alone.\n"
@@ -38,6 +40,7 @@ static const struct {
 	{ "diagnose", cmd_diagnose },
 	{ "plan", cmd_plan },
 	{ "fix", cmd_fix },
+	{ "retry", cmd_retry },
 };
 
 int main(int argc, char **argv)

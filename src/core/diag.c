@@ -1531,3 +1531,18 @@ bool diag_state_pending(const struct diag_state *ds)
 
 	return ds->fd >= 0 && fstat(ds->fd, &fs) == 0 && (uint64_t)fs.st_size > diag_state_offset(ds);
 }
+
+bool diag_parse_bar(const char *s, size_t len, struct diag_bar *out)
+{
+	struct bar b;
+	if (!parse_bar(s, len, &b))
+		return false;
+	*out = (struct diag_bar){ .desc = b.desc, .dlen = b.dlen, .n = b.n, .total = b.total,
+				  .lrloss = b.lrloss };
+	return true;
+}
+
+bool diag_is_sampling_bar(const char *desc, size_t len)
+{
+	return is_sampling_desc(desc, len);
+}

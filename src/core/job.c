@@ -32,26 +32,32 @@ struct arch_info {
 	int frame_step;   /* video frame grid: 4k+1 or 8k+1; 0 for image */
 };
 
-/* Every arch the trainer knows. The legacy StableDiffusion path quantizes only SD3, PixArt, FLUX
- * and Lumina2; every extension model honours `quantize`. An arch missing here is unknown: it
- * falls back to the legacy class, so it gets no capability and its kind comes from the hints. */
+/* Every arch the trainer knows, with what its model class honours — read in the trainer's source,
+ * not from which checkboxes the web UI shows. The legacy StableDiffusion path quantizes only SD3,
+ * PixArt, FLUX and Lumina2, and honours low_vram for FLUX and SD3 (it keeps the transformer on
+ * the CPU while quantizing; toolkit/stable_diffusion_model.py load_model); every extension model
+ * honours `quantize`. low_vram: also OmniGen2 and Zeta Chroma, whose checkbox the UI hides.
+ * Layer offloading: only the classes that attach the memory manager (Wan 2.1 does, the UI hides
+ * it; ACE-Step raises NotImplementedError and Boogu and PRX Pixel ignore it, though the UI shows
+ * it). An arch missing here is unknown: it falls back to the legacy class, so it gets no
+ * capability and its kind comes from the hints. */
 static const struct arch_info arch_table[] = {
 	/* legacy */
 	{ "sd1", 0, 0 },
 	{ "sd15", 0, 0 },
 	{ "sd2", 0, 0 },
-	{ "sd3", A_QUANTIZE, 0 },
+	{ "sd3", A_QUANTIZE | A_LOW_VRAM, 0 },
 	{ "sdxl", 0, 0 },
 	{ "pixart", A_QUANTIZE, 0 },
 	{ "pixart_sigma", A_QUANTIZE, 0 },
 	{ "auraflow", 0, 0 },
-	{ "flux", A_QUANTIZE, 0 },
+	{ "flux", A_QUANTIZE | A_LOW_VRAM, 0 },
 	{ "lumina2", A_QUANTIZE, 0 },
 	{ "vega", 0, 0 },
 	{ "ssd", 0, 0 },
 	/* built-in and extension models */
-	{ "wan21", A_VIDEO | A_QUANTIZE | A_LOW_VRAM, 4 },
-	{ "wan21_i2v", A_VIDEO | A_QUANTIZE | A_LOW_VRAM, 4 },
+	{ "wan21", A_VIDEO | A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 4 },
+	{ "wan21_i2v", A_VIDEO | A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 4 },
 	{ "wan22_14b", A_VIDEO | A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 4 },
 	{ "wan22_14b_i2v", A_VIDEO | A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 4 },
 	{ "wan22_5b", A_VIDEO | A_QUANTIZE | A_LOW_VRAM, 4 },
@@ -61,15 +67,15 @@ static const struct arch_info arch_table[] = {
 	{ "minimax_h3", A_VIDEO | A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 4 },
 	{ "minimax_h3_ref2va", A_VIDEO | A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 4 },
 	{ "cogview4", A_QUANTIZE, 0 },
-	{ "ace_step_15", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
-	{ "ace_step_15_xl", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
+	{ "ace_step_15", A_QUANTIZE | A_LOW_VRAM, 0 },
+	{ "ace_step_15_xl", A_QUANTIZE | A_LOW_VRAM, 0 },
 	{ "anima", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
-	{ "boogu_image", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
-	{ "boogu_image_edit", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
+	{ "boogu_image", A_QUANTIZE | A_LOW_VRAM, 0 },
+	{ "boogu_image_edit", A_QUANTIZE | A_LOW_VRAM, 0 },
 	{ "chroma", A_QUANTIZE, 0 },
 	{ "chroma_radiance", A_QUANTIZE, 0 },
 	{ "ernie_image", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
-	{ "example", A_QUANTIZE, 0 },
+	{ "example", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "f-lite", A_QUANTIZE, 0 },
 	{ "flex2", A_QUANTIZE, 0 },
 	{ "flux2", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
@@ -83,15 +89,15 @@ static const struct arch_info arch_table[] = {
 	{ "krea2", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "mageflow", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "mageflow_edit", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
-	{ "nucleus_image", A_QUANTIZE | A_LOW_VRAM, 0 },
-	{ "omnigen2", A_QUANTIZE, 0 },
-	{ "prx_pixel", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
+	{ "nucleus_image", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
+	{ "omnigen2", A_QUANTIZE | A_LOW_VRAM, 0 },
+	{ "prx_pixel", A_QUANTIZE | A_LOW_VRAM, 0 },
 	{ "qwen_image", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "qwen_image_edit", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "qwen_image_edit_plus", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "zimage", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 	{ "zimage_l2p", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
-	{ "zeta_chroma", A_QUANTIZE, 0 },
+	{ "zeta_chroma", A_QUANTIZE | A_LOW_VRAM | A_LAYER_OFFLOAD, 0 },
 };
 
 /* Legacy model flags, in the order the trainer tries them when `arch` is absent. */

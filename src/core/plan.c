@@ -39,6 +39,60 @@ enum fix_id plan_next_step(const struct plan *p)
 	return FIX_NONE;
 }
 
+/* The fixes that change the memory of a phase, in the order they are tried (SPEC §3.4 table).
+ * Returns how many; 0 for a phase the log does not show (then every fix may help). */
+static size_t phase_fixes(enum diag_phase ph, bool video, enum fix_id out[6])
+{
+	size_t n = 0;
+	switch (ph) {
+	case DIAG_P_MODEL_LOAD:
+		/* low_vram also turns on quantization of the model and the text encoder. */
+		out[n++] = FIX_LOW_VRAM;
+		break;
+	case DIAG_P_CACHING:
+		if (video)
+			out[n++] = FIX_NUM_FRAMES;
+		out[n++] = FIX_DROP_LARGEST_BUCKET;
+		out[n++] = FIX_LOW_VRAM;
+		break;
+	case DIAG_P_BASELINE_SAMPLING:
+	case DIAG_P_SAMPLING:
+		out[n++] = FIX_LIGHTER_SAMPLING;
+		out[n++] = FIX_DISABLE_SAMPLING;
+		out[n++] = FIX_LOW_VRAM;
+		break;
+	case DIAG_P_TRAINING:
+	case DIAG_P_SAVING: /* a save runs with the training state on the card */
+		out[n++] = video ? FIX_NUM_FRAMES : FIX_GRADIENT_CHECKPOINTING;
+		out[n++] = FIX_BATCH_SIZE;
+		out[n++] = FIX_DROP_LARGEST_BUCKET;
+		out[n++] = FIX_LOW_VRAM;
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+bool plan_fix_helps(enum fix_id id, enum diag_phase phase, int kind)
+{
+	enum fix_id f[6];
+	size_t n = phase_fixes(phase, kind == JOB_KIND_VIDEO, f);
+	if (id == FIX_FRESH_WORKER || id == FIX_NONE)
+		return false;
+	if (!n)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (f[i] == id)
+			return true;
+	return false;
+}
+
+const char *plan_no_help_label(void)
+{
+	return _("does not help this failure");
+}
+
 void plan_build(const struct job *j, const struct diag_result *verdict, struct plan *out)
 {
 	memset(out, 0, sizeof *out);
@@ -49,48 +103,53 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 	const enum fix_id *order = video ? video_order : image_order;
 	size_t n = video ? sizeof video_order / sizeof *video_order
 			 : sizeof image_order / sizeof *image_order;
+	bool failed = verdict && verdict->oom && verdict->timing != DIAG_T_NONE;
+	out->phase = failed ? verdict->phase : DIAG_P_NONE;
 	for (size_t i = 0; i < n; i++) {
 		out->steps[i].fix = order[i];
 		/* Without a job nothing can be seen to be done. */
 		out->steps[i].status = j ? fix_status(j, order[i], NULL, 0) : FIX_TODO;
+		out->steps[i].helps = plan_fix_helps(order[i], out->phase, kind);
 	}
 	out->n = n;
 
-	if (!verdict || !verdict->oom || verdict->timing == DIAG_T_NONE)
+	if (!failed)
 		return;
-
-	enum fix_id want = FIX_NONE;
-	switch (verdict->timing) {
-	case DIAG_T_ENVIRONMENT:
+	if (verdict->timing == DIAG_T_ENVIRONMENT) {
 		/* Worker state, not settings: no fallback to a YAML change. */
 		out->first_fix = FIX_FRESH_WORKER;
 		accept(out, FIX_FRESH_WORKER);
 		return;
-	case DIAG_T_BEFORE_TRAINING:
-		switch (verdict->phase) {
-		case DIAG_P_MODEL_LOAD:
-			want = FIX_LOW_VRAM;
-			accept(out, want);
-			break;
-		case DIAG_P_CACHING:
-			want = video ? FIX_NUM_FRAMES : FIX_DROP_LARGEST_BUCKET;
-			accept(out, want);
-			break;
-		case DIAG_P_BASELINE_SAMPLING:
-			/* Lighter previews keep them; turn them off only when they cannot get lighter. */
-			want = step_status(out, j, FIX_LIGHTER_SAMPLING) == FIX_TODO ? FIX_LIGHTER_SAMPLING
-										: FIX_DISABLE_SAMPLING;
-			accept(out, FIX_LIGHTER_SAMPLING);
-			accept(out, FIX_DISABLE_SAMPLING);
-			break;
-		default:
-			/* Before training with no recognisable phase: the rollback order decides. */
-			break;
+	}
+
+	enum fix_id cand[6];
+	size_t nc = phase_fixes(verdict->phase, video, cand);
+	enum fix_id want = FIX_NONE;
+	if (!nc) {
+		/* The log does not show which phase failed: the rollback order decides. */
+		want = plan_next_step(out);
+	} else {
+		/* D: the steps that fit now and then are the largest bucket or the longest clips. */
+		if (verdict->timing == DIAG_T_INTERMITTENT) {
+			enum fix_id pref = video ? FIX_NUM_FRAMES : FIX_DROP_LARGEST_BUCKET;
+			accept(out, pref);
+			if (step_status(out, j, pref) == FIX_TODO)
+				want = pref;
 		}
+		for (size_t i = 0; want == FIX_NONE && i < nc; i++)
+			if (step_status(out, j, cand[i]) == FIX_TODO)
+				want = cand[i];
+	}
+	switch (verdict->phase) {
+	case DIAG_P_BASELINE_SAMPLING:
+	case DIAG_P_SAMPLING:
+		/* Lighter previews keep them; turning them off is as good a first answer. */
+		accept(out, FIX_LIGHTER_SAMPLING);
+		accept(out, FIX_DISABLE_SAMPLING);
 		break;
-	case DIAG_T_FIRST_STEPS:
-		if (!j) {
-			want = out->steps[0].fix;
+	case DIAG_P_TRAINING:
+		if (!j && verdict->timing == DIAG_T_FIRST_STEPS) {
+			/* Without a job nothing shows which step of the order is in place. */
 			accept(out, FIX_GRADIENT_CHECKPOINTING);
 			accept(out, FIX_BATCH_SIZE);
 			accept(out, FIX_DROP_LARGEST_BUCKET);
@@ -98,25 +157,13 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 				accept(out, FIX_NUM_FRAMES);
 		}
 		break;
-	case DIAG_T_SAMPLING:
-		want = step_status(out, j, FIX_LIGHTER_SAMPLING) == FIX_DONE ? FIX_DISABLE_SAMPLING
-									     : FIX_LIGHTER_SAMPLING;
-		accept(out, FIX_LIGHTER_SAMPLING);
-		accept(out, FIX_DISABLE_SAMPLING);
-		break;
-	case DIAG_T_INTERMITTENT:
-		want = video ? FIX_NUM_FRAMES : FIX_DROP_LARGEST_BUCKET;
-		accept(out, want);
-		break;
 	default:
-		return;
+		break;
 	}
-
-	if (want == FIX_NONE || (j && step_status(out, j, want) != FIX_TODO)) {
-		want = j ? plan_next_step(out) : out->steps[0].fix;
-		/* Every step of the order is in place and it still fails: the worker is suspect. */
-		if (want == FIX_NONE)
-			want = FIX_FRESH_WORKER;
+	if (want == FIX_NONE) {
+		/* Nothing that acts on the failing phase is left to change. */
+		out->exhausted = true;
+		return;
 	}
 	out->first_fix = want;
 	/* The chosen fix is always acceptable, even when the list of alternatives is full. */
@@ -128,6 +175,27 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 			out->accept[out->naccept - 1] = want;
 	}
 	accept(out, want);
+}
+
+void plan_exhausted_text(const struct plan *p, const struct job *j, char *buf, size_t sz)
+{
+	if (!buf || !sz)
+		return;
+	buf[0] = '\0';
+	if (!p || !p->exhausted)
+		return;
+	int o = p->phase == DIAG_P_NONE
+		? snprintf(buf, sz, "%s", _("The settings oomfix knows are exhausted: no step of the "
+					    "plan is left to change. This job needs a card with more "
+					    "memory, or a smaller model."))
+		: snprintf(buf, sz, _("The settings oomfix knows are exhausted for this phase (%s): "
+				      "none that changes its memory is left to change. This job "
+				      "needs a card with more memory, or a smaller model."),
+			   diag_phase_label(p->phase));
+	if (o > 0 && (size_t)o < sz && j && j->arch_has_layer_offloading && !j->layer_offloading)
+		snprintf(buf + o, sz - (size_t)o, " %s",
+			 _("One setting is left to try by hand: model.layer_offloading: true "
+			   "(experimental and slow)."));
 }
 
 /* ---- checklist -------------------------------------------------------------------------------- */
@@ -194,14 +262,13 @@ void checklist_build(const struct job *j, const struct diag_result *verdict, str
 			    _("the log points at the worker: start a fresh one"));
 		return;
 	}
+	/* Each item is its fix's status, worded by the fix: the plan shows the same statuses. */
 	char r[200];
 	enum fix_status st = fix_status(j, FIX_BATCH_SIZE, r, sizeof r);
 	set(out, CHECK_BATCH, st == FIX_DONE ? FIX_DONE : FIX_TODO, "%s", r);
 
-	long long mb = job_max_bucket(j);
-	if (mb <= 0)
-		mb = 512;
-	set(out, CHECK_BUCKET, mb <= 768 ? FIX_DONE : FIX_TODO, _("largest bucket %lld"), mb);
+	st = fix_status(j, FIX_DROP_LARGEST_BUCKET, r, sizeof r);
+	set(out, CHECK_BUCKET, st, "%s", r);
 
 	if (fix_status(j, FIX_DISABLE_SAMPLING, NULL, 0) == FIX_DONE)
 		set(out, CHECK_SAMPLING, FIX_DONE, "%s", _("sampling is disabled"));
@@ -214,19 +281,23 @@ void checklist_build(const struct job *j, const struct diag_result *verdict, str
 	set(out, CHECK_GC, st == FIX_DONE ? FIX_DONE : FIX_TODO, "%s", r);
 
 	if (j->kind == JOB_KIND_VIDEO) {
-		long long f = max_frames(j);
-		set(out, CHECK_FRAMES, f <= 33 ? FIX_DONE : FIX_TODO,
-		    _("longest clip or preview: %lld frames"), f);
+		st = fix_status(j, FIX_NUM_FRAMES, r, sizeof r);
+		set(out, CHECK_FRAMES, st, "%s", r);
 	} else {
 		set(out, CHECK_FRAMES, FIX_NOT_APPLICABLE, "%s", _("image model"));
 	}
 
+	/* Only the E verdict blames the worker (SPEC §3.3); an ordinary out-of-memory of a
+	 * conservative job is answered by the plan, not by a fresh worker. */
 	if (!job_is_conservative(j))
 		set(out, CHECK_WORKER, FIX_NOT_APPLICABLE, "%s",
 		    _("the job is not conservative yet: keep rolling back settings"));
-	else if (failing)
+	else if (failing && verdict->timing == DIAG_T_ENVIRONMENT)
 		set(out, CHECK_WORKER, FIX_TODO, "%s",
 		    _("conservative and still out of memory: start a fresh worker"));
+	else if (failing)
+		set(out, CHECK_WORKER, FIX_NOT_APPLICABLE, "%s",
+		    _("conservative, but the log shows no worker problem: see the plan"));
 	else
 		set(out, CHECK_WORKER, FIX_DONE, "%s",
 		    _("conservative: if it still fails, suspect the worker, not the settings"));

@@ -626,6 +626,12 @@ static void iso_now(char *out, size_t size)
 int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 		 const char *const *changes, size_t nchanges, struct err *e)
 {
+	return save_journal_note(path, NULL, fixes, nfixes, changes, nchanges, e);
+}
+
+int save_journal_note(const char *path, const char *note, const char *const *fixes,
+		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e)
+{
 	char *name = save_journal_name(path);
 	char *entry = NULL;
 	size_t entry_len = 0;
@@ -651,6 +657,10 @@ int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 		}
 	}
 	fputs("\n\n", f);
+	if (note && *note) {
+		put_clean(f, note, strlen(note));
+		fputs("\n\n", f);
+	}
 	for (size_t i = 0; i < nchanges; i++)
 		put_change(f, changes[i]);
 	if (fclose(f) != 0 || !entry) {

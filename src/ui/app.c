@@ -236,6 +236,8 @@ static const char *question(const struct ui_app *a)
 	case UI_Q_OVERWRITE: return _("The file changed on disk since it was loaded. Overwrite it "
 				      "anyway? y = overwrite, n = keep the disk version");
 	case UI_Q_QUIT: return _("Quit and lose the unsaved changes? y = quit, n = stay");
+	case UI_Q_UNTRIED: return _("The last change has not been tried yet: run the job first. "
+				    "Apply another change anyway? y = apply, n = not now");
 	case UI_Q_RECOVER: return _("Recover the unsaved edits from the last session? y = load "
 				    "them as unsaved changes, n = leave them");
 	}
@@ -432,6 +434,8 @@ static void do_save(struct ui_app *a, unsigned flags)
 			  a->s.job_path, a->s.job_path, a->s.job_path);
 }
 
+static void apply_fix(struct ui_app *a, enum fix_id id, bool confirmed);
+
 static char *recover_text;
 static size_t recover_len;
 
@@ -458,6 +462,13 @@ static void answer(struct ui_app *a, bool yes)
 		if (yes)
 			a->quit = true;
 		break;
+	case UI_Q_UNTRIED:
+		if (yes)
+			apply_fix(a, a->pick_fix, true);
+		else
+			ui_status(&c, false, "%s", _("Nothing changed. Save (s), run the job, and open "
+						    "its new log."));
+		break;
 	case UI_Q_RECOVER: {
 		struct err e;
 		if (!yes) {
@@ -475,13 +486,48 @@ static void answer(struct ui_app *a, bool yes)
 	}
 }
 
+/* Applies `id` (the first fix, or a step picked in the Plan view). One change, then a run: while
+ * an applied change has not been tried, another one is only made after a yes (`confirmed`). */
+static void apply_fix(struct ui_app *a, enum fix_id id, bool confirmed)
+{
+	struct ui_ctx c = ctx_of(a);
+	struct err e;
+	char note[512];
+	bool changed;
+
+	if (id == FIX_FRESH_WORKER) {
+		ui_status(&c, false, "%s", _("Nothing to change in the YAML: start a fresh worker (see "
+					    "Plan)."));
+		return;
+	}
+	if (!confirmed && ui_session_diag_stale(&a->s)) {
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_UNTRIED;
+		a->confirm_return = UI_M_NORMAL;
+		a->pick_fix = id;
+		ui_status(&c, false, _("Next: %s."), _(fix_defs[id].title));
+		return;
+	}
+	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
+		ui_status_err(&c, &e);
+		return;
+	}
+	if (!changed)
+		ui_status(&c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+	else if (a->s.have_diag && a->s.diag.oom)
+		ui_status(&c, false, _("Applied: %s. Save (s) and run the job again: the next change "
+				       "comes from the new log. %s%s"), _(fix_defs[id].title),
+			  plan_fix_helps(id, a->s.diag.phase, a->s.plan.kind)
+				  ? "" : _("(It does not act on the phase that failed.) "), note);
+	else
+		ui_status(&c, false, _("Applied: %s. d diff, u undo, s save. %s"),
+			  _(fix_defs[id].title), note);
+}
+
 static void apply_first_fix(struct ui_app *a)
 {
 	struct ui_ctx c = ctx_of(a);
 	enum fix_id id;
-	struct err e;
-	char note[512];
-	bool changed;
 
 	if (!a->s.job) {
 		ui_status(&c, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
@@ -503,24 +549,23 @@ static void apply_first_fix(struct ui_app *a)
 		return;
 	}
 	id = ui_session_next_fix(&a->s);
+	if (id == FIX_NONE && ui_session_diag_stale(&a->s)) {
+		/* What the plan says is left is about the old log: the new run will tell. */
+		ui_status(&c, false, "%s", _("The last change has not been tried yet: save, run the "
+					    "job, and open its new log."));
+		return;
+	}
+	if (id == FIX_NONE && a->s.plan.exhausted) {
+		char buf[512];
+		plan_exhausted_text(&a->s.plan, a->s.job, buf, sizeof buf);
+		ui_status(&c, false, "%s", buf);
+		return;
+	}
 	if (id == FIX_NONE) {
 		ui_status(&c, false, "%s", _("Every step of the plan is already done."));
 		return;
 	}
-	if (id == FIX_FRESH_WORKER) {
-		ui_status(&c, false, "%s", _("Nothing to change in the YAML: start a fresh worker (see "
-					    "Plan)."));
-		return;
-	}
-	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
-		ui_status_err(&c, &e);
-		return;
-	}
-	if (!changed)
-		ui_status(&c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
-	else
-		ui_status(&c, false, _("Applied: %s. d diff, u undo, s save. %s"),
-			  _(fix_defs[id].title), note);
+	apply_fix(a, id, false);
 }
 
 static void next_theme(struct ui_app *a)
@@ -593,6 +638,10 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 {
 	if (req == UI_REQ_SAVE)
 		ask_save(a, c, UI_M_NORMAL);
+	else if (req == UI_REQ_APPLY && !a->s.job)
+		ui_status(c, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
+	else if (req == UI_REQ_APPLY)
+		apply_fix(a, a->pick_fix, false);
 }
 
 static void handle_key(struct ui_app *a, int key)
@@ -1202,10 +1251,22 @@ int ui_main(int argc, char **argv)
 	bool more = false;
 	while (!a->quit) {
 		/* While the worker reads, wake up now and then to take its verdict; then look at the
-		 * log at the follow pace. */
-		if (!o.script)
-			wtimeout(stdscr, input_timeout(a, more));
+		 * log at the follow pace. While the last change waits for a run and the log is not
+		 * followed, look for the run's new log now and then. */
+		bool stale = ui_session_diag_stale(&a->s);
+		if (!o.script) {
+			int t = input_timeout(a, more);
+			if (stale && !a->s.live && (t < 0 || t > 500))
+				t = 500;
+			wtimeout(stdscr, t);
+		}
 		int key = o.script ? read_script_key(a, &sc) : read_terminal_key();
+		if (stale && !a->s.live && ui_session_log_newer(&a->s)) {
+			struct ui_ctx c = ctx_of(a);
+			ui_session_diag_start(&a->s);
+			ui_status(&c, false, "%s", _("A newer log: reading it for the next change."));
+			draw(a);
+		}
 		bool verdict = take_verdict(a, false);
 		if (key == 0)
 			break; /* end of the script */

@@ -43,6 +43,9 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_TOGGLE, UI_CTX_FIELDS, { ' ' }, N_("toggle a switch or a resolution bucket"),
 	  N_("toggle") },
 
+	/* the Plan view's list */
+	{ UI_A_PICK, UI_CTX_PLAN, { ENTER_KEYS }, N_("apply the selected step"), NULL },
+
 	/* advanced */
 	{ UI_A_EDITOR, UI_CTX_ADVANCED, { 'e' }, N_("edit the whole YAML in $EDITOR, then reload it"),
 	  N_("editor") },

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
@@ -154,6 +155,18 @@ static void worker_free(struct diag_worker *w)
 	free(w);
 }
 
+/* Notes the log's size and time as the worker starts reading it. */
+static void stamp_log(struct ui_session *s)
+{
+	struct stat st;
+	s->log_stamped = s->log_path && stat(s->log_path, &st) == 0;
+	if (s->log_stamped) {
+		s->log_size = (long long)st.st_size;
+		s->log_mtime_sec = (long long)st.st_mtim.tv_sec;
+		s->log_mtime_nsec = (long long)st.st_mtim.tv_nsec;
+	}
+}
+
 void ui_session_diag_start(struct ui_session *s)
 {
 	struct diag_worker *w;
@@ -176,6 +189,7 @@ void ui_session_diag_start(struct ui_session *s)
 		w->has_info = true;
 	}
 	job_free(&j);
+	stamp_log(s);
 	atomic_init(&w->done, false);
 	worker = w;
 	s->diag_pending = true;
@@ -190,6 +204,26 @@ void ui_session_diag_start(struct ui_session *s)
 		worker_run(w); /* no thread: read it now, as before */
 		w->th = pthread_self();
 	}
+}
+
+bool ui_session_log_newer(const struct ui_session *s)
+{
+	struct stat st;
+	if (!s->log_path || !s->log_stamped || stat(s->log_path, &st) != 0)
+		return false;
+	return (long long)st.st_size != s->log_size ||
+	       (long long)st.st_mtim.tv_sec != s->log_mtime_sec ||
+	       (long long)st.st_mtim.tv_nsec != s->log_mtime_nsec;
+}
+
+bool ui_session_diag_stale(const struct ui_session *s)
+{
+	if (!s->have_diag || s->diag_pending || !s->diag.oom)
+		return false;
+	for (size_t i = s->verdict_pos + 1; i <= s->pos && i < s->nhist; i++)
+		if (s->hist[i].fix != FIX_NONE)
+			return true;
+	return false;
 }
 
 bool ui_session_diag_poll(struct ui_session *s, bool wait)
@@ -210,6 +244,7 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 		diag_state_free(&s->live);
 		s->live = w->ds;
 		w->ds = NULL;
+		s->verdict_pos = s->pos; /* the verdict is about the job as it is now */
 	}
 	if (w->lines_ok) {
 		s->log_lines = w->lines;
@@ -339,6 +374,8 @@ unsigned ui_session_follow(struct ui_session *s)
 		s->lines_known = true;
 	}
 	out |= UI_F_GREW;
+	/* output written after the last change: the verdict now speaks of the job as it is */
+	s->verdict_pos = s->pos;
 	if (diag_state_pending(s->live))
 		out |= UI_F_MORE;
 	s->growing = true;
@@ -507,11 +544,10 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 
 enum fix_id ui_session_next_fix(const struct ui_session *s)
 {
-	if (s->plan.first_fix != FIX_NONE) {
-		if (s->plan.first_fix == FIX_FRESH_WORKER || !s->job ||
-		    fix_status(s->job, s->plan.first_fix, NULL, 0) == FIX_TODO)
-			return s->plan.first_fix;
-	}
+	/* With an out-of-memory verdict only a fix that acts on the failing phase is offered
+	 * (SPEC §3.4): never the next step of the whole order. */
+	if (s->have_diag && s->diag.oom && s->diag.timing != DIAG_T_NONE)
+		return s->plan.first_fix;
 	return plan_next_step(&s->plan);
 }
 

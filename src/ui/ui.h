@@ -106,6 +106,7 @@ enum {
 	UI_CTX_CONFIRM = 1u << 6,  /* a yes/no question */
 	UI_CTX_PROMPT = 1u << 7,   /* a line of text being typed */
 	UI_CTX_HELP = 1u << 8,
+	UI_CTX_PLAN = 1u << 9,     /* the Plan view's list of steps */
 };
 
 #define UI_ACTIONS(X) \
@@ -114,7 +115,7 @@ enum {
 	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
-	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW)
+	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW) X(PICK)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -176,6 +177,11 @@ struct ui_session {
 	struct err diag_err;
 	struct diag_state *live;        /* the diagnosis kept open to follow the log as it grows */
 	bool growing;                   /* the log grew (or was replaced) while it was open */
+	/* One change, then a run (SPEC §3.4): the version the verdict was made for, and the log as
+	 * it was when it was read, to see when a newer log exists. */
+	size_t verdict_pos;
+	bool log_stamped;
+	long long log_size, log_mtime_sec, log_mtime_nsec;
 };
 
 /* What following the log found (ui_session_follow). */
@@ -239,8 +245,18 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
 int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
 
-/* The fix the `a` key applies: the plan's first fix, else the first plan step not done. */
+/* The fix the `a` key applies: with an OOM verdict the plan's first fix (FIX_NONE when nothing
+ * that acts on the failing phase is left), else the first plan step not done. */
 enum fix_id ui_session_next_fix(const struct ui_session *s);
+
+/* True when a fix was applied after the log was read (and not undone): the verdict is about a
+ * job that no longer exists, so the next fix must come from the next run's log, not be stacked
+ * on one that has not been tried. */
+bool ui_session_diag_stale(const struct ui_session *s);
+
+/* True when the log on disk is not the one the verdict was read from (it grew, was rewritten or
+ * replaced): a run happened since. */
+bool ui_session_log_newer(const struct ui_session *s);
 
 /* Rebuilds job, plan and checklist after the current version changed. */
 void ui_session_refresh(struct ui_session *s);
@@ -329,7 +345,9 @@ struct ui_ctx {
 
 /* A view's answer to an action (tig's "request"): not its own, handled, or a request the app
  * carries out. */
-enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE };
+enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE,
+	      UI_REQ_APPLY /* apply the fix in ui_app.pick_fix, asking first when the last change
+			    * has not been tried */ };
 
 /* Sets the one-line status message (printf format; already translated). */
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
@@ -345,7 +363,7 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
 enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
-enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER };
+enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_UNTRIED };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -379,6 +397,12 @@ struct ui_app {
 
 	/* help */
 	struct ui_pos help_pos;
+
+	/* the Plan view's list: pos[UI_V_PLAN].cursor is the selected step, .top the first line
+	 * shown; until the user moves, the selection follows the marked step */
+	bool plan_picked;
+	bool plan_follow;           /* scroll so the selected step is visible */
+	enum fix_id pick_fix;       /* the fix of a UI_REQ_APPLY or of the untried-change question */
 
 	/* walk-through */
 	size_t walk_step;

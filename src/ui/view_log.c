@@ -327,9 +327,17 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 	diag_sentence(d, buf, sizeof buf);
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
-	if (d->oom && s->plan.first_fix != FIX_NONE) {
+	if (ui_session_diag_stale(s)) {
+		/* One change, then a run: the next change comes from the next run's log. */
+		ui_lines_wrap(l, UI_R_MARK, _("Out of date: a change was applied after this log was "
+					      "written. Save, run the job again, and its new log gives "
+					      "the next change."), width, 1);
+	} else if (d->oom && s->plan.first_fix != FIX_NONE) {
 		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
 		first_change_lines(l, buf, width, s->job != NULL);
+	} else if (d->oom && s->plan.exhausted) {
+		plan_exhausted_text(&s->plan, s->job, buf, sizeof buf);
+		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
 	}
 	if (d->failed_step >= 0) {
 		if (d->total_steps > 0)

@@ -27,11 +27,29 @@ static char status_box(enum fix_status st)
 	return st == FIX_DONE ? 'x' : st == FIX_TODO ? ' ' : '-';
 }
 
-static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
+/* The selected step of the rollback order: the user's pick, else the marked step. */
+static size_t plan_sel(const struct ui_app *a)
+{
+	const struct plan *p = &a->s.plan;
+	if (a->plan_picked) {
+		long long c = a->pos[UI_V_PLAN].cursor;
+		return c < 0 ? 0 : p->n && (size_t)c >= p->n ? p->n - 1 : (size_t)c;
+	}
+	enum fix_id next = ui_session_next_fix(&a->s);
+	for (size_t i = 0; i < p->n; i++)
+		if (p->steps[i].fix == next)
+			return i;
+	return 0;
+}
+
+/* The Plan's lines; *sel_line receives the line of the selected step (-1 without steps). */
+static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long long *sel_line)
 {
 	const struct ui_session *s = &a->s;
 	const struct job *j = s->job;
 	enum fix_id next = ui_session_next_fix(s);
+	size_t sel = plan_sel(a);
+	bool stale = ui_session_diag_stale(s);
 	char buf[1024], reason[512];
 	struct ui_line *ln;
 
@@ -60,16 +78,34 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 					  ? _("Rollback order for a video model (one change per retry)")
 					  : _("Rollback order for an image model (one change per retry)"));
 	ui_lines_add(l, UI_R_HEADING, buf);
+	if (stale)
+		ui_lines_wrap(l, UI_R_MARK, _("The diagnosis is out of date: the last change has not "
+					      "been tried yet. Save, run the job, and its new log "
+					      "gives the next change."), width, 1);
+	*sel_line = -1;
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct plan_step *ps = &s->plan.steps[i];
-		bool first = ps->fix == s->plan.first_fix, is_next = ps->fix == next;
-		ln = ui_lines_addf(l, status_role(ps->status), "%c%2zu. [%c] ", is_next ? '>' : ' ', i + 1,
+		bool first = ps->fix == s->plan.first_fix && !stale, is_next = ps->fix == next && !stale;
+		bool picked = i == sel;
+		if (picked)
+			*sel_line = (long long)l->n;
+		ln = ui_lines_addf(l, status_role(ps->status), "%c%2zu. [%c] ", picked ? '>' : ' ', i + 1,
 				   status_box(ps->status));
-		ln->seg[0].role = is_next ? UI_R_MARK : status_role(ps->status);
+		ln->selectable = true;
+		ln->target = (long long)i;
+		ln->seg[0].role = picked ? UI_R_MARK : status_role(ps->status);
 		ui_line_seg(ln, 1, status_role(ps->status));
 		ui_line_append(ln, status_role(ps->status), _(fix_defs[ps->fix].title));
 		snprintf(buf, sizeof buf, "  (%s)", status_word(ps->status));
 		ui_line_append(ln, UI_R_DIM, buf);
+		if (!ps->helps) {
+			/* Beside the step when it fits, else on its own line below it. */
+			snprintf(buf, sizeof buf, "  - %s", plan_no_help_label());
+			if (text_width(ln->text, ln->len) + text_width(buf, strlen(buf)) <= width)
+				ui_line_append(ln, UI_R_NA, buf);
+			else
+				ui_lines_wrap(l, UI_R_NA, buf + 4, width, 8);
+		}
 		const char *mark = first ? _("  <- first change for this failure")
 				   : is_next ? _("  <- next") : NULL;
 		if (mark && text_width(ln->text, ln->len) + text_width(mark, strlen(mark)) > width) {
@@ -79,11 +115,19 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 		} else if (mark)
 			ui_line_append(ln, UI_R_MARK, mark);
 	}
-	if (next == FIX_FRESH_WORKER)
-		ui_lines_wrap(l, UI_R_MARK, _("Every setting is already conservative: start a fresh "
-					      "worker instead of changing the job."), width, 1);
+	if (stale) {
+		if (j)
+			ui_lines_addf(l, UI_R_DIM, " %s", _("Enter applies the selected step anyway (it "
+							    "asks first)."));
+	} else if (s->plan.exhausted) {
+		plan_exhausted_text(&s->plan, j, buf, sizeof buf);
+		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
+	} else if (next == FIX_FRESH_WORKER)
+		ui_lines_wrap(l, UI_R_MARK, _("The log points at the worker, not the settings: start a "
+					      "fresh worker instead of changing the job."), width, 1);
 	else if (next != FIX_NONE && j) /* without a job a and w only say they need one */
-		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step; w walks through them all."));
+		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step, Enter the selected one; "
+						    "w walks through them all."));
 	ui_lines_add(l, UI_R_NORMAL, "");
 
 	ui_lines_add(l, UI_R_HEADING, _("Every fix"));
@@ -131,13 +175,74 @@ void ui_draw_scrolled(const struct ui_ctx *c, struct ui_lines *l, struct ui_pos 
 			 p->top + r.h < (long long)l->n ? p->top + r.h : (long long)l->n, l->n);
 }
 
+/* The Plan scrolls like a text screen (pos.top), with a selected step (pos.cursor) that j/k
+ * move and keep in sight. */
 static void plan_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
+	struct ui_pos *p = &a->pos[UI_V_PLAN];
+	struct ui_rect r = c->r;
+	long long sel = -1;
 
-	plan_lines(a, &l, c->r.w - 2);
-	ui_draw_scrolled(c, &l, &a->pos[UI_V_PLAN]);
+	plan_lines(a, &l, r.w - 2, &sel);
+	if (a->plan_follow && sel >= 0) {
+		if (sel < p->top)
+			p->top = sel;
+		if (sel >= p->top + r.h)
+			p->top = sel - r.h + 1;
+	}
+	a->plan_follow = false;
+	long long max = (long long)l.n - r.h;
+	if (p->top > max)
+		p->top = max;
+	if (p->top < 0)
+		p->top = 0;
+	for (int i = 0; i < r.h && p->top + i < (long long)l.n; i++)
+		ui_draw_line(c->win, r.y + i, r.x, r.w, &l.v[p->top + i], p->top + i == sel);
+	if ((long long)l.n > r.h)
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", p->top + 1,
+			 p->top + r.h < (long long)l.n ? p->top + r.h : (long long)l.n, l.n);
 	ui_lines_free(&l);
+}
+
+static enum ui_req plan_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	struct ui_pos *p = &a->pos[UI_V_PLAN];
+	size_t n = a->s.plan.n, sel = plan_sel(a);
+
+	switch (act) {
+	case UI_A_UP:
+	case UI_A_DOWN:
+		if (!n)
+			return UI_REQ_PASS;
+		if (act == UI_A_UP && sel > 0)
+			sel--;
+		else if (act == UI_A_DOWN && sel + 1 < n)
+			sel++;
+		p->cursor = (long long)sel;
+		a->plan_picked = true;
+		a->plan_follow = true;
+		return UI_REQ_DONE;
+	case UI_A_PGUP:
+		p->top -= c->page;
+		return UI_REQ_DONE;
+	case UI_A_PGDN:
+		p->top += c->page; /* clamped when drawn */
+		return UI_REQ_DONE;
+	case UI_A_TOP:
+		p->top = 0;
+		return UI_REQ_DONE;
+	case UI_A_BOTTOM:
+		p->top = 1LL << 40;
+		return UI_REQ_DONE;
+	case UI_A_PICK:
+		if (!n)
+			return UI_REQ_DONE;
+		a->pick_fix = a->s.plan.steps[sel].fix;
+		return UI_REQ_APPLY;
+	default:
+		return UI_REQ_PASS;
+	}
 }
 
 static void diff_draw(struct ui_app *a, const struct ui_ctx *c)
@@ -178,7 +283,8 @@ void ui_save_draw(struct ui_app *a, const struct ui_ctx *c)
 	ui_lines_free(&l);
 }
 
-const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .draw = plan_draw };
+const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .keys = UI_CTX_PLAN,
+					  .draw = plan_draw, .action = plan_action };
 const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .draw = diff_draw };
 
 /* Groups of the help screen, in order; an action is listed under the first group it has. */
@@ -187,6 +293,7 @@ static const struct { unsigned ctx; const char *title; } help_groups[] = {
 	{ UI_CTX_FIELDS, N_("Training, Datasets, Sample, Model") },
 	{ UI_CTX_ADVANCED, N_("Advanced (the whole YAML)") },
 	{ UI_CTX_LOG, N_("Log and diagnosis") },
+	{ UI_CTX_PLAN, N_("Plan") },
 	{ UI_CTX_SCROLL, N_("Scrolling screens") },
 	{ UI_CTX_WALK, N_("Walk-through") },
 	{ UI_CTX_CONFIRM, N_("Questions") },
@@ -200,6 +307,7 @@ static const struct { unsigned ctx; const char *mark, *text; } help_marks[] = {
 	{ UI_CTX_FIELDS, "*", N_("changed since the file was loaded or saved") },
 	{ UI_CTX_FIELDS, "[x]", N_("a switch or a resolution bucket that is on") },
 	{ UI_CTX_LOG, ">", N_("evidence: a line the verdict rests on") },
+	{ UI_CTX_PLAN, ">", N_("the selected step: Enter applies it, j/k pick another") },
 	{ UI_CTX_LOG, "!", N_("an out-of-memory error line") },
 	{ UI_CTX_LOG, "~", N_("a progress line redrawn with \\r; its last frame is shown") },
 	{ UI_CTX_LOG, "^[", N_("an escape character in the log, shown as text") },

@@ -163,12 +163,12 @@ case("a-qwen-image-ui-low-vram-already-on", j,
               ("extensions_built_in/diffusion_models/qwen_image/qwen_image.py", 131, "load_model",
                "quantize_model(self, transformer)"),
               ("toolkit/util/quantize.py", 452, "quantize_model", "quantize(block, weights=qtype)")]),
-     exp(True, "before_training", "model_load", None, OOM3, "image", ["drop_largest_bucket"],
+     exp(True, "before_training", "model_load", None, OOM3, "image", [],
          notes="Web UI job (Job ID line), OOM while quantizing blocks: A in model_load, whose fix "
                "(SPEC 3.4) is low_vram. The UI file already has low_vram, quantize and quantize_te "
-               "on, so that step is done; the first fix falls to the first plan step not done: "
-               "gradient checkpointing (default on) and batch 1 are in place, so drop_largest_bucket "
-               "(1024 in the list)."))
+               "on, so that step is done, and no other fix acts on a model load (a smaller bucket "
+               "or batch does not shrink the weights): the settings oomfix knows are exhausted for "
+               "this phase, so there is no first fix (null). Not E, so not fresh_worker."))
 
 # A2. Qwen-Image-Edit-Plus: per-prompt sample sizes, baseline sample OOM.
 N = "qwen_edit_plus_relight"
@@ -208,11 +208,11 @@ case("a-sdxl-model-load-low-vram-not-applicable", j,
              [("jobs/process/BaseSDTrainProcess.py", 1790, "run", "self.sd.load_model()"),
               (LEGACY_LOAD, 912, "load_model", "self.unet.to(self.device_torch, dtype=dtype)"),
               (PKG + "/torch/nn/modules/module.py", 1355, "to", "return self._apply(convert)")]),
-     exp(True, "before_training", "model_load", None, OOM3, "image", ["drop_largest_bucket"],
+     exp(True, "before_training", "model_load", None, OOM3, "image", [],
          notes="An 8 GB card. Legacy SDXL class: no `Model Loaded`. A in model_load gives low_vram, "
-               "but SDXL honours neither low_vram nor quantization (not applicable), so the first "
-               "fix is the first plan step not done: gradient checkpointing is on by default, batch "
-               "is 1, the 1024 bucket can go: drop_largest_bucket."))
+               "but SDXL honours neither low_vram nor quantization (not applicable), and no other "
+               "fix acts on a model load (SPEC 3.4: a fix must act on the phase that failed; the "
+               "1024 bucket does not shrink the UNet): exhausted for this phase, first fix null."))
 
 # A4. HiDream with quantization off: OOM while loading the Llama text encoder.
 N = "hidream_full_precision"

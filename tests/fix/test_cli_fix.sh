@@ -249,5 +249,46 @@ else
 	skip_test "plan --log on the shared cases" "no shared fixtures or jq"
 fi
 
+# A fix must act on the phase that failed (SPEC §3.4). The issue's walk: a FLUX job whose model
+# load runs out of memory, `fix -i --log LOG JOB next` after each run. The FLUX loader honours
+# low_vram, so that is the answer; once it is on nothing else acts on a model load, and `next`
+# says so (65, file untouched) instead of stacking batch size, buckets or sampling.
+LOADLOG="$TESTS_DIR/diag/cases/a-model-load/train.log"
+flux_load_walk() {
+	cp "$FIXTURES/per_dataset_batch.yaml" "$tmp/fl.yaml"
+	"$OOMFIX" fix -i --log "$LOADLOG" "$tmp/fl.yaml" next 2>"$tmp/err" || return 1
+	grep -q "next: low_vram" "$tmp/err" || return 1
+	[ "$("$OOMFIX" get "$tmp/fl.yaml" config.process[0].model.low_vram)" = true ] || return 1
+	cp "$tmp/fl.yaml" "$tmp/fl.before"
+	"$OOMFIX" fix -i --log "$LOADLOG" "$tmp/fl.yaml" next 2>"$tmp/err"
+	[ $? -eq 65 ] || return 1
+	grep -q "exhausted for this phase (loading the model)" "$tmp/err" || return 1
+	cmp -s "$tmp/fl.yaml" "$tmp/fl.before"
+}
+check "fix --log next on a FLUX model load: low_vram, then exhausted (never batch size)" flux_load_walk
+plan_marks() {
+	"$OOMFIX" plan --json --log "$LOADLOG" "$FIXTURES/per_dataset_batch.yaml" >"$tmp/pm.json" || return 1
+	jq -e '.first_fix == "low_vram" and .fixes_exhausted == false
+	       and ([.plan[] | select(.helps) | .fix] == ["low_vram"])' "$tmp/pm.json" >/dev/null || return 1
+	"$OOMFIX" plan --log "$LOADLOG" "$FIXTURES/per_dataset_batch.yaml" >"$tmp/pm.txt" || return 1
+	[ "$(grep -c '(does not help this failure)' "$tmp/pm.txt")" -eq 5 ]
+}
+if command -v jq >/dev/null; then
+	check "plan --log marks the steps that do not act on a model load" plan_marks
+else
+	skip_test "plan --log marks" "no jq"
+fi
+SDXL="$TESTS_DIR/diag/cases3/a-sdxl-model-load-low-vram-not-applicable"
+sdxl_exhausted() {
+	"$OOMFIX" diagnose --json --job "$SDXL/job.yaml" "$SDXL/train.log" >"$tmp/sx.json" || return 1
+	jq -e '.first_fix == null and .fixes_exhausted == true' "$tmp/sx.json" >/dev/null || return 1
+	"$OOMFIX" diagnose --job "$SDXL/job.yaml" "$SDXL/train.log" >"$tmp/sx.txt" || return 1
+	grep -q "exhausted for this phase" "$tmp/sx.txt" && grep -q "a card with more" "$tmp/sx.txt" &&
+		! grep -q "fresh_worker: stop" <(sed -n '/Rollback plan/,$p' "$tmp/sx.txt")
+}
+if command -v jq >/dev/null; then
+	check "SDXL model load: exhausted, not fresh_worker (no E verdict)" sdxl_exhausted
+fi
+
 echo "1..$n"
 [ $failed -eq 0 ]

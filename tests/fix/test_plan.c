@@ -92,9 +92,11 @@ static bool accepts(const struct job *j, enum diag_timing t, enum diag_phase p, 
 static void test_first_fix_image(void **state)
 {
 	struct loaded l;
-	/* flux, checkpointing on, batch 4/2/3, buckets up to 1024, samples 1024, quantized */
+	/* flux, checkpointing on, batch 4/2/3, buckets up to 1024, samples 1024, quantized,
+	 * low_vram off: the FLUX loader honours low_vram, so it is the model-load fix, and the
+	 * batch size, which does not change a model load, never is */
 	load("per_dataset_batch.yaml", &l);
-	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_BATCH_SIZE); /* low_vram done */
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_LOW_VRAM);
 	assert_int_equal(first(l.j, A, DIAG_P_CACHING, 0), FIX_DROP_LARGEST_BUCKET);
 	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
 	assert_true(accepts(l.j, A, DIAG_P_BASELINE_SAMPLING, FIX_DISABLE_SAMPLING));
@@ -108,10 +110,12 @@ static void test_first_fix_image(void **state)
 	assert_int_equal(first(l.j, DIAG_T_NONE, DIAG_P_NONE, 0), FIX_NONE);
 	unload(&l);
 
-	/* SD3 with checkpointing off: B starts with gradient_checkpointing */
+	/* SD3 with checkpointing off: B starts with gradient_checkpointing; a model load gets
+	 * low_vram (SD3's loader honours it), never checkpointing, which acts on training only */
 	load("legacy_accum.yaml", &l);
 	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_GRADIENT_CHECKPOINTING);
-	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_GRADIENT_CHECKPOINTING);
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_LOW_VRAM);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_LIGHTER_SAMPLING);
 	unload(&l);
 
 	/* qwen_image with low_vram and quantize off */
@@ -137,21 +141,38 @@ static void test_first_fix_video(void **state)
 static void test_first_fix_when_done(void **state)
 {
 	struct loaded l;
-	/* batch 1, checkpointing on, bucket 512, sampling off, lumina2 quantized: all done */
+	/* batch 1, checkpointing on, bucket 512, sampling off, lumina2 quantized: all done.
+	 * Only E blames the worker; otherwise the settings are exhausted for the phase. */
 	load("conservative.yaml", &l);
-	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_FRESH_WORKER);
-	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
-	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_FRESH_WORKER);
-	assert_int_equal(first(l.j, D, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_NONE);
+	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_NONE);
+	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_NONE);
+	assert_int_equal(first(l.j, D, DIAG_P_TRAINING, 0), FIX_NONE);
+	assert_int_equal(first(l.j, E, DIAG_P_TRAINING, 0), FIX_FRESH_WORKER);
 	struct plan p;
+	struct diag_result v = verdict(B, DIAG_P_TRAINING, 0);
+	char text[512];
+	plan_build(l.j, &v, &p);
+	assert_true(p.exhausted);
+	plan_exhausted_text(&p, l.j, text, sizeof text);
+	assert_non_null(strstr(text, "exhausted"));
+	assert_non_null(strstr(text, "training"));
+	v = verdict(E, DIAG_P_TRAINING, 0);
+	plan_build(l.j, &v, &p);
+	assert_false(p.exhausted);
+	plan_exhausted_text(&p, l.j, text, sizeof text);
+	assert_string_equal(text, "");
 	plan_build(l.j, NULL, &p);
 	assert_int_equal(plan_next_step(&p), FIX_NONE);
 	assert_int_equal(p.first_fix, FIX_NONE);
+	assert_false(p.exhausted);
 	unload(&l);
 
-	/* zimage with sampling disabled and buckets 1536/1328: C falls to the plan */
+	/* zimage with sampling disabled and buckets 1536/1328: a sample cannot be fixed by a
+	 * bucket; low_vram is the one sampling fix left */
 	load("single_bucket_1536.yaml", &l);
-	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_DROP_LARGEST_BUCKET);
+	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_LOW_VRAM);
+	assert_int_equal(first(l.j, B, DIAG_P_TRAINING, 0), FIX_DROP_LARGEST_BUCKET);
 	unload(&l);
 
 	/* lighter already done but sampling on: C → disable_sampling */
@@ -159,8 +180,11 @@ static void test_first_fix_when_done(void **state)
 	assert_int_equal(fix_status(l.j, FIX_LIGHTER_SAMPLING, NULL, 0), FIX_DONE);
 	assert_int_equal(first(l.j, C, DIAG_P_SAMPLING, 0), FIX_DISABLE_SAMPLING);
 	assert_int_equal(first(l.j, A, DIAG_P_BASELINE_SAMPLING, 0), FIX_DISABLE_SAMPLING);
-	/* sdxl honours neither low_vram nor quantization */
-	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_DROP_LARGEST_BUCKET);
+	/* sdxl honours neither low_vram nor quantization: nothing acts on its model load */
+	assert_int_equal(first(l.j, A, DIAG_P_MODEL_LOAD, 0), FIX_NONE);
+	v = verdict(A, DIAG_P_MODEL_LOAD, 0);
+	plan_build(l.j, &v, &p);
+	assert_true(p.exhausted);
 	unload(&l);
 }
 
@@ -194,7 +218,7 @@ static void test_plan_order(void **state)
 	static const enum fix_id vid[] = { FIX_NUM_FRAMES, FIX_BATCH_SIZE, FIX_DROP_LARGEST_BUCKET,
 					   FIX_LIGHTER_SAMPLING, FIX_DISABLE_SAMPLING, FIX_LOW_VRAM };
 	static const enum fix_status img_st[] = { FIX_DONE, FIX_TODO, FIX_TODO, FIX_TODO, FIX_TODO,
-						  FIX_DONE };
+						  FIX_TODO };
 	static const enum fix_status vid_st[] = { FIX_TODO, FIX_DONE, FIX_TODO, FIX_TODO, FIX_TODO,
 						  FIX_TODO };
 	struct loaded l;
@@ -236,8 +260,12 @@ static void test_checklist(void **state)
 	assert_int_equal(cl.item[CHECK_GC], FIX_DONE);
 	assert_int_equal(cl.item[CHECK_FRAMES], FIX_NOT_APPLICABLE);
 	assert_int_equal(cl.item[CHECK_WORKER], FIX_DONE);
+	/* an ordinary OOM of a conservative job is the plan's business; E is the worker's */
 	struct diag_result v = verdict(B, DIAG_P_TRAINING, 0);
 	checklist_build(l.j, &v, &cl);
+	assert_int_equal(cl.item[CHECK_WORKER], FIX_NOT_APPLICABLE);
+	struct diag_result ve = verdict(E, DIAG_P_TRAINING, 0);
+	checklist_build(l.j, &ve, &cl);
 	assert_int_equal(cl.item[CHECK_WORKER], FIX_TODO);
 	unload(&l);
 
@@ -254,10 +282,12 @@ static void test_checklist(void **state)
 	}
 	unload(&l);
 
+	/* largest bucket 768: the plan can still drop it to 512, so the checklist does not tick
+	 * it either (issue 10, defect 6: one status for both) */
 	load("wan_video.yaml", &l);
 	checklist_build(l.j, NULL, &cl);
 	assert_int_equal(cl.item[CHECK_FRAMES], FIX_TODO);
-	assert_int_equal(cl.item[CHECK_BUCKET], FIX_DONE);
+	assert_int_equal(cl.item[CHECK_BUCKET], FIX_TODO);
 	unload(&l);
 
 	load("legacy_accum.yaml", &l);
@@ -303,10 +333,106 @@ static void test_names(void **state)
 		assert_int_equal(fix_defs[i].id, i);
 		assert_string_equal(fix_name((enum fix_id)i), fix_defs[i].name);
 		assert_true(strlen(fix_defs[i].why) > 80);
+		assert_true(strlen(fix_defs[i].change) > 20);
+		assert_true(strlen(fix_defs[i].lesson) > 80);
 	}
 	assert_int_equal(fix_by_name("next"), FIX_NONE);
 	assert_int_equal(fix_by_name(NULL), FIX_NONE);
 	assert_null(fix_name(FIX_NONE));
+}
+
+/* Every fixture, every failing phase and timing: the first fix acts on the phase that failed
+ * (SPEC §3.4), the steps marked as not helping are exactly the ones outside the phase's list,
+ * and the answer is fresh_worker only for E. */
+static void test_first_fix_acts_on_the_phase(void **state)
+{
+	static const char *const files[] = { "anchors_merge.yaml", "block_resolutions.yaml",
+					     "both_accum.yaml", "conservative.yaml",
+					     "flux_no_quant.yaml", "legacy_accum.yaml",
+					     "ltx_video.yaml", "no_low_vram.yaml",
+					     "per_dataset_batch.yaml", "per_prompt_sizes.yaml",
+					     "single_bucket_1536.yaml", "wan_video.yaml" };
+	static const struct { enum diag_timing t; enum diag_phase p; } cases[] = {
+		{ A, DIAG_P_MODEL_LOAD }, { A, DIAG_P_CACHING }, { A, DIAG_P_BASELINE_SAMPLING },
+		{ B, DIAG_P_TRAINING },   { C, DIAG_P_SAMPLING }, { D, DIAG_P_TRAINING },
+		{ D, DIAG_P_SAVING },
+	};
+	int checked = 0;
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		struct loaded l;
+		load(files[f], &l);
+		for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+			struct diag_result v = verdict(cases[c].t, cases[c].p, 0);
+			struct plan p;
+			plan_build(l.j, &v, &p);
+			if (p.first_fix == FIX_FRESH_WORKER)
+				fail_msg("%s: fresh_worker without an E verdict", files[f]);
+			if (p.first_fix != FIX_NONE &&
+			    !plan_fix_helps(p.first_fix, cases[c].p, (int)l.j->kind))
+				fail_msg("%s: %s does not act on phase %d", files[f],
+					 fix_name(p.first_fix), (int)cases[c].p);
+			assert_int_equal(p.exhausted, p.first_fix == FIX_NONE);
+			for (size_t i = 0; i < p.n; i++) {
+				assert_int_equal(p.steps[i].helps,
+						 plan_fix_helps(p.steps[i].fix, cases[c].p,
+								(int)l.j->kind));
+				/* nothing that helps is left to do when the plan is exhausted */
+				if (p.exhausted && p.steps[i].helps)
+					assert_int_not_equal(p.steps[i].status, FIX_TODO);
+			}
+			checked++;
+		}
+		unload(&l);
+	}
+	assert_int_equal(checked, 12 * 7);
+
+	/* the phase table itself */
+	assert_true(plan_fix_helps(FIX_LOW_VRAM, DIAG_P_MODEL_LOAD, JOB_KIND_IMAGE));
+	assert_false(plan_fix_helps(FIX_BATCH_SIZE, DIAG_P_MODEL_LOAD, JOB_KIND_IMAGE));
+	assert_false(plan_fix_helps(FIX_GRADIENT_CHECKPOINTING, DIAG_P_SAMPLING, JOB_KIND_IMAGE));
+	assert_false(plan_fix_helps(FIX_GRADIENT_CHECKPOINTING, DIAG_P_BASELINE_SAMPLING, 0));
+	assert_true(plan_fix_helps(FIX_NUM_FRAMES, DIAG_P_CACHING, JOB_KIND_VIDEO));
+	assert_false(plan_fix_helps(FIX_NUM_FRAMES, DIAG_P_CACHING, JOB_KIND_IMAGE));
+	assert_false(plan_fix_helps(FIX_LIGHTER_SAMPLING, DIAG_P_TRAINING, JOB_KIND_IMAGE));
+	assert_true(plan_fix_helps(FIX_LOW_VRAM, DIAG_P_TRAINING, JOB_KIND_VIDEO));
+	assert_true(plan_fix_helps(FIX_BATCH_SIZE, DIAG_P_NONE, JOB_KIND_IMAGE));
+	assert_false(plan_fix_helps(FIX_FRESH_WORKER, DIAG_P_NONE, JOB_KIND_IMAGE));
+}
+
+/* Issue 10, defect 6: the checklist and the plan read one status per step. */
+static void test_checklist_agrees_with_plan(void **state)
+{
+	static const char *const files[] = { "anchors_merge.yaml", "block_resolutions.yaml",
+					     "conservative.yaml", "ltx_video.yaml",
+					     "no_low_vram.yaml", "per_dataset_batch.yaml",
+					     "single_bucket_1536.yaml", "wan_video.yaml" };
+	static const struct { enum check_item c; enum fix_id f; } pairs[] = {
+		{ CHECK_BATCH, FIX_BATCH_SIZE }, { CHECK_BUCKET, FIX_DROP_LARGEST_BUCKET },
+		{ CHECK_GC, FIX_GRADIENT_CHECKPOINTING }, { CHECK_FRAMES, FIX_NUM_FRAMES },
+	};
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		struct loaded l;
+		struct plan p;
+		struct checklist cl;
+		load(files[f], &l);
+		plan_build(l.j, NULL, &p);
+		checklist_build(l.j, NULL, &cl);
+		for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+			enum fix_status st = fix_status(l.j, pairs[k].f, NULL, 0);
+			for (size_t i = 0; i < p.n; i++)
+				if (p.steps[i].fix == pairs[k].f)
+					assert_int_equal(p.steps[i].status, st);
+			if (cl.item[pairs[k].c] != st)
+				fail_msg("%s: checklist %s is %s, the plan's %s is %s", files[f],
+					 checklist_id(pairs[k].c),
+					 fix_status_name(cl.item[pairs[k].c]),
+					 fix_name(pairs[k].f), fix_status_name(st));
+		}
+		bool sampling_done = fix_status(l.j, FIX_LIGHTER_SAMPLING, NULL, 0) == FIX_DONE ||
+				     fix_status(l.j, FIX_DISABLE_SAMPLING, NULL, 0) == FIX_DONE;
+		assert_int_equal(cl.item[CHECK_SAMPLING] == FIX_DONE, sampling_done);
+		unload(&l);
+	}
 }
 
 /* ---- the shared example cases ----------------------------------------------------------------- */
@@ -412,6 +538,8 @@ int main(void)
 		cmocka_unit_test(test_first_fix_video),
 		cmocka_unit_test(test_first_fix_when_done),
 		cmocka_unit_test(test_first_fix_without_job),
+		cmocka_unit_test(test_first_fix_acts_on_the_phase),
+		cmocka_unit_test(test_checklist_agrees_with_plan),
 		cmocka_unit_test(test_plan_order),
 		cmocka_unit_test(test_checklist),
 		cmocka_unit_test(test_scaleup),

@@ -85,5 +85,10 @@ case_ "walk-more-80x24" 80x24 "job.yaml train.log" w m
 case_ "datasets-after-a-80x24" 80x24 "job.yaml train.log" a Tab Tab Tab Tab
 # Too small with unsaved changes: q cannot ask, so the screen does not offer it.
 case_ "too-small-dirty-60x20" 80x24 "job.yaml train.log" a "resize 60x20"
+# One change, then a run: after a, the diagnosis says it is out of date and a asks first.
+case_ "a-twice-80x24" 80x24 "job.yaml train.log" a a
+case_ "out-of-date-80x24" 80x24 "job.yaml train.log" a
+# The Plan is a list: j moves the selection (>), Enter applies the selected step.
+case_ "plan-pick-80x24" 80x24 "job.yaml train.log" Tab j j Enter
 echo "1..$n"
 exit $((fails > 0))

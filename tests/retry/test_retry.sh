@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# `oomfix retry` against the stand-in trainer (tests/standin/aitk_standin.py), printed as TAP.
+#
+# Scenarios: several starting jobs and card sizes, each must reach a job that fits in the fewest
+# tries — every try fails in one phase and gets the one fix that acts on it, so the expected
+# fixes below are worked out from SPEC §3.4 and the stand-in's memory model, not read from
+# oomfix. Every applied fix is also checked against the phase the try's own log shows (read
+# back with `oomfix diagnose --json`, the phase table written out here again). Then the probe,
+# Ctrl-C with real signals (and no process of the run left behind), and the exits 65 and 69.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+TESTS_DIR=${TESTS_DIR:?}
+STANDIN="$TESTS_DIR/standin/aitk_standin.py"
+JOBS="$TESTS_DIR/retry/jobs"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export LC_ALL=C.UTF-8 LANGUAGE=
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { # description, command...: the command's output is shown only when it fails
+	local d=$1
+	shift
+	if "$@" >"$WORK/why" 2>&1; then ok "$d"; else not_ok "$d"; sed 's/^/# /' "$WORK/why"; fi
+}
+
+if ! command -v python3 >/dev/null || ! python3 -c 'import yaml' 2>/dev/null || ! command -v jq >/dev/null; then
+	echo "1..0 # SKIP python3 with PyYAML (python3-yaml) and jq are needed"
+	exit 0
+fi
+
+# SPEC §3.4: the fixes that change each failing phase's memory.
+acts_on() { # phase fix
+	case $1 in
+	model_load) [[ $2 == low_vram ]] ;;
+	caching) [[ " num_frames drop_largest_bucket low_vram " == *" $2 "* ]] ;;
+	baseline_sampling | sampling) [[ " lighter_sampling disable_sampling low_vram " == *" $2 "* ]] ;;
+	training | saving) [[ " gradient_checkpointing num_frames batch_size drop_largest_bucket low_vram " == *" $2 "* ]] ;;
+	*) false ;;
+	esac
+}
+
+# scenario NAME JOB VRAM EXPECTED_FIXES...: retry until it fits; the fixes are the expected ones,
+# in order, one per failed try, each acting on the phase its try failed in.
+scenario() {
+	local name=$1 job=$2 vram=$3
+	shift 3
+	local want="$*" dir="$WORK/$name"
+	mkdir -p "$dir"
+	cp "$JOBS/$job" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --grace 2 job.yaml -- python3 "$STANDIN" --vram "$vram" job.yaml \
+		>out.txt 2>err.txt)
+	local rc=$?
+	local got
+	got=$(sed -n 's/^oomfix retry: try [0-9]*: .* → \([a-z_]*\):.*/\1/p' "$dir/err.txt" | tr '\n' ' ')
+	got=${got% }
+	echo "$name: $(( $(echo "$want" | wc -w) + 1 )) tries: ${want:-none}" >>"$WORK/tries"
+	[ $rc -eq 0 ] || { echo "exit $rc"; cat "$dir/err.txt"; return 1; }
+	[ "$got" = "$want" ] || { echo "fixes: got '$got', want '$want'"; cat "$dir/err.txt"; return 1; }
+	grep -q "try $(( $(echo "$want" | wc -w) + 1 )): the run finished: the job fits" "$dir/err.txt" || return 1
+	# Each fix acts on the phase its try failed in, as the try's log shows.
+	local k=1 f phase
+	for f in $want; do
+		phase=$("$OOMFIX" diagnose --json "$dir/job.yaml.oomfix-runs/$k.log" | jq -r .phase)
+		acts_on "$phase" "$f" || { echo "try $k: $f does not act on $phase"; return 1; }
+		grep -q "oomfix retry, try $k (" "$dir/job.yaml.oomfix.md" || { echo "no journal entry for try $k"; return 1; }
+		k=$((k + 1))
+	done
+	# The job that fits is the one saved; the previous version is kept.
+	python3 "$STANDIN" --vram "$vram" "$dir/job.yaml" >/dev/null 2>&1 || { echo "saved job does not fit"; return 1; }
+	if [ -n "$want" ]; then [ -f "$dir/job.yaml~" ] || { echo "no backup"; return 1; }; fi
+	[ "$(ls "$dir/job.yaml.oomfix-runs" | wc -l)" -eq $(( $(echo "$want" | wc -w) + 1 )) ]
+}
+
+check "FLUX load on 20 GB: low_vram (FLUX honours it), 2 tries" \
+	scenario flux20 flux_load.yaml 20 low_vram
+check "Z-Image on 12 GB: load, then the first steps: 3 tries" \
+	scenario zimage12 zimage_small_card.yaml 12 low_vram gradient_checkpointing
+check "Z-Image on 12 GB: load, baseline sample, first steps: 4 tries" \
+	scenario every12 zimage_every_phase.yaml 12 low_vram lighter_sampling gradient_checkpointing
+check "Wan 2.1 1.3B 81 frames on 12 GB: load, then latent caching: 3 tries" \
+	scenario wan12 wan_video.yaml 12 low_vram num_frames
+check "SDXL with 2048 previews on 12 GB: the sample during training: 2 tries" \
+	scenario sdxl12 sdxl_big_previews.yaml 12 lighter_sampling
+check "Z-Image batch 8 on 12 GB: the first steps, batch 1 (checkpointing already on): 2 tries" \
+	scenario batch12 zimage_big_batch.yaml 12 batch_size
+check "Z-Image 1024 bucket on 11.5 GB now and then: drop the largest bucket: 2 tries" \
+	scenario bucket11 zimage_largest_bucket.yaml 11.5 drop_largest_bucket
+check "a job that fits already: 1 try, no change" \
+	scenario fits24 zimage_small_card.yaml 24
+
+# A second retry numbers its logs after the first one's.
+second_run() {
+	local dir="$WORK/flux20"
+	(cd "$dir" && "$OOMFIX" retry job.yaml -- python3 "$STANDIN" --vram 20 job.yaml >/dev/null 2>err2.txt) &&
+		[ -f "$dir/job.yaml.oomfix-runs/3.log" ] && grep -q "try 3 (1 of at most 6)" "$dir/err2.txt"
+}
+check "a second retry keeps the earlier logs (3.log)" second_run
+
+# ---- the exits that stop the loop -----------------------------------------------------------
+stop_case() { # name job expected-rc pattern oomfix-options... -- stand-in options...
+	local name=$1 job=$2 want=$3 pat=$4
+	shift 4
+	local opts=() sopts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	sopts=("$@")
+	local dir="$WORK/$name"
+	mkdir -p "$dir"
+	cp "$JOBS/$job" "$dir/job.yaml"
+	cp "$dir/job.yaml" "$dir/orig.yaml"
+	(cd "$dir" && "$OOMFIX" retry "${opts[@]}" job.yaml -- python3 "$STANDIN" "${sopts[@]}" job.yaml \
+		>out.txt 2>err.txt)
+	local rc=$?
+	[ $rc -eq "$want" ] || { echo "exit $rc, want $want"; cat "$dir/err.txt"; return 1; }
+	grep -q -- "$pat" "$dir/err.txt" || { echo "no '$pat'"; cat "$dir/err.txt"; return 1; }
+}
+not_oom() {
+	stop_case notoom conservative.yaml 65 "not for GPU memory (missing_file)" -- --fail python || return 1
+	cmp -s "$WORK/notoom/job.yaml" "$WORK/notoom/orig.yaml" # nothing was changed
+}
+check "a run that fails for another reason: 65, the job untouched" not_oom
+env_e() {
+	stop_case env conservative.yaml 69 "E: out of memory with the card held elsewhere.*fresh_worker" \
+		-- --vram 16 --other-process 10 || return 1
+	cmp -s "$WORK/env/job.yaml" "$WORK/env/orig.yaml"
+}
+check "a conservative job on a card another process holds: E, 69, no change" env_e
+exhausted() {
+	stop_case exhausted sdxl_big_previews.yaml 69 "exhausted for this phase (loading the model)" -- --vram 6 ||
+		return 1
+	cmp -s "$WORK/exhausted/job.yaml" "$WORK/exhausted/orig.yaml"
+}
+check "SDXL on 6 GB: nothing acts on its model load: 69, no change" exhausted
+max_tries() {
+	stop_case maxtries zimage_every_phase.yaml 69 "stopping after 2 tries (the next fix would be lighter_sampling)" \
+		--max-tries 2 -- --vram 12 || return 1
+	# one change per run: the change after the last try is not made
+	[ "$(grep -c '^Fixes:' "$WORK/maxtries/job.yaml.oomfix.md")" -eq 1 ]
+}
+check "--max-tries 2 on a job that needs 4: 69 after 2 runs, one change" max_tries
+no_cmd() {
+	local dir="$WORK/nocmd"
+	mkdir -p "$dir" && cp "$JOBS/conservative.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry job.yaml -- ./no-such-trainer job.yaml >/dev/null 2>err.txt)
+	[ $? -eq 69 ] && grep -q "cannot run ./no-such-trainer" "$dir/err.txt"
+}
+check "a CMD that cannot be run: 69" no_cmd
+usage() {
+	"$OOMFIX" retry 2>/dev/null; [ $? -eq 64 ] || return 1
+	"$OOMFIX" retry job.yaml python3 x 2>/dev/null; [ $? -eq 64 ] || return 1
+	"$OOMFIX" retry --max-tries 0 job.yaml -- true 2>/dev/null; [ $? -eq 64 ] || return 1
+	"$OOMFIX" retry --probe x job.yaml -- true 2>/dev/null; [ $? -eq 64 ] || return 1
+	"$OOMFIX" retry aitk:my_job -- true 2>/dev/null; [ $? -eq 64 ] || return 1
+	"$OOMFIX" retry "$WORK/missing.yaml" -- true 2>/dev/null; [ $? -eq 66 ] || return 1
+	"$OOMFIX" retry --help | grep -q -- "--probe STEPS"
+}
+check "usage errors: 64; a missing job: 66; --help" usage
+
+survived() {
+	# three steps per bucket: the 1024 bucket is skipped three times, then a smaller one fits
+	# again, so the run finishes (D, survived): the job is kept and the skips are named
+	stop_case survived zimage_largest_bucket.yaml 0 "It survived out-of-memory skips (D:" \
+		-- --vram 11.5 --bucket-steps 3 || return 1
+	grep -q "skipping batch 3/3" "$WORK/survived/job.yaml.oomfix-runs/1.log" &&
+		cmp -s "$WORK/survived/job.yaml" "$WORK/survived/orig.yaml"
+}
+check "a run that finishes after surviving OOM skips: 0, the skips named, no change" survived
+
+# ---- probe ------------------------------------------------------------------------------------
+probe() {
+	local dir="$WORK/probe"
+	mkdir -p "$dir" && cp "$JOBS/zimage_small_card.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --probe 5 --grace 5 job.yaml -- \
+		python3 "$STANDIN" --vram 12 --delay 0.05 job.yaml >out.txt 2>err.txt)
+	local rc=$?
+	[ $rc -eq 0 ] || { echo "exit $rc"; cat "$dir/err.txt"; return 1; }
+	# try 2 failed at step 8, so try 3 must get to step 13 and through a sampling round
+	grep -q "try 3: passed the probe at step 13: the job fits" "$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
+	grep -q "Job stopped" "$dir/job.yaml.oomfix-runs/3.log" || return 1
+	! grep -q "40/40" "$dir/job.yaml.oomfix-runs/3.log" || return 1
+	[ "$(grep -c '^Fixes:' "$dir/job.yaml.oomfix.md")" -eq 2 ]
+}
+check "--probe 5: the third try is stopped at step 13 (5 past the failure) and kept" probe
+probe_skips() {
+	# the 1024 bucket fails at steps 9, 10 and 11 (skipped, the bar goes on) and aborts the run
+	# at 12: step 10 is past the probe's 10 steps, but not 10 steps past the skip at step 9
+	local dir="$WORK/probe2"
+	mkdir -p "$dir" && cp "$JOBS/zimage_largest_bucket.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --probe 10 --max-tries 1 job.yaml -- \
+		python3 "$STANDIN" --vram 11.5 job.yaml >out.txt 2>err.txt)
+	[ $? -eq 69 ] && ! grep -q "passed the probe" "$dir/err.txt"
+}
+check "--probe: steps that were skipped for memory do not pass it" probe_skips
+
+# ---- Ctrl-C -----------------------------------------------------------------------------------
+alive() { kill -0 "$1" 2>/dev/null; }
+wait_for() { # file seconds
+	local i=0
+	while [ ! -s "$1" ] && [ $i -lt $(($2 * 20)) ]; do sleep 0.05; i=$((i + 1)); done
+	[ -s "$1" ]
+}
+ctrl_c() {
+	local dir="$WORK/ctrlc"
+	mkdir -p "$dir" && cp "$JOBS/conservative.yaml" "$dir/job.yaml"
+	(cd "$dir" && STANDIN_PID_FILE="$dir/child.pid" exec "$OOMFIX" retry --grace 3 job.yaml -- \
+		python3 "$STANDIN" --delay 0.2 job.yaml >out.txt 2>err.txt) &
+	local pid=$!
+	wait_for "$dir/child.pid" 10 || { echo "the run did not start"; kill "$pid"; return 1; }
+	local child
+	child=$(cat "$dir/child.pid")
+	sleep 0.5
+	kill -INT "$pid"
+	wait "$pid"
+	local rc=$?
+	[ $rc -eq 130 ] || { echo "exit $rc"; cat "$dir/err.txt"; return 1; }
+	alive "$child" && { echo "the trainer $child is still running"; return 1; }
+	grep -q "Job stopped" "$dir/job.yaml.oomfix-runs/1.log" || { echo "the trainer got no SIGINT"; return 1; }
+	grep -q "interrupted" "$dir/err.txt"
+}
+check "Ctrl-C: SIGINT reaches the trainer, which stops; exit 130; nothing left" ctrl_c
+stubborn() {
+	# a run that ignores SIGINT and SIGTERM, with a child of its own in the same group
+	local dir="$WORK/stubborn"
+	mkdir -p "$dir" && cp "$JOBS/conservative.yaml" "$dir/job.yaml"
+	(cd "$dir" && exec "$OOMFIX" retry --grace 0.5 job.yaml -- \
+		sh -c 'trap "" INT TERM; sleep 300 & echo $! > sleep.pid; echo $$ > sh.pid; wait' \
+		>out.txt 2>err.txt) &
+	local pid=$!
+	wait_for "$dir/sleep.pid" 10 || { kill "$pid"; return 1; }
+	wait_for "$dir/sh.pid" 10 || { kill "$pid"; return 1; }
+	local start=$SECONDS
+	kill -INT "$pid"
+	wait "$pid"
+	local rc=$?
+	[ $rc -eq 130 ] || { echo "exit $rc"; return 1; }
+	[ $((SECONDS - start)) -lt 10 ] || { echo "took too long"; return 1; }
+	local s
+	for s in "$(cat "$dir/sleep.pid")" "$(cat "$dir/sh.pid")"; do
+		alive "$s" && { echo "process $s is still running"; kill -9 "$s"; return 1; }
+	done
+	return 0
+}
+check "Ctrl-C on a run that ignores SIGINT and SIGTERM: SIGKILL after the grace; no orphan" stubborn
+sigterm_twice() {
+	# a second Ctrl-C skips the grace period
+	local dir="$WORK/twice"
+	mkdir -p "$dir" && cp "$JOBS/conservative.yaml" "$dir/job.yaml"
+	(cd "$dir" && exec "$OOMFIX" retry --grace 30 job.yaml -- \
+		sh -c 'trap "" INT; echo $$ > sh.pid; while :; do sleep 0.1; done' >out.txt 2>err.txt) &
+	local pid=$!
+	wait_for "$dir/sh.pid" 10 || { kill "$pid"; return 1; }
+	local start=$SECONDS
+	kill -INT "$pid"
+	sleep 0.3
+	kill -INT "$pid"
+	wait "$pid"
+	local rc=$?
+	[ $rc -eq 130 ] && [ $((SECONDS - start)) -lt 10 ] && ! alive "$(cat "$dir/sh.pid")"
+}
+check "a second Ctrl-C does not wait for the 30 s grace" sigterm_twice
+
+sed 's/^/# /' "$WORK/tries" 2>/dev/null
+echo "1..$n"
+[ $failed -eq 0 ]
