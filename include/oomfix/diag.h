@@ -117,6 +117,18 @@ void diag_json_memory(struct json *j, const struct diag_result *r);
  * frame, no bar): the verdict says so instead of guessing. */
 bool diag_when_unknown(const struct diag_result *r);
 
+/* The name of a part of the memory account ("this job", "other processes", ...), translated. */
+const char *diag_memory_part_label(int part);
+
+/* The advice the memory numbers give, as translated sentences (empty when none): the
+ * fragmentation hint (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, an environment setting,
+ * never a job edit) and the per-process limit. */
+void diag_memory_advice(const struct diag_result *r, char *buf, size_t sz);
+
+/* True when no OOM was found but a failure that often means the card was full was (cuDNN's
+ * CUDNN_STATUS_NOT_ENOUGH_MEMORY, cuBLAS not initialised at load or in step 1). */
+bool diag_memory_suspected(const struct diag_result *r);
+
 /* True when the result carries the hint `id` ("other_process", "host_oom", "cudnn_no_memory"). */
 bool diag_has_hint(const struct diag_result *r, const char *id);
 

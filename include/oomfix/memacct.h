@@ -58,6 +58,13 @@ bool memacct_environment(const struct memacct *m);
 /* PyTorch's reserved-but-unallocated memory is a quarter or more of what it allocated. */
 bool memacct_fragmented(const struct memacct *m);
 
+/* The four parts of the card drawn as one bar: this job, other processes, unaccounted, free. */
+enum memacct_part { MEMACCT_JOB, MEMACCT_OTHERS, MEMACCT_UNACCOUNTED, MEMACCT_FREE, MEMACCT_NPARTS };
+
+/* Fills part[] with the bytes of each part (0 when unknown) and returns false when the account
+ * cannot be drawn (no capacity). The parts never add up to more than the capacity. */
+bool memacct_parts(const struct memacct *m, int64_t part[MEMACCT_NPARTS]);
+
 /* Reads a size as torch prints it ("2.00 GiB", "0 bytes", "251.38 MiB") at s; stores the bytes
  * and returns the length read, or 0 if there is no size there. */
 size_t memacct_size(const char *s, size_t n, int64_t *bytes);

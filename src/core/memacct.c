@@ -323,3 +323,23 @@ void memacct_format(int64_t bytes, char *buf, size_t sz)
 	}
 	snprintf(buf, sz, "%.2f %s", v, u[k]);
 }
+
+bool memacct_parts(const struct memacct *m, int64_t part[MEMACCT_NPARTS])
+{
+	int64_t left;
+
+	for (int i = 0; i < MEMACCT_NPARTS; i++)
+		part[i] = 0;
+	if (!m->present || m->capacity <= 0)
+		return false;
+	left = m->capacity;
+	/* free first: it is measured; the others are clipped so the bar never overflows */
+	part[MEMACCT_FREE] = m->free > 0 ? (m->free < left ? m->free : left) : 0;
+	left -= part[MEMACCT_FREE];
+	part[MEMACCT_JOB] = m->job > 0 ? (m->job < left ? m->job : left) : 0;
+	left -= part[MEMACCT_JOB];
+	part[MEMACCT_OTHERS] = m->others_total < left ? m->others_total : left;
+	left -= part[MEMACCT_OTHERS];
+	part[MEMACCT_UNACCOUNTED] = m->unaccounted > 0 ? (m->unaccounted < left ? m->unaccounted : left) : 0;
+	return true;
+}
