@@ -9,7 +9,4 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 
-/* The terminal UI (src/ui/app.c): argv are the whole program's arguments. */
-int ui_main(int argc, char **argv);
-
 #endif

@@ -9,6 +9,7 @@
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
 #include "cli.h"
+#include "../ui/ui_main.h"
 
 void i18n_init(void)
 {
