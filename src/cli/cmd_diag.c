@@ -180,10 +180,11 @@ static void print_memory(const struct diag_result *r, int width)
 		mem_row(diag_memory_part_label(MEMACCT_JOB), part[MEMACCT_JOB], note, width);
 		note[0] = '\0';
 		for (size_t i = 0; i < m->nother; i++) {
+			char one[64];
 			size_t n = strlen(note);
 			memacct_format(m->other[i].bytes, a, sizeof a);
-			snprintf(note + n, sizeof note - n, _("%sprocess %lld: %s"), n ? ", " : "",
-				 m->other[i].pid, a);
+			snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, a);
+			snprintf(note + n, sizeof note - n, "%s%s", n ? ", " : "", one);
 		}
 		mem_row(diag_memory_part_label(MEMACCT_OTHERS), part[MEMACCT_OTHERS], note, width);
 		mem_row(diag_memory_part_label(MEMACCT_UNACCOUNTED), part[MEMACCT_UNACCOUNTED],
