@@ -352,9 +352,28 @@ static bool step_line(struct dstate *st, const struct logidx_seg *seg, const cha
 	return true;
 }
 
+/* A line of a `rich` logger (kohya sd-scripts, musubi-tuner) ends with its source location,
+ * "... train_util.py:3744": it is another trainer talking, so AI Toolkit's markers do not
+ * apply ("Loading settings from ..." is not a model load). */
+static bool rich_location(const char *t, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && is_digit(t[i - 1]))
+		i--;
+	if (i == n || i < 5 || t[i - 1] != ':' || memcmp(t + i - 4, ".py", 3))
+		return false;
+	i -= 4;
+	while (i > 0 && t[i - 1] != ' ')
+		i--;
+	return i > 1 && t[i - 1] == ' ' && t[i - 2] == ' ';
+}
+
 static void on_marker(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
 {
 	if (t[0] == 's' && step_line(st, seg, t, n))
+		return;
+	if (rich_location(t, n))
 		return;
 	if (starts(t, n, "Loading ") || starts(t, n, "Quantizing ") ||
 	    starts(t, n, "- quantizing ") || starts(t, n, "Making pipe") ||
@@ -858,6 +877,11 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		ejr = true;
 		msg = t + 19;
 		mlen = n - 19;
+	} else if (starts(t, n, "!!! Exception during processing !!! ")) {
+		/* ComfyUI's own line before the traceback: the same failure, told first */
+		ejr = true;
+		msg = t + 36;
+		mlen = n - 36;
 	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &msg, &mlen)) > 0) {
 		exc = true;
 		snprintf(st->exc_class, sizeof st->exc_class, "%.*s", (int)cls, t);
