@@ -375,6 +375,9 @@ static void on_marker(struct dstate *st, const struct logidx_seg *seg, const cha
 		return;
 	if (rich_location(t, n))
 		return;
+	/* ComfyUI's "Loading 1 new model" is not a trainer loading its model */
+	if (n > 8 && is_digit(t[8]) && starts(t, n, "Loading "))
+		return;
 	if (starts(t, n, "Loading ") || starts(t, n, "Quantizing ") ||
 	    starts(t, n, "- quantizing ") || starts(t, n, "Making pipe") ||
 	    starts(t, n, "Preparing Model") || starts(t, n, "Moving transformer")) {
@@ -456,7 +459,12 @@ static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char
 		st->tb_config = true;
 	if (!in)
 		return;
-	ph = frame_phase(in, (size_t)(t + n - in));
+	/* ComfyUI's own `sample` (its KSampler) or `load_model` are not AI Toolkit's phases: in
+	 * its files only the names of other trainers' table count */
+	if (memmem(t, (size_t)(in - t), "comfy", 5) || memmem(t, (size_t)(in - t), "Comfy", 5))
+		ph = other_trainer_frame(in, (size_t)(t + n - in));
+	else
+		ph = frame_phase(in, (size_t)(t + n - in));
 	if (ph != DIAG_P_NONE && st->tb_phase == DIAG_P_NONE) { /* the outermost one decides */
 		st->tb_phase = ph;
 		snap_set(&st->tb_frame, seg, t, n);
@@ -624,6 +632,15 @@ static size_t level_prefix(const char *t, size_t n)
 	static const char *const lv[] = { "INFO", "WARNING", "WARN", "ERROR", "DEBUG", "CRITICAL" };
 	bool br = t[0] == '[';
 
+	/* Python logging's "%(asctime)s - %(levelname)s - %(message)s", after its timestamp */
+	if (t[0] == '-' && n > 2 && t[1] == ' ') {
+		for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+			size_t l = strlen(lv[i]);
+			if (starts(t + 2, n - 2, lv[i]) && starts(t + 2 + l, n - 2 - l, " - "))
+				return 2 + l + 3;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
 		size_t l = strlen(lv[i]), k = br ? 1 : 0;
 		if (!starts(t + k, n - k, lv[i]))

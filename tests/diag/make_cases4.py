@@ -312,6 +312,39 @@ case("p-comfyui-fraction-oom-null", None,
                         limit="9.15 GiB"),
          hints=["memory_fraction"], counts={"memory_fraction_oom": 1}, no_job=True))
 
+case("p-comfyui-ksampler-not-a-baseline-sample", None,
+     ["got prompt", "model weight dtype torch.float16, manual cast: None",
+      "Requested to load SDXL", "Loading 1 new model", "loaded completely 9500.0 4897.05 True",
+      "  0%|          | 0/30 [00:00<?, ?it/s]",
+      "!!! Exception during processing !!! CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 "
+      "has a total capacity of 7.63 GiB of which 412.50 MiB is free. Including non-PyTorch memory, "
+      "this process has 7.21 GiB memory in use. Of the allocated memory 6.70 GiB is allocated by "
+      "PyTorch, and 330.12 MiB is reserved by PyTorch but unallocated.",
+      "Traceback (most recent call last):",
+      '  File "/home/ren/ComfyUI/execution.py", line 496, in execute', "    output_data = get_output_data(",
+      '  File "/home/ren/ComfyUI/nodes.py", line 1525, in sample', "    return common_ksampler(",
+      '  File "/home/ren/ComfyUI/comfy/samplers.py", line 1021, in sample', "    output = executor.execute(",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total "
+      "capacity of 7.63 GiB of which 412.50 MiB is free. Including non-PyTorch memory, this process "
+      "has 7.21 GiB memory in use. Of the allocated memory 6.70 GiB is allocated by PyTorch, and "
+      "330.12 MiB is reserved by PyTorch but unallocated.", "", "Prompt executed in 3.10 seconds"],
+     exp(True, None, None, None, OOM3, None, [],
+         notes="ComfyUI drawing an image: its 'Loading 1 new model' and its own sample() are not "
+               "AI Toolkit's model load or baseline sample. Nothing shows a trainer's phase: null.",
+         memory=account("7.63 GiB", "412.50 MiB", "1.50 GiB", "7.21 GiB", (), "6.70 GiB",
+                        "330.12 MiB"),
+         counts={"cuda_oom": 1}, no_job=True))
+
+N = "python_logging"
+j = job(N, "flux")
+plain = (echo(j) + m2.load_msgs("flux") + ["Quantizing transformer"] + fatal(MSG, F_LOAD))
+case("f-python-logging-format", j,
+     ["2026-12-01 08:00:%02d,%03d - INFO - %s" % (i % 60, i * 7 % 1000, l) for i, l in enumerate(plain)],
+     exp(True, "before_training", "model_load", None, OOM3, "image",
+         ["low_vram", "drop_largest_bucket"],
+         notes="A wrapper logging each line as '<time> - INFO - <line>': A in model_load. The "
+               "plan counts low_vram as in place for this quantized FLUX job and moves on."))
+
 # ==== shapes seen in the field ====================================================================
 
 N = "cublas_at_load"
