@@ -358,6 +358,8 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 		/* The diagnosis keeps DIAG_MAX_TEXT bytes of the line: say so when it cut one, as the
 		 * wrapped note would otherwise end mid-word as if that were all. */
 		bool cut = strlen(d->hints[i].text) >= DIAG_MAX_TEXT;
+		if (!strcmp(d->hints[i].id, "fragmentation") || !strcmp(d->hints[i].id, "memory_fraction"))
+			continue; /* the memory bar's advice says it in words */
 		snprintf(buf, sizeof buf, _("Note (line %llu): %s"), (unsigned long long)d->hints[i].line,
 			 d->hints[i].text);
 		if (cut && strlen(buf) + 4 < sizeof buf)
