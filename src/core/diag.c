@@ -660,6 +660,22 @@ static size_t level_prefix(const char *t, size_t n)
 	return 0;
 }
 
+/* A time in brackets other than ISO ("[08:14:03] ", "[12/01/2026 08:14:03 PM] "): digits and
+ * the punctuation of dates and times only, with at least one ':'. Its length, or 0. */
+static size_t clock_prefix(const char *t, size_t n)
+{
+	size_t i = 1;
+	bool colon = false;
+
+	while (i < n && i < 40 && (is_digit(t[i]) || t[i] == ':' || t[i] == '/' || t[i] == '.' ||
+				   t[i] == ',' || t[i] == '-' || t[i] == ' ' || t[i] == 'A' ||
+				   t[i] == 'P' || t[i] == 'M')) {
+		colon |= t[i] == ':';
+		i++;
+	}
+	return colon && i + 1 < n && t[i] == ']' && t[i + 1] == ' ' && is_digit(t[1]) ? i + 2 : 0;
+}
+
 static size_t one_prefix(const char *t, size_t n)
 {
 	size_t i = 0, k;
@@ -684,7 +700,9 @@ static size_t one_prefix(const char *t, size_t n)
 			return 0;
 		}
 		k = timestamp_len(t + 1, n - 1);
-		return k && k + 2 < n && t[k + 1] == ']' && t[k + 2] == ' ' ? k + 3 : 0;
+		if (k && k + 2 < n && t[k + 1] == ']' && t[k + 2] == ' ')
+			return k + 3;
+		return clock_prefix(t, n);
 	}
 	while (i < n && ((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
 			 is_digit(t[i]) || t[i] == '_' || t[i] == '-' || t[i] == '.'))

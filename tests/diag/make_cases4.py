@@ -404,6 +404,11 @@ case("f-timestamp-info-prefix", j, stamp_info(plain),
      exp(True, "first_steps", "training", 3, OOM3, "image", ["drop_largest_bucket"],
          notes="Every line '[time] [INFO] ': both prefixes are dropped; B at 3 as without them."))
 
+case("f-clock-bracket-level-prefix", j,
+     ["[12/01/2026 08:%02d:%02d PM] [WARNING] %s" % (i // 60 % 60, i % 60, l) for i, l in enumerate(plain)],
+     exp(True, "first_steps", "training", 3, OOM3, "image", ["drop_largest_bucket"],
+         notes="The same log stamped '[MM/DD/YYYY hh:mm:ss PM] [WARNING] ': both prefixes go."))
+
 N = "quoted_paste"
 j = job(N, "flux")
 plain = (echo(j) + m2.load_msgs("flux") + LORA + dataset(ROOT + "/datasets/q") +
