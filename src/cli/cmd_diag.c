@@ -72,8 +72,8 @@ static const struct row rows[] = {
 	     "then."),
 	  N_("drop_largest_bucket (video: num_frames).") },
 	{ DIAG_T_ENVIRONMENT, "E", N_("environment"),
-	  N_("A conservative job still fails at once: the worker or the GPU is at fault, not the "
-	     "settings."),
+	  N_("A conservative job still fails at once, or other processes hold the card: the "
+	     "worker or the GPU is at fault, not the settings."),
 	  N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
 	     "known-good job fails too.") },
 };
