@@ -177,7 +177,10 @@ static void print_memory(const struct diag_result *r, int width)
 			snprintf(note, sizeof note, _("process %lld"), m->this_pid);
 		else if (m->this_process < 0 && m->job >= 0)
 			snprintf(note, sizeof note, "%s", _("at least: what PyTorch reserved"));
-		mem_row(diag_memory_part_label(MEMACCT_JOB), part[MEMACCT_JOB], note, width);
+		else if (m->job < 0)
+			snprintf(note, sizeof note, "%s",
+				 _("not told apart: one of the processes listed, if any"));
+		mem_row(diag_memory_part_label(MEMACCT_JOB), m->job, note, width);
 		note[0] = '\0';
 		for (size_t i = 0; i < m->nother; i++) {
 			char one[64];
@@ -186,14 +189,14 @@ static void print_memory(const struct diag_result *r, int width)
 			snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, a);
 			snprintf(note + n, sizeof note - n, "%s%s", n ? ", " : "", one);
 		}
-		mem_row(diag_memory_part_label(MEMACCT_OTHERS), part[MEMACCT_OTHERS], note, width);
-		mem_row(diag_memory_part_label(MEMACCT_UNACCOUNTED), part[MEMACCT_UNACCOUNTED],
-			part[MEMACCT_UNACCOUNTED] >= m->capacity / 8
+		mem_row(diag_memory_part_label(MEMACCT_OTHERS), m->others_total, note, width);
+		mem_row(diag_memory_part_label(MEMACCT_UNACCOUNTED), m->unaccounted,
+			m->unaccounted >= m->capacity / 8
 				? _("held by something this job cannot see: another tenant of the card, "
 				    "or a leak")
 				: NULL,
 			width);
-		mem_row(diag_memory_part_label(MEMACCT_FREE), part[MEMACCT_FREE], NULL, width);
+		mem_row(diag_memory_part_label(MEMACCT_FREE), m->free, NULL, width);
 	}
 	if (m->requested >= 0)
 		mem_row(_("requested"), m->requested, NULL, width);

@@ -131,12 +131,23 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 		break;
 	case DIAG_T_ENVIRONMENT:
 		if (memacct_environment(&r->memory)) {
+			const struct memacct *m = &r->memory;
 			char job[32], card[32], rest[32];
-			int64_t part[MEMACCT_NPARTS];
-			memacct_parts(&r->memory, part);
-			memacct_format(part[MEMACCT_JOB], job, sizeof job);
-			memacct_format(r->memory.capacity, card, sizeof card);
-			memacct_format(part[MEMACCT_OTHERS] + part[MEMACCT_UNACCOUNTED], rest, sizeof rest);
+			memacct_format(m->job, job, sizeof job);
+			memacct_format(m->capacity, card, sizeof card);
+			memacct_format(m->others_total + (m->unaccounted > 0 ? m->unaccounted : 0), rest,
+				       sizeof rest);
+			if (m->job < 0) {
+				/* the job is not told apart from the processes listed: only what none
+				 * of them holds is surely someone else's */
+				memacct_format(m->unaccounted, rest, sizeof rest);
+				snprintf(buf, sz,
+					 _("It ran out of GPU memory because the card was held by others: "
+					   "%s of %s was held by something no listed process accounts for. "
+					   "The settings are not what is too big: free the card or start a "
+					   "fresh worker."), rest, card);
+				break;
+			}
 			snprintf(buf, sz,
 				 _("It ran out of GPU memory because the card was held by others: this job "
 				   "had %s of %s, other processes or memory it cannot see held %s. The "

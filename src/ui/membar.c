@@ -72,7 +72,7 @@ static struct ui_line *legend_item(struct ui_lines *l, struct ui_line *ln, int *
 void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width)
 {
 	const struct memacct *m = &d->memory;
-	int64_t part[MEMACCT_NPARTS];
+	int64_t part[MEMACCT_NPARTS], said[MEMACCT_NPARTS];
 	int cells, n[MEMACCT_NPARTS], used = 0;
 	bool utf8 = utf8_locale();
 	char buf[512], cap[32];
@@ -112,6 +112,10 @@ void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width)
 		ui_line_append(ln, UI_R_NORMAL, buf);
 	}
 	ln = NULL;
+	said[MEMACCT_JOB] = m->job;
+	said[MEMACCT_OTHERS] = m->others_total;
+	said[MEMACCT_UNACCOUNTED] = m->unaccounted;
+	said[MEMACCT_FREE] = m->free;
 	for (int k = 0; k < MEMACCT_NPARTS; k++) {
 		if (k == MEMACCT_JOB && m->job < 0)
 			continue;
@@ -119,7 +123,8 @@ void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width)
 			continue;
 		if (k == MEMACCT_FREE && m->free < 0)
 			continue;
-		ln = legend_item(l, ln, &used, width, k, part[k], utf8);
+		/* the message's own figures: the bar is clipped to the card, the legend is not */
+		ln = legend_item(l, ln, &used, width, k, said[k], utf8);
 	}
 	diag_memory_advice(d, buf, sizeof buf);
 	if (buf[0])
