@@ -1111,6 +1111,16 @@ static void memory_account(struct dstate *st, struct diag_result *r)
 		return;
 	*m = st->oom.mem;
 	memacct_finish(m);
+	/* the only process listed was this job itself (a container hides its pid): not a hint
+	 * that another process held the card */
+	if (m->this_pid >= 0 && m->nother == 0 && st->sig_snap[SIG_OTHER_PROCESS].line == st->oom.msg.line) {
+		for (size_t i = 0; i < r->nhints; i++)
+			if (!strcmp(r->hints[i].id, "other_process")) {
+				memmove(&r->hints[i], &r->hints[i + 1], (r->nhints - i - 1) * sizeof r->hints[0]);
+				r->nhints--;
+				break;
+			}
+	}
 	if (memacct_fragmented(m)) {
 		memacct_format(m->pytorch_reserved_unallocated, v, sizeof v);
 		add_hint(r, "fragmentation", &st->oom.msg, v);

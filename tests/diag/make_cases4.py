@@ -150,10 +150,11 @@ case("m-torch21-capacty-own-process-step-40", j,
      [cr_bars(N, 0, 39, 3000)] + fatal(MSG21, F_TRAIN, cls="torch.cuda.OutOfMemoryError"),
      exp(True, "intermittent", "training", 40, OOM3, "image", ["drop_largest_bucket"],
          notes="torch 2.1 misspells capacity and, in a container, lists the job itself as "
-               "Process 3391 (15.68 GiB covers PyTorch's 15.29): the card is the job's. D at 40.",
+               "Process 3391 (15.68 GiB covers PyTorch's 15.29): the card is the job's, and no "
+               "other_process hint is given for it. D at 40.",
          memory=account("15.74 GiB", "56.81 MiB", "160.00 MiB", "15.68 GiB", (), "14.90 GiB",
                         "402.77 MiB", this_pid=3391),
-         hints=["other_process"]))
+         hints=[]))
 
 MSG1X = ("CUDA out of memory. Tried to allocate 58.00 MiB (GPU 0; 11.76 GiB total capacity; "
          "7.21 GiB already allocated; 26.69 MiB free; 9.64 GiB reserved in total by PyTorch) If "
