@@ -21,7 +21,7 @@ cp "$FIX/shared-card.log" "$WORK/train.log"
 
 n=0
 fails=0
-echo "1..12"
+echo "1..14"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
@@ -76,4 +76,12 @@ start ja C.UTF-8 LANGUAGE=ja
 wait_for ja "47.53 GiB" > /dev/null
 screen ja > "$WORK/ja.txt"
 check "ja: the legend is in Japanese" grep -qF "このジョブ 7.62 GiB" "$WORK/ja.txt"
+# a message without numbers: no bar, the verdict alone
+cp "$FIX/no-numbers.log" "$WORK/plain.log"
+T new-session -d -s plain -x 80 -y 40 -c "$WORK" \
+	"exec env LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' job.yaml plain.log"
+wait_for plain "It ran out of GPU memory" > /dev/null
+screen plain > "$WORK/plain.txt"
+check "no numbers: the verdict is shown" grep -qF "while the model was loading" "$WORK/plain.txt"
+check "no numbers: no memory bar" bash -c '! grep -qF "GPU memory when it failed" "$0"' "$WORK/plain.txt"
 exit $((fails > 0))
