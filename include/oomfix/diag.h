@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "oomfix/err.h"
+#include "oomfix/memacct.h"
 
 enum diag_timing {
 	DIAG_T_NONE = 0,        /* no OOM */
@@ -66,7 +67,7 @@ struct diag_result {
 	enum diag_other other;
 	struct diag_hit sigs[DIAG_MAX_SIGS];   /* one entry per signature id, counted */
 	size_t nsigs;
-	struct diag_hit hints[4];              /* other_process, host_oom */
+	struct diag_hit hints[8];              /* other_process, host_oom, fragmentation, ... */
 	size_t nhints;
 	struct diag_hit evidence[DIAG_MAX_EVIDENCE]; /* the lines that decided the verdict */
 	size_t nevidence;
@@ -75,6 +76,7 @@ struct diag_result {
 	bool truncated;          /* the log changed size while read, or a limit was hit */
 	unsigned long warnings;  /* lines skipped because a pattern hit a PCRE2 limit */
 	bool survived;           /* OOMs happened, but the run went on after each of them */
+	struct memacct memory;   /* the numbers of the OOM message (memory.present: there were some) */
 	bool run_ended;          /* the trainer printed its end-of-run summary ("Result:") */
 	/* Where the run stands at the end of the log (a run being followed): */
 	enum diag_phase now_phase; /* the last phase marker or bar */
@@ -89,6 +91,11 @@ struct json;
  * job may be NULL. Returns ERR_OK, ERR_NOINPUT or ERR_IOERR. */
 int diag_file(const char *path, const struct diag_job_info *job, struct diag_result *out,
 	      struct err *e);
+
+/* A log that is not text (an executable, an image: NUL bytes or invalid UTF-8 in most of its
+ * first DIAG_SNIFF_BYTES) is refused by diag_file, diag_buffer and diag_logidx with ERR_DATA and
+ * a message saying so. */
+#define DIAG_SNIFF_BYTES (64u * 1024)
 
 /* Same over a buffer in memory (tests, fuzzing). */
 int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
@@ -156,6 +163,25 @@ void diag_json_tail(struct json *j, const struct diag_result *r);
 /* The verdict as one translated sentence for a person ("It ran out of GPU memory in training
  * step 6, ..."), the same in the report and the UI. */
 void diag_sentence(const struct diag_result *r, char *buf, size_t sz);
+
+/* Writes the "memory" member (SPEC §3.6): the account of the card, or null. */
+void diag_json_memory(struct json *j, const struct diag_result *r);
+
+/* True when the OOM happened but the log does not show in which phase or step (no marker, no
+ * frame, no bar): the verdict says so instead of guessing. */
+bool diag_when_unknown(const struct diag_result *r);
+
+/* The name of a part of the memory account ("this job", "other processes", ...), translated. */
+const char *diag_memory_part_label(int part);
+
+/* The advice the memory numbers give, as translated sentences (empty when none): the
+ * fragmentation hint (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, an environment setting,
+ * never a job edit) and the per-process limit. */
+void diag_memory_advice(const struct diag_result *r, char *buf, size_t sz);
+
+/* True when no OOM was found but a failure that often means the card was full was (cuDNN's
+ * CUDNN_STATUS_NOT_ENOUGH_MEMORY, cuBLAS not initialised at load or in step 1). */
+bool diag_memory_suspected(const struct diag_result *r);
 
 /* True when the result carries the hint `id` ("other_process", "host_oom", "cudnn_no_memory"). */
 bool diag_has_hint(const struct diag_result *r, const char *id);

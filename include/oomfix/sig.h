@@ -25,6 +25,7 @@ enum sig_id {
 	SIG_MISSING_FILE, SIG_HF_AUTH, SIG_CONFIG_ERROR, SIG_PYTHON_ERROR,
 	/* a hint added later (kept last so the ids above do not move) */
 	SIG_CUDNN_NO_MEMORY,
+	SIG_FRACTION_OOM, SIG_CUBLAS_NOT_INIT,
 	SIG_COUNT
 };
 

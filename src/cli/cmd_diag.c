@@ -76,8 +76,8 @@ static const struct row rows[] = {
 	     "then."),
 	  N_("drop_largest_bucket (video: num_frames).") },
 	{ DIAG_T_ENVIRONMENT, "E", N_("environment"),
-	  N_("A conservative job still fails at once: the worker or the GPU is at fault, not the "
-	     "settings."),
+	  N_("A conservative job still fails at once, or other processes hold the card: the "
+	     "worker or the GPU is at fault, not the settings."),
 	  N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
 	     "known-good job fails too.") },
 };
@@ -145,14 +145,99 @@ static void print_sentence(const struct diag_result *r, int width)
 	put_wrapped(buf, width, 0, width);
 }
 
+/* One row of the memory account: label padded in cells, the size, a note. */
+static void mem_row(const char *label, int64_t bytes, const char *note, int width)
+{
+	char v[32];
+	int w = text_width(label, strlen(label));
+
+	memacct_format(bytes, v, sizeof v);
+	printf("  %s", label);
+	spaces(18 - w);
+	printf("%11s", v);
+	if (note && *note) {
+		fputs("  ", stdout);
+		put_wrapped(note, width - 33, 33, width);
+	} else {
+		fputc('\n', stdout);
+	}
+}
+
+/* The account of the card that the OOM message gives (SPEC §3.6), and its advice. */
+static void print_memory(const struct diag_result *r, int width)
+{
+	const struct memacct *m = &r->memory;
+	int64_t part[MEMACCT_NPARTS];
+	char note[256], a[32], b[32], advice[1024];
+
+	if (!m->present)
+		return;
+	printf("\n%s\n", _("How the card was used, from the message:"));
+	if (m->capacity >= 0)
+		mem_row(_("capacity"), m->capacity, NULL, width);
+	if (memacct_parts(m, part)) {
+		note[0] = '\0';
+		if (m->this_pid >= 0)
+			snprintf(note, sizeof note, _("process %lld"), m->this_pid);
+		else if (m->this_process < 0 && m->job >= 0)
+			snprintf(note, sizeof note, "%s", _("at least: what PyTorch reserved"));
+		else if (m->job < 0)
+			snprintf(note, sizeof note, "%s",
+				 _("not told apart: one of the processes listed, if any"));
+		mem_row(diag_memory_part_label(MEMACCT_JOB), m->job, note, width);
+		note[0] = '\0';
+		for (size_t i = 0; i < m->nother; i++) {
+			char one[64];
+			size_t n = strlen(note);
+			memacct_format(m->other[i].bytes, a, sizeof a);
+			snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, a);
+			snprintf(note + n, sizeof note - n, "%s%s", n ? ", " : "", one);
+		}
+		mem_row(diag_memory_part_label(MEMACCT_OTHERS), m->others_total, note, width);
+		mem_row(diag_memory_part_label(MEMACCT_UNACCOUNTED), m->unaccounted,
+			m->unaccounted >= m->capacity / 8
+				? _("held by something this job cannot see: another tenant of the card, "
+				    "or a leak")
+				: NULL,
+			width);
+		mem_row(diag_memory_part_label(MEMACCT_FREE), m->free, NULL, width);
+	}
+	if (m->requested >= 0)
+		mem_row(_("requested"), m->requested, NULL, width);
+	if (m->pytorch_allocated >= 0) {
+		note[0] = '\0';
+		if (m->pytorch_reserved_unallocated >= 0) {
+			memacct_format(m->pytorch_reserved_unallocated, b, sizeof b);
+			snprintf(note, sizeof note, _("and %s reserved but unused"), b);
+		}
+		mem_row(_("PyTorch allocated"), m->pytorch_allocated, note, width);
+	}
+	if (m->limit >= 0)
+		mem_row(_("per-process limit"), m->limit, NULL, width);
+	diag_memory_advice(r, advice, sizeof advice);
+	if (advice[0]) {
+		fputc('\n', stdout);
+		put_wrapped(advice, width, 0, width);
+	}
+}
+
 static void print_report(const char *log, const struct diag_result *r, const struct job *j,
-			 const struct plan *p, const char *jobpath)
+			 const struct plan *p, const char *jobpath, const struct err *job_err)
 {
 	const int width = report_width();
 	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
 
-	printf("%s %s\n\n", _("Log:"), log);
+	printf("%s %s\n", _("Log:"), log);
+	if (job_err) {
+		/* the job's problem beside the verdict: a misspelt key is often the very failure */
+		char buf[1400];
+		snprintf(buf, sizeof buf, _("Job: %s:%d:%d: %s. The log was diagnosed without it."),
+			 job_err->file, job_err->line, job_err->col, job_err->msg);
+		put_wrapped(buf, width, 2, width);
+	}
+	fputc('\n', stdout);
 	print_sentence(r, width);
+	print_memory(r, width);
 
 	if (r->nevidence) {
 		printf("\n%s\n", _("What the log shows (line number, text):"));
@@ -172,6 +257,12 @@ static void print_report(const char *log, const struct diag_result *r, const str
 						   ? _("(another process held GPU memory)")
 					   : !strcmp(r->hints[i].id, "cudnn_no_memory")
 						   ? _("(cuDNN could not get memory)")
+					   : !strcmp(r->hints[i].id, "cublas_not_initialized")
+						   ? _("(cuBLAS could not start)")
+					   : !strcmp(r->hints[i].id, "fragmentation")
+						   ? _("(PyTorch memory fragmented)")
+					   : !strcmp(r->hints[i].id, "memory_fraction")
+						   ? _("(a per-process memory limit)")
 						   : _("(host RAM, not the GPU)");
 			printf("  %-22s %4u  %llu  %s\n", r->hints[i].id, r->hints[i].count,
 			       (unsigned long long)r->hints[i].line, what);
@@ -181,10 +272,10 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	/* One row per timing: letter, when, then the cause and the first change wrapped in the
 	 * text column; the row that matches this log is marked with '>'. */
 	/* a run that did not run out of GPU memory gets no table: it would only distract */
-	if (r->oom || diag_has_hint(r, "cudnn_no_memory"))
+	if (r->oom || diag_memory_suspected(r))
 		printf("\n%s\n",
 		       _("When it ran out of memory, the likely cause, and what to change first:"));
-	for (size_t i = 0; (r->oom || diag_has_hint(r, "cudnn_no_memory")) && i < sizeof rows / sizeof rows[0];
+	for (size_t i = 0; (r->oom || diag_memory_suspected(r)) && i < sizeof rows / sizeof rows[0];
 	     i++) {
 		const char *when = _(rows[i].when);
 		int ww = text_width(when, strlen(when));
@@ -203,7 +294,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		put_wrapped(first, width - text_col, text_col, width);
 	}
 
-	if (r->oom || diag_has_hint(r, "cudnn_no_memory")) {
+	if (r->oom || diag_memory_suspected(r)) {
 		printf("\n%s\n", j ? _("Rollback plan ([x] already in place):")
 				   : _("Rollback plan (no job given: nothing can be seen as done):"));
 		for (size_t i = 0; i < p->n; i++) {
@@ -245,7 +336,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		       r->warnings);
 }
 
-static void print_json(const struct diag_result *r, const struct plan *p)
+static void print_json(const struct diag_result *r, const struct plan *p,
+		       const struct err *job_err)
 {
 	struct json j;
 
@@ -275,6 +367,21 @@ static void print_json(const struct diag_result *r, const struct plan *p)
 	}
 	json_arr_end(&j);
 	diag_json_tail(&j, r);
+	json_key(&j, "job_error");
+	if (job_err) {
+		json_obj_begin(&j);
+		json_key(&j, "file");
+		json_str(&j, job_err->file);
+		json_key(&j, "line");
+		json_int(&j, job_err->line);
+		json_key(&j, "column");
+		json_int(&j, job_err->col);
+		json_key(&j, "message");
+		json_str(&j, job_err->msg);
+		json_obj_end(&j);
+	} else {
+		json_null(&j);
+	}
 	json_obj_end(&j);
 	json_finish(&j);
 }
@@ -288,7 +395,8 @@ int cmd_diagnose(int argc, char **argv)
 	struct diag_job_info info = { NULL, 0, -1 };
 	struct diag_result *r;
 	struct plan p;
-	struct err e;
+	struct err e, job_err;
+	bool job_bad = false;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -326,10 +434,21 @@ int cmd_diagnose(int argc, char **argv)
 		rc = doc_load_file(jobpath, &d, &e);
 		if (rc == ERR_OK)
 			rc = job_from_doc(d, &j, &e);
-		if (rc) {
+		if (rc == ERR_DATA) {
+			/* not a valid job: the log is still diagnosed, the problem reported beside */
+			job_err = e;
+			job_bad = true;
+			job_free(&j);
+			doc_free(&d);
+			err_clear(&e);
+		} else if (rc) {
 			doc_free(&d);
 			return fail(&e);
 		}
+	}
+	if (job_bad) {
+		jobpath = NULL;
+	} else if (jobpath) {
 		info.name = j->name;
 		info.kind = (int)j->kind;
 		info.conservative = job_is_conservative(j) ? 1 : 0;
@@ -351,9 +470,9 @@ int cmd_diagnose(int argc, char **argv)
 	if (rc == ERR_OK) {
 		plan_build(j, r, &p);
 		if (as_json)
-			print_json(r, &p);
+			print_json(r, &p, job_bad ? &job_err : NULL);
 		else
-			print_report(log, r, j, &p, jobpath);
+			print_report(log, r, j, &p, jobpath, job_bad ? &job_err : NULL);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
 			rc = fail(&e);

@@ -43,6 +43,7 @@ struct oom_event {
 	bool train_started;
 	long long bar_n, save_step;
 	struct snap marker, bar, msg, frame;
+	struct memacct mem;         /* the numbers its message gave */
 };
 
 struct dstate {
@@ -89,6 +90,10 @@ struct dstate {
 	char exc_class[64];         /* class of the last exception line */
 	struct snap host;
 
+	unsigned mem_follow;        /* lines after an OOM message that may still hold its numbers */
+	bool cublas_ni_late;        /* CUBLAS_STATUS_NOT_INITIALIZED came after step 1 */
+	uint64_t sniff_seen, sniff_bad; /* bytes of the first DIAG_SNIFF_BYTES, and how many are not text */
+	bool sniff_done, utf16;
 	bool run_ended;             /* run.py's "Result:" summary: the run is over */
 
 	/* the fast lane: the training bar's description, once on_bar has taken it as that bar */
@@ -225,6 +230,7 @@ static size_t glued_start(const char *s, size_t len)
 {
 	static const char *const heads[] = {
 		"Traceback (most recent call last)", "Error running job: ",
+		"torch.OutOfMemoryError: ", "torch.cuda.OutOfMemoryError: ", "RuntimeError: ",
 	};
 	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
 		const char *h = memmem(s, len, heads[i], strlen(heads[i]));
@@ -353,8 +359,53 @@ static void train_step(struct dstate *st, const struct logidx_seg *seg, const st
 
 /* ---- markers, tracebacks ---- */
 
+/* DeepSpeed's pipeline engine (diffusion-pipe) reports each finished step as a line, not a bar:
+ * "steps: 10 loss: 0.0654 iter time (s): 4.123 samples/sec: 1.940". It moves the timeline as
+ * a training-bar frame with N = 10 would. */
+static bool step_line(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
+{
+	const char *p = t + 7;
+	long long k;
+	struct bar b;
+
+	if (!starts(t, n, "steps: "))
+		return false;
+	k = parse_num(&p, t + n);
+	if (k < 0 || !starts(p, (size_t)(t + n - p), " loss: "))
+		return false;
+	memset(&b, 0, sizeof b);
+	b.n = k;
+	b.total = -1; /* not said */
+	train_step(st, seg, &b, t, n);
+	return true;
+}
+
+/* A line of a `rich` logger (kohya sd-scripts, musubi-tuner) ends with its source location,
+ * "... train_util.py:3744": it is another trainer talking, so AI Toolkit's markers do not
+ * apply ("Loading settings from ..." is not a model load). */
+static bool rich_location(const char *t, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && is_digit(t[i - 1]))
+		i--;
+	if (i == n || i < 5 || t[i - 1] != ':' || memcmp(t + i - 4, ".py", 3))
+		return false;
+	i -= 4;
+	while (i > 0 && t[i - 1] != ' ')
+		i--;
+	return i > 1 && t[i - 1] == ' ' && t[i - 2] == ' ';
+}
+
 static void on_marker(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
 {
+	if (t[0] == 's' && step_line(st, seg, t, n))
+		return;
+	if (rich_location(t, n))
+		return;
+	/* ComfyUI's "Loading 1 new model" is not a trainer loading its model */
+	if (n > 8 && is_digit(t[8]) && starts(t, n, "Loading "))
+		return;
 	if (starts(t, n, "Loading ") || starts(t, n, "Quantizing ") ||
 	    starts(t, n, "- quantizing ") || starts(t, n, "Making pipe") ||
 	    starts(t, n, "Preparing Model") || starts(t, n, "Moving transformer")) {
@@ -379,6 +430,29 @@ static void on_marker(struct dstate *st, const struct logidx_seg *seg, const cha
 	}
 }
 
+/* Functions of other trainers whose name says the phase: kohya sd-scripts and musubi-tuner
+ * (load_target_model, cache_latents above, sample_images, call_unet / call_dit,
+ * process_batch), DeepSpeed's pipeline engine under diffusion-pipe (train_batch), and
+ * autograd's backward, which only a training step runs. A generic `train` is not one: kohya's
+ * train() also loads the model and caches latents. */
+static enum diag_phase other_trainer_frame(const char *fn, size_t n)
+{
+	static const struct { const char *fn; enum diag_phase p; } t[] = {
+		{ "load_target_model", DIAG_P_MODEL_LOAD }, { "load_models", DIAG_P_MODEL_LOAD },
+		{ "load_transformer", DIAG_P_MODEL_LOAD }, { "load_dit_model", DIAG_P_MODEL_LOAD },
+		{ "cache_text_encoder_outputs", DIAG_P_CACHING }, { "encode_latents", DIAG_P_CACHING },
+		{ "sample_images", DIAG_P_SAMPLING }, { "sample_image_inference", DIAG_P_SAMPLING },
+		{ "call_unet", DIAG_P_TRAINING }, { "call_dit", DIAG_P_TRAINING },
+		{ "process_batch", DIAG_P_TRAINING }, { "train_batch", DIAG_P_TRAINING },
+		{ "_exec_forward_pass", DIAG_P_TRAINING }, { "_exec_backward_pass", DIAG_P_TRAINING },
+		{ "backward", DIAG_P_TRAINING }, { "_engine_run_backward", DIAG_P_TRAINING },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (n == strlen(t[i].fn) && !memcmp(fn, t[i].fn, n))
+			return t[i].p;
+	return DIAG_P_NONE;
+}
+
 /* The phase a traceback frame's function belongs to. */
 static enum diag_phase frame_phase(const char *fn, size_t n)
 {
@@ -396,7 +470,7 @@ static enum diag_phase frame_phase(const char *fn, size_t n)
 	    starts(fn, n, "train_single_accumulation") || starts(fn, n, "run_validation") ||
 	    starts(fn, n, "validation_step"))
 		return DIAG_P_TRAINING;
-	return DIAG_P_NONE;
+	return other_trainer_frame(fn, n);
 }
 
 static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
@@ -413,7 +487,12 @@ static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char
 		st->tb_config = true;
 	if (!in)
 		return;
-	ph = frame_phase(in, (size_t)(t + n - in));
+	/* ComfyUI's own `sample` (its KSampler) or `load_model` are not AI Toolkit's phases: in
+	 * its files only the names of other trainers' table count */
+	if (memmem(t, (size_t)(in - t), "comfy", 5) || memmem(t, (size_t)(in - t), "Comfy", 5))
+		ph = other_trainer_frame(in, (size_t)(t + n - in));
+	else
+		ph = frame_phase(in, (size_t)(t + n - in));
 	if (ph != DIAG_P_NONE && st->tb_phase == DIAG_P_NONE) { /* the outermost one decides */
 		st->tb_phase = ph;
 		snap_set(&st->tb_frame, seg, t, n);
@@ -574,12 +653,68 @@ static size_t timestamp_len(const char *t, size_t n)
 /* One prefix a capture tool puts before the trainer's own text, or 0: a timestamp (docker
  * and kubectl --timestamps, logging), torchrun's "[rank0]: ", docker compose's "svc-1  | ".
  * Its one separating blank is part of it, so indentation after it still counts. */
+/* A log level a logger or wrapper puts before the message: "[INFO] ", "[WARNING] ", or rich's
+ * padded "INFO     " (kohya's scripts). Its length with the blanks after it, or 0. */
+static size_t level_prefix(const char *t, size_t n)
+{
+	static const char *const lv[] = { "INFO", "WARNING", "WARN", "ERROR", "DEBUG", "CRITICAL" };
+	bool br = t[0] == '[';
+
+	/* Python logging's "%(asctime)s - %(levelname)s - %(message)s", after its timestamp */
+	if (t[0] == '-' && n > 2 && t[1] == ' ') {
+		for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+			size_t l = strlen(lv[i]);
+			if (starts(t + 2, n - 2, lv[i]) && starts(t + 2 + l, n - 2 - l, " - "))
+				return 2 + l + 3;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+		size_t l = strlen(lv[i]), k = br ? 1 : 0;
+		if (!starts(t + k, n - k, lv[i]))
+			continue;
+		k += l;
+		if (br) {
+			if (k + 1 >= n || t[k] != ']' || t[k + 1] != ' ')
+				return 0;
+			return k + 2;
+		}
+		if (k + 2 > n || t[k] != ' ' || t[k + 1] != ' ')
+			return 0; /* rich pads the level to 8 cells: two blanks at least */
+		while (k < n && t[k] == ' ')
+			k++;
+		return k;
+	}
+	return 0;
+}
+
+/* A time in brackets other than ISO ("[08:14:03] ", "[12/01/2026 08:14:03 PM] "): digits and
+ * the punctuation of dates and times only, with at least one ':'. Its length, or 0. */
+static size_t clock_prefix(const char *t, size_t n)
+{
+	size_t i = 1;
+	bool colon = false;
+
+	while (i < n && i < 40 && (is_digit(t[i]) || t[i] == ':' || t[i] == '/' || t[i] == '.' ||
+				   t[i] == ',' || t[i] == '-' || t[i] == ' ' || t[i] == 'A' ||
+				   t[i] == 'P' || t[i] == 'M')) {
+		colon |= t[i] == ':';
+		i++;
+	}
+	return colon && i + 1 < n && t[i] == ']' && t[i + 1] == ' ' && is_digit(t[1]) ? i + 2 : 0;
+}
+
 static size_t one_prefix(const char *t, size_t n)
 {
 	size_t i = 0, k;
 
 	if (n == 0)
 		return 0;
+	/* a line quoted from an issue or a chat ("> "); a bare ">" is an empty quoted line */
+	if (t[0] == '>')
+		return n > 1 && t[1] == ' ' ? 2 : 1;
+	if ((k = level_prefix(t, n)) > 0)
+		return k;
 	if (is_digit(t[0])) {
 		k = timestamp_len(t, n);
 		return k && k < n && t[k] == ' ' ? k + 1 : 0;
@@ -593,7 +728,9 @@ static size_t one_prefix(const char *t, size_t n)
 			return 0;
 		}
 		k = timestamp_len(t + 1, n - 1);
-		return k && k + 2 < n && t[k + 1] == ']' && t[k + 2] == ' ' ? k + 3 : 0;
+		if (k && k + 2 < n && t[k + 1] == ']' && t[k + 2] == ' ')
+			return k + 3;
+		return clock_prefix(t, n);
 	}
 	while (i < n && ((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
 			 is_digit(t[i]) || t[i] == '_' || t[i] == '-' || t[i] == '.'))
@@ -638,6 +775,8 @@ static void count_hit(struct dstate *st, const struct logidx_seg *seg, const str
 		st->host = st->sig_snap[id];
 		return;
 	}
+	if (id == SIG_CUBLAS_NOT_INIT)
+		st->cublas_ni_late = st->train_started && st->bar_n >= 1;
 	if (sig_defs[id].cls != SIG_CLASS_OOM)
 		return;
 	/* the first OOM line of a failure is where it happened; the rest repeat it */
@@ -652,6 +791,17 @@ static void count_hit(struct dstate *st, const struct logidx_seg *seg, const str
 	st->oom.marker = st->marker;
 	st->oom.bar = st->bar;
 	snap_set(&st->oom.msg, seg, t, n);
+	memacct_init(&st->oom.mem);
+	memacct_parse(&st->oom.mem, t, n);
+	st->mem_follow = 8; /* the per-process-fraction message puts its numbers on the next lines */
+}
+
+/* A line soon after the OOM message: the rest of its numbers, when the message spans lines. */
+static void mem_more(struct dstate *st, const char *t, size_t n)
+{
+	st->mem_follow--;
+	if (st->oom.valid && !st->oom.survived)
+		memacct_parse(&st->oom.mem, t, n);
 }
 
 /* "Running 1 job" (run.py): a new run starts. */
@@ -677,9 +827,15 @@ static void reset_run(struct dstate *st)
 	char name[sizeof st->name];
 	size_t namelen = st->namelen;
 	bool from_job = st->name_from_job;
+	uint64_t sseen = st->sniff_seen, sbad = st->sniff_bad;
+	bool sdone = st->sniff_done, utf16 = st->utf16;
 
 	memcpy(name, st->name, sizeof name);
 	memset(st, 0, sizeof *st);
+	st->sniff_seen = sseen; /* the sniff is about the file, not the run */
+	st->sniff_bad = sbad;
+	st->sniff_done = sdone;
+	st->utf16 = utf16;
 	st->job = job;
 	st->out = out;
 	st->sm = sm;
@@ -724,6 +880,8 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 	}
 	if (n == 0)
 		return;
+	if (st->mem_follow)
+		mem_more(st, t, n);
 
 	/* a job file printed by a wrapper: "job: extension" / "config:" and what is indented under
 	 * them is configuration (prompts, comments), until a line that is not YAML */
@@ -786,6 +944,11 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		ejr = true;
 		msg = t + 19;
 		mlen = n - 19;
+	} else if (starts(t, n, "!!! Exception during processing !!! ")) {
+		/* ComfyUI's own line before the traceback: the same failure, told first */
+		ejr = true;
+		msg = t + 36;
+		mlen = n - 36;
 	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &msg, &mlen)) > 0) {
 		exc = true;
 		snprintf(st->exc_class, sizeof st->exc_class, "%.*s", (int)cls, t);
@@ -822,6 +985,65 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		close_traceback(st);
 	else if (exc && st->tb_config && !strcmp(st->exc_class, "ValueError"))
 		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
+}
+
+/* ---- is it text at all? (SPEC §3.6 "Other inputs") ---- */
+
+static bool not_text(const struct dstate *st)
+{
+	/* a log has next to none; an image or an archive about half, an executable three in four */
+	return st->sniff_seen && st->sniff_bad * 10 >= st->sniff_seen * 3;
+}
+
+/* Counts, in the first DIAG_SNIFF_BYTES, the bytes no text log has: NUL and other controls a
+ * terminal would not draw, and invalid UTF-8. Returns true once it knows the log is not text. */
+static bool sniff(struct dstate *st, const struct logidx_seg *seg)
+{
+	const unsigned char *u = (const unsigned char *)seg->p;
+	size_t n = seg->len, i = 0;
+
+	if (seg->off >= DIAG_SNIFF_BYTES) {
+		st->sniff_done = true;
+		return not_text(st);
+	}
+	if (seg->off + n > DIAG_SNIFF_BYTES)
+		n = DIAG_SNIFF_BYTES - (size_t)seg->off;
+	if (seg->off == 0 && n >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+		st->utf16 = true;
+	while (i < n) {
+		uint32_t cp;
+		size_t k;
+		if (u[i] < 0x80) {
+			if (u[i] < 0x20 && u[i] != '\t' && u[i] != 0x1B && u[i] != '\b' && u[i] != '\f' &&
+			    u[i] != '\v')
+				st->sniff_bad++;
+			i++;
+		} else if ((k = text_utf8_decode(u + i, n - i, &cp)) == 0) {
+			st->sniff_bad++;
+			i++;
+		} else {
+			i += k;
+		}
+	}
+	st->sniff_seen += n;
+	if (seg->off + seg->len >= DIAG_SNIFF_BYTES) {
+		st->sniff_done = true;
+		return not_text(st);
+	}
+	return false;
+}
+
+static int refuse_binary(const struct dstate *st, const char *name, struct err *e)
+{
+	unsigned pct = (unsigned)(st->sniff_bad * 100 / st->sniff_seen);
+
+	if (st->utf16)
+		return err_set(e, ERR_DATA, name, 0, 0,
+			       _("this log is UTF-16 text (as a Windows redirect writes it); convert it "
+				 "first, e.g. iconv -f UTF-16 -t UTF-8"));
+	return err_set(e, ERR_DATA, name, 0, 0,
+		       _("this is not a text log: %u%% of its first 64 KiB are NUL bytes, control "
+			 "characters or invalid UTF-8"), pct);
 }
 
 /* ---- the fast lane ----
@@ -902,6 +1124,8 @@ static int on_seg(const struct logidx_seg *seg, void *ctx)
 	size_t n = seg->len;
 	struct bar b;
 
+	if (!st->sniff_done && sniff(st, seg))
+		return ERR_DATA;
 	if (n == 0)
 		return 0;
 	if (fast_frame(st, seg, t, n))
@@ -974,6 +1198,44 @@ static bool before_training(enum diag_phase p)
 	return p == DIAG_P_MODEL_LOAD || p == DIAG_P_CACHING || p == DIAG_P_BASELINE_SAMPLING;
 }
 
+static void add_hint(struct diag_result *r, const char *id, const struct snap *s,
+		     const char *value)
+{
+	if (r->nhints < sizeof r->hints / sizeof r->hints[0] && s->set)
+		put_hit(&r->hints[r->nhints++], id, s, 1, value);
+}
+
+/* The numbers of the last OOM message, and the hints they give (SPEC §3.6). */
+static void memory_account(struct dstate *st, struct diag_result *r)
+{
+	struct memacct *m = &r->memory;
+	char v[64];
+
+	memacct_init(m);
+	if (!st->oom.valid || !st->oom.mem.present)
+		return;
+	*m = st->oom.mem;
+	memacct_finish(m);
+	/* the only process listed was this job itself (a container hides its pid): not a hint
+	 * that another process held the card */
+	if (m->this_pid >= 0 && m->nother == 0 && st->sig_snap[SIG_OTHER_PROCESS].line == st->oom.msg.line) {
+		for (size_t i = 0; i < r->nhints; i++)
+			if (!strcmp(r->hints[i].id, "other_process")) {
+				memmove(&r->hints[i], &r->hints[i + 1], (r->nhints - i - 1) * sizeof r->hints[0]);
+				r->nhints--;
+				break;
+			}
+	}
+	if (memacct_fragmented(m)) {
+		memacct_format(m->pytorch_reserved_unallocated, v, sizeof v);
+		add_hint(r, "fragmentation", &st->oom.msg, v);
+	}
+	if (m->limit >= 0) {
+		memacct_format(m->limit, v, sizeof v);
+		add_hint(r, "memory_fraction", &st->oom.msg, v);
+	}
+}
+
 static void verdict(struct dstate *st)
 {
 	struct diag_result *r = st->out;
@@ -982,6 +1244,9 @@ static void verdict(struct dstate *st)
 
 	for (int i = 0; i < SIG_COUNT; i++) {
 		if (!st->count[i])
+			continue;
+		/* cuBLAS failing to start later in a run is not about memory (SPEC §3.6) */
+		if (i == SIG_CUBLAS_NOT_INIT && st->cublas_ni_late)
 			continue;
 		if (sig_defs[i].cls == SIG_CLASS_OOM)
 			any_oom = true;
@@ -995,6 +1260,7 @@ static void verdict(struct dstate *st)
 		}
 	}
 	r->oom = any_oom;
+	memory_account(st, r);
 	r->total_steps = st->bar_total > 0 ? st->bar_total : -1;
 	r->failed_step = -1;
 	r->model_kind = job ? job->kind : 0;
@@ -1011,7 +1277,7 @@ static void verdict(struct dstate *st)
 		if (p == DIAG_P_SAMPLING && !o->train_started)
 			p = DIAG_P_BASELINE_SAMPLING;
 		r->phase = p;
-		before = before_training(p) || (p == DIAG_P_NONE && !o->train_started);
+		before = before_training(p);
 		if (p == DIAG_P_TRAINING && o->bar_n >= 0)
 			r->failed_step = o->bar_n + 1;
 		else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
@@ -1020,7 +1286,10 @@ static void verdict(struct dstate *st)
 			r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
 		step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
 
-		if (job && job->conservative == 1 && (before || step1) &&
+		if (memacct_environment(&r->memory)) {
+			/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
+			r->timing = DIAG_T_ENVIRONMENT;
+		} else if (job && job->conservative == 1 && (before || step1) &&
 		    (st->count[SIG_ZERO_BYTES_FREE] || st->count[SIG_CUBLAS_ALLOC_FAILED])) {
 			r->timing = DIAG_T_ENVIRONMENT;
 			add_evidence(r, &st->sig_snap[st->count[SIG_CUBLAS_ALLOC_FAILED]
@@ -1030,9 +1299,12 @@ static void verdict(struct dstate *st)
 		} else if (before) {
 			r->timing = DIAG_T_BEFORE_TRAINING;
 			r->failed_step = -1;
+		} else if (p == DIAG_P_NONE || (p == DIAG_P_TRAINING && r->failed_step < 0)) {
+			/* no marker, frame or bar shows when (or which step): say so, never guess */
+			r->timing = DIAG_T_NONE;
 		} else if (p == DIAG_P_SAMPLING) {
 			r->timing = DIAG_T_SAMPLING;
-		} else if (r->failed_step < 0 || r->failed_step <= 10) {
+		} else if (r->failed_step <= 10) {
 			r->timing = DIAG_T_FIRST_STEPS;
 		} else {
 			r->timing = DIAG_T_INTERMITTENT;
@@ -1168,6 +1440,10 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 	if (!st)
 		return e && e->code ? e->code : ERR_SOFTWARE;
 	rc = logidx_scan(li, on_seg, st, e);
+	if ((rc == ERR_OK || rc == ERR_DATA) && not_text(st)) {
+		result_init(out);
+		rc = refuse_binary(st, logidx_name(li), e);
+	}
 	if (rc == ERR_OK) {
 		uint64_t lines = 0;
 		verdict(st);
@@ -1292,8 +1568,59 @@ void diag_json_head(struct json *j, const struct diag_result *r)
 	json_hits(j, r->sigs, r->nsigs, true);
 	json_key(j, "hints");
 	json_hits(j, r->hints, r->nhints, true);
+	diag_json_memory(j, r);
 	json_key(j, "model_kind");
 	json_str(j, r->model_kind == 1 ? "image" : r->model_kind == 2 ? "video" : NULL);
+}
+
+void diag_json_memory(struct json *j, const struct diag_result *r)
+{
+	const struct memacct *m = &r->memory;
+
+	json_key(j, "memory");
+	if (!m->present) {
+		json_null(j);
+		return;
+	}
+	json_obj_begin(j);
+	json_key(j, "capacity");
+	json_opt_int(j, m->capacity);
+	json_key(j, "free");
+	json_opt_int(j, m->free);
+	json_key(j, "requested");
+	json_opt_int(j, m->requested);
+	json_key(j, "this_process");
+	json_opt_int(j, m->this_process);
+	json_key(j, "other_processes");
+	json_arr_begin(j);
+	for (size_t i = 0; i < m->nother; i++) {
+		json_obj_begin(j);
+		json_key(j, "pid");
+		json_int(j, m->other[i].pid);
+		json_key(j, "bytes");
+		json_int(j, m->other[i].bytes);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "pytorch_allocated");
+	json_opt_int(j, m->pytorch_allocated);
+	json_key(j, "pytorch_reserved_unallocated");
+	json_opt_int(j, m->pytorch_reserved_unallocated);
+	json_key(j, "unaccounted");
+	json_opt_int(j, m->unaccounted);
+	/* not in SPEC §3.6's list, but said by the message when present */
+	json_key(j, "this_pid");
+	json_opt_int(j, m->this_pid);
+	json_key(j, "private_pools");
+	json_opt_int(j, m->private_pools);
+	json_key(j, "limit");
+	json_opt_int(j, m->limit);
+	json_obj_end(j);
+}
+
+bool diag_when_unknown(const struct diag_result *r)
+{
+	return r->oom && r->timing == DIAG_T_NONE;
 }
 
 void diag_json_tail(struct json *j, const struct diag_result *r)
@@ -1411,8 +1738,11 @@ int diag_state_reset(struct diag_state *ds, struct err *e)
 
 int diag_state_feed(struct diag_state *ds, const char *buf, size_t len, struct err *e)
 {
-	(void)e;
-	return logidx_scanner_feed(ds->sc, buf, len, on_seg, ds->st);
+	int rc = logidx_scanner_feed(ds->sc, buf, len, on_seg, ds->st);
+
+	if (rc == ERR_DATA && not_text(ds->st)) /* the sniff of the first 64 KiB said no */
+		return refuse_binary(ds->st, NULL, e);
+	return rc;
 }
 
 uint64_t diag_state_offset(const struct diag_state *ds)
@@ -1430,6 +1760,11 @@ int diag_state_result(struct diag_state *ds, struct diag_result *out, struct err
 	*c = *ds->st; /* shares the matcher and the scratch buffer, which hold nothing between calls */
 	c->out = out;
 	logidx_scanner_tail(ds->sc, on_seg, c);
+	if (not_text(c)) { /* a short log that is not text: refused as a whole file would be */
+		int rc = refuse_binary(c, NULL, e);
+		free(c);
+		return rc;
+	}
 	verdict(c);
 	progress_now(c, out);
 	out->lines = logidx_scanner_lines(ds->sc);

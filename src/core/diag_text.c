@@ -71,6 +71,13 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 	if (!r->oom) {
 		if (r->lines == 0)
 			snprintf(buf, sz, "%s", _("The log is empty."));
+		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cublas_not_initialized") &&
+			 !diag_has_hint(r, "cudnn_no_memory"))
+			snprintf(buf, sz, "%s",
+				 _("No error that counts as GPU out-of-memory was found, but cuBLAS could "
+				   "not start (CUBLAS_STATUS_NOT_INITIALIZED) while the model loaded or in "
+				   "the first step, which usually means the card had no room left. Treat it "
+				   "as GPU memory pressure: the rollback plan applies."));
 		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cudnn_no_memory"))
 			snprintf(buf, sz, "%s",
 				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
@@ -82,6 +89,17 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 		return;
 	}
 	switch (r->timing) {
+	case DIAG_T_NONE:
+		if (r->phase == DIAG_P_TRAINING)
+			snprintf(buf, sz, "%s",
+				 _("It ran out of GPU memory during training, but the log does not show "
+				   "at which step: no training progress bar was captured."));
+		else
+			snprintf(buf, sz, "%s",
+				 _("It ran out of GPU memory, but the log does not show when: no phase "
+				   "message, traceback frame or progress bar places it. A capture of the "
+				   "trainer's whole output (stdout and stderr) would."));
+		break;
 	case DIAG_T_BEFORE_TRAINING:
 		snprintf(buf, sz, _("It ran out of GPU memory before training started, %s."),
 			 phase_while(r->phase));
@@ -112,6 +130,31 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 				   "are bigger than others."));
 		break;
 	case DIAG_T_ENVIRONMENT:
+		if (memacct_environment(&r->memory)) {
+			const struct memacct *m = &r->memory;
+			char job[32], card[32], rest[32];
+			memacct_format(m->job, job, sizeof job);
+			memacct_format(m->capacity, card, sizeof card);
+			memacct_format(m->others_total + (m->unaccounted > 0 ? m->unaccounted : 0), rest,
+				       sizeof rest);
+			if (m->job < 0) {
+				/* the job is not told apart from the processes listed: only what none
+				 * of them holds is surely someone else's */
+				memacct_format(m->unaccounted, rest, sizeof rest);
+				snprintf(buf, sz,
+					 _("It ran out of GPU memory because the card was held by others: "
+					   "%s of %s was held by something no listed process accounts for. "
+					   "The settings are not what is too big: free the card or start a "
+					   "fresh worker."), rest, card);
+				break;
+			}
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory because the card was held by others: this job "
+				   "had %s of %s, other processes or memory it cannot see held %s. The "
+				   "settings are not what is too big: free the card or start a fresh "
+				   "worker."), job, card, rest);
+			break;
+		}
 		snprintf(buf, sz, "%s",
 			 _("It ran out of GPU memory although the job is already conservative: the "
 			   "worker or the GPU is the likely cause, not the settings."));
@@ -123,4 +166,50 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 	if (r->survived && n + 2 < sz)
 		snprintf(buf + n, sz - n, " %s",
 			 _("The run skipped those batches and went on; it did not die of it."));
+}
+
+const char *diag_memory_part_label(int part)
+{
+	static const char *const label[MEMACCT_NPARTS] = {
+		[MEMACCT_JOB] = N_("this job"),
+		[MEMACCT_OTHERS] = N_("other processes"),
+		[MEMACCT_UNACCOUNTED] = N_("unaccounted"),
+		[MEMACCT_FREE] = N_("free"),
+	};
+	return part >= 0 && part < MEMACCT_NPARTS ? _(label[part]) : "";
+}
+
+void diag_memory_advice(const struct diag_result *r, char *buf, size_t sz)
+{
+	const struct memacct *m = &r->memory;
+	size_t n = 0;
+	char a[32], b[32];
+
+	buf[0] = '\0';
+	if (m->present && memacct_fragmented(m)) {
+		memacct_format(m->pytorch_reserved_unallocated, a, sizeof a);
+		memacct_format(m->pytorch_allocated, b, sizeof b);
+		snprintf(buf, sz,
+			 _("PyTorch held %s reserved but unused beside the %s it allocated: the memory "
+			   "is fragmented. Starting the trainer with "
+			   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in its environment may let "
+			   "the same job fit (a setting of the environment, not of the job file)."),
+			 a, b);
+		n = strlen(buf);
+	}
+	if (m->present && m->limit >= 0 && n + 2 < sz) {
+		if (n)
+			buf[n++] = ' ';
+		memacct_format(m->limit, a, sizeof a);
+		memacct_format(m->capacity, b, sizeof b);
+		snprintf(buf + n, sz - n, _("The allocation broke a per-process limit of %s on a %s "
+					    "card: the program that runs the trainer (ComfyUI, for one) "
+					    "set a memory fraction, which can be raised there."), a, b);
+	}
+}
+
+bool diag_memory_suspected(const struct diag_result *r)
+{
+	return !r->oom && (diag_has_hint(r, "cudnn_no_memory") ||
+			   diag_has_hint(r, "cublas_not_initialized"));
 }

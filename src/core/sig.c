@@ -60,6 +60,14 @@ const struct sig_def sig_defs[SIG_COUNT] = {
 	 * is listed), but a user should hear that memory was involved. */
 	{ SIG_CUDNN_NO_MEMORY, "cudnn_no_memory", "\\bCUDNN_STATUS_NOT_ENOUGH_MEMORY\\b",
 	  SIG_CLASS_HINT },
+	/* torch's caching allocator refusing to pass a per-process memory fraction (ComfyUI sets
+	 * one): a GPU OOM without the words "out of memory" before it */
+	{ SIG_FRACTION_OOM, "memory_fraction_oom",
+	  "\\bAllocation on device \\d+ would exceed allowed memory", SIG_CLASS_OOM },
+	/* cuBLAS could not create its handle: at load or in step 1 usually a card with no room
+	 * left, but not certainly, so a hint */
+	{ SIG_CUBLAS_NOT_INIT, "cublas_not_initialized", "\\bCUBLAS_STATUS_NOT_INITIALIZED\\b",
+	  SIG_CLASS_HINT },
 };
 
 /* The prefilter's table: every signature above needs one of these (compared case-insensitively);

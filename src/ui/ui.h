@@ -461,6 +461,9 @@ size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, si
 
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);
+/* The memory account of the OOM message as a stacked bar with its legend (membar.c); adds
+ * nothing when the message gave no numbers. */
+void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width);
 
 /* The screens that are modes rather than tabs. */
 enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c);

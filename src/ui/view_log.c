@@ -346,6 +346,9 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 		else
 			snprintf(buf, sizeof buf, _("Failed step: %lld   Phase: %s"), d->failed_step,
 				 diag_phase_label(d->phase));
+	} else if (diag_when_unknown(d) || (d->oom && d->phase == DIAG_P_NONE)) {
+		snprintf(buf, sizeof buf, _("Failed step: not shown by the log   Phase: %s"),
+			 diag_phase_label(d->phase));
 	} else if (d->oom) {
 		snprintf(buf, sizeof buf, _("Failed step: none (before training)   Phase: %s"),
 			 diag_phase_label(d->phase));
@@ -354,6 +357,7 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 	if (buf[0])
 		ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
+	ui_membar_lines(l, d, width);
 	if (!diag_stacked) /* stacked under the log, every row counts */
 		ui_lines_add(l, UI_R_NORMAL, "");
 	if (d->oom)
@@ -362,6 +366,8 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 		/* The diagnosis keeps DIAG_MAX_TEXT bytes of the line: say so when it cut one, as the
 		 * wrapped note would otherwise end mid-word as if that were all. */
 		bool cut = strlen(d->hints[i].text) >= DIAG_MAX_TEXT;
+		if (!strcmp(d->hints[i].id, "fragmentation") || !strcmp(d->hints[i].id, "memory_fraction"))
+			continue; /* the memory bar's advice says it in words */
 		snprintf(buf, sizeof buf, _("Note (line %llu): %s"), (unsigned long long)d->hints[i].line,
 			 d->hints[i].text);
 		if (cut && strlen(buf) + 4 < sizeof buf)

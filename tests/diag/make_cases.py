@@ -324,7 +324,8 @@ x, blob = 12345, bytearray()
 for _ in range(20000):
     x = (x * 1103515245 + 12345) & 0x7FFFFFFF
     blob.append((x >> 16) & 0xFF)
-case("binary", None, exp(False, None, None, None, []), raw=bytes(blob))
+# Not a text log: refused with exit 65 (SPEC §3.6), no verdict.
+case("binary", None, exp(False, None, None, None, [], exit=65), raw=bytes(blob))
 
 # One line longer than the segment cap (4 KiB here): read in pieces, the message still found.
 pad = ("x" * 4095 + "\t") * 70

@@ -249,9 +249,11 @@ F_SAVE = [("jobs/process/BaseSDTrainProcess.py", 2760, "run", "self.save()"),
           ("toolkit/network_mixins.py", 540, "save_weights", "v = v.detach().clone().to(\"cpu\").to(dtype)")]
 
 
-def oom_new(alloc="2.00 GiB", free="1.06 GiB", total="23.55 GiB", pid=None, word="CUDA"):
-    proc = ("Process %d has 22.47 GiB memory in use. " % pid if pid else
-            "Including non-PyTorch memory, this process has 22.47 GiB memory in use. ")
+def oom_new(alloc="2.00 GiB", free="1.06 GiB", total="23.55 GiB", pid=None, word="CUDA",
+            used="22.47 GiB"):
+    # `used` is what the job holds; on a bigger card pass it, or the rest reads as another tenant
+    proc = ("Process %d has %s memory in use. " % (pid, used) if pid else
+            "Including non-PyTorch memory, this process has %s memory in use. " % used)
     return ("%s out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which %s "
             "is free. %sOf the allocated memory 21.80 GiB is allocated by PyTorch, and 251.38 MiB "
             "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "

@@ -85,14 +85,15 @@ def stamped(lines, t0=0, fmt="[2026-11-30 12:%02d:%02d] "):
     return [fmt % ((t0 + i) // 60 % 60, (t0 + i) % 60) + l for i, l in enumerate(lines)]
 
 
-def oom_incl(alloc, free, total="23.55 GiB"):
+def oom_incl(alloc, free, total="23.55 GiB", used="22.10 GiB"):
+    # `used` is what the job holds: the card's other users are total - free - used (SPEC §3.6)
     return ("CUDA out of memory. Tried to allocate %s. GPU 0 has a total capacity of %s of which "
-            "%s is free. Including non-PyTorch memory, this process has 22.10 GiB memory in use. "
+            "%s is free. Including non-PyTorch memory, this process has %s memory in use. "
             "Of the allocated memory 21.35 GiB is allocated by PyTorch, and 402.11 MiB is reserved "
             "by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
             "documentation for Memory Management  (https://docs.pytorch.org/docs/stable/notes/"
-            "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)" % (alloc, total, free))
+            "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)" % (alloc, total, free, used))
 
 
 def fatal(msg, frames, cls="torch.OutOfMemoryError"):
@@ -222,7 +223,7 @@ case("a-hidream-quantize-off-model-load", j,
      echo(j) + ["Loading HiDream model", "Loading transformer",
                 "Loading Llama3 text encoder", "Loading checkpoint shards:   0%|          | 0/4 [00:00<?, ?it/s]",
                 "Loading checkpoint shards:  50%|█████     | 2/4 [00:09<00:09,  4.61s/it]"]
-     + fatal(oom_incl("1.96 GiB", "1.41 GiB", "47.40 GiB"),
+     + fatal(oom_incl("1.96 GiB", "1.41 GiB", "47.40 GiB", "45.93 GiB"),
              [("jobs/process/BaseSDTrainProcess.py", 1790, "run", "self.sd.load_model()"),
               ("extensions_built_in/diffusion_models/hidream/hidream_model.py", 187, "load_model",
                "text_encoder_4 = LlamaForCausalLM.from_pretrained("),
@@ -518,7 +519,7 @@ lines += [cr_bars(N, 0, 500, 2000), "", "Saving at step 500",
           "Saved checkpoint to %s/output/%s/%s_000000500.safetensors" % (ROOT, N, N),
           other_bars("Generating Samples", 0, 0, 2, joined=True)
           + "".join("\r" + webbar("", n, 40) for n in range(0, 41))]
-lines += fatal(oom_new("14.06 GiB", "7.73 GiB", "79.19 GiB"), F_SAMPLE)
+lines += fatal(oom_new("14.06 GiB", "7.73 GiB", "79.19 GiB", used="71.40 GiB"), F_SAMPLE)
 case("c-wan22-i2v-stamped-wrapper", j, stamped(lines),
      exp(True, "sampling", "sampling", 500, OOM3, "video", ["lighter_sampling", "disable_sampling"],
          notes="A hosted wrapper stamps each line '[2026-11-30 12:mm:ss] ' (the bar frames of a "

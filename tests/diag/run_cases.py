@@ -40,6 +40,13 @@ def compare(got, exp, out):
                 got.get("first_fix") is None and exp["accept_first_fix"] == []):
             out.append("first_fix: got %r, expected one of %r"
                        % (got.get("first_fix"), exp["accept_first_fix"]))
+    if "memory" in exp and got.get("memory") != exp["memory"]:
+        out.append("memory: got %r, expected %r" % (got.get("memory"), exp["memory"]))
+    hints = sorted(h["id"] for h in got.get("hints", []))
+    if "hints" in exp and hints != sorted(exp["hints"]):
+        out.append("hints: got %r, expected %r" % (hints, sorted(exp["hints"])))
+    if "job_error" in exp and (got.get("job_error") is None) != (exp["job_error"] is None):
+        out.append("job_error: got %r, expected %r" % (got.get("job_error"), exp["job_error"]))
     for key in ("signatures", "evidence"):
         for s in got.get(key, []):
             if not isinstance(s.get("line"), int) or s["line"] < 1:
@@ -91,7 +98,10 @@ def main():
             cmd = [prog, "diagnose", "--job", os.path.join(d, "job.yaml"), "--json", log]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
         problems = []
-        if p.returncode != 0:
+        if "exit" in exp:  # a log that must be refused: the status says it, no JSON is read
+            if p.returncode != exp["exit"]:
+                problems.append("exit status %d, expected %d" % (p.returncode, exp["exit"]))
+        elif p.returncode != 0:
             problems.append("exit status %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
         else:
             try:

@@ -18,6 +18,7 @@
 #include "oomfix/diag.h"
 #include "oomfix/err.h"
 #include "oomfix/json.h"
+#include "oomfix/memacct.h"
 
 #include "fuzz.h"
 
@@ -76,6 +77,19 @@ static void check_result(const struct diag_result *r, size_t size)
 	}
 	for (size_t i = 0; i < r->nhints; i++)
 		check_hit(&r->hints[i]);
+	/* the memory account: the parts never overflow the card, counts are bytes or -1 */
+	if (r->memory.present) {
+		int64_t part[MEMACCT_NPARTS], sum = 0;
+		FUZZ_CHECK(r->memory.nother <= MEMACCT_MAX_PROCS);
+		FUZZ_CHECK(r->memory.unaccounted >= -1 && r->memory.capacity >= -1);
+		if (memacct_parts(&r->memory, part)) {
+			for (int k = 0; k < MEMACCT_NPARTS; k++) {
+				FUZZ_CHECK(part[k] >= 0);
+				sum += part[k];
+			}
+			FUZZ_CHECK(sum <= r->memory.capacity);
+		}
+	}
 	for (size_t i = 0; i < r->nevidence; i++) {
 		FUZZ_CHECK(r->evidence[i].offset <= size);
 		check_hit(&r->evidence[i]);

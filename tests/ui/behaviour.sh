@@ -287,9 +287,11 @@ check "escapes: title change shown as text" has "$WORK/esc/screen.txt" "title ^[
 
 # 13. a big log: the first screen comes before the verdict. `async` keeps the script from
 # waiting for the worker; a 256 MiB log (sparse: its tail is zero bytes) takes long enough to
-# read that the first dumps see the diagnosis still running.
+# read that the first dumps see the diagnosis still running. Blanks fill its first 64 KiB,
+# where a log that is mostly NUL bytes would be refused as not text.
 fresh big
 head -60 "$FIX/train.log" > "$WORK/big/big.log"
+head -c 70000 /dev/zero | tr '\0' ' ' >> "$WORK/big/big.log"
 truncate -s 256M "$WORK/big/big.log"
 run big job.yaml big.log <<'K'
 async

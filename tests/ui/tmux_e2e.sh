@@ -167,6 +167,8 @@ wait_dead esc > /dev/null
 # the verdict; q while the worker reads quits at once
 fresh big
 head -60 "$FIX/train.log" > "$WORK/big/big.log"
+# blanks (on the last line) fill the first 64 KiB: a log mostly NUL there is refused as not text
+head -c 70000 /dev/zero | tr '\0' ' ' >> "$WORK/big/big.log"
 truncate -s 512M "$WORK/big/big.log"
 start big big 80 24 job.yaml big.log
 check "big log: the first line is shown" wait_for big "  1 Running 1 job"
