@@ -12,6 +12,7 @@
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
+#include "oomfix/source.h"
 #include "oomfix/json.h"
 #include "oomfix/plan.h"
 #include "oomfix/text.h"
@@ -299,17 +300,20 @@ int cmd_diagnose(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (!log || (jobpath && !*jobpath))
+	if ((!log && !source_is_aitk_arg(jobpath)) || (jobpath && !*jobpath))
 		return usage();
 
 	err_clear(&e);
 	/* the job first: a bad job file is reported before a big log is read */
+	struct source *src = NULL;
 	if (jobpath) {
-		rc = doc_load_file(jobpath, &d, &e);
-		if (rc == ERR_OK)
-			rc = job_from_doc(d, &j, &e);
+		rc = cli_open_job(jobpath, &src, &d, &j, &e);
+		if (rc == ERR_OK && !log)
+			rc = cli_job_log(src, &log, &e); /* a web UI job's current log.txt */
 		if (rc) {
+			job_free(&j);
 			doc_free(&d);
+			source_free(&src);
 			return fail(&e);
 		}
 		info.name = j->name;
@@ -320,6 +324,7 @@ int cmd_diagnose(int argc, char **argv)
 	if (!r) {
 		job_free(&j);
 		doc_free(&d);
+		source_free(&src);
 		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		return fail(&e);
 	}
@@ -340,5 +345,6 @@ int cmd_diagnose(int argc, char **argv)
 	free(r);
 	job_free(&j);
 	doc_free(&d);
+	source_free(&src);
 	return rc;
 }
