@@ -91,21 +91,6 @@ int aitkdb_find(const char *dir, char **root, struct err *e)
 		       AITKDB_FILE, cwd);
 }
 
-static int db_error(struct aitk_db *db, int rc, struct err *e)
-{
-	rc &= 0xff; /* extended codes are on */
-	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
-		return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
-			       _("the database stayed locked by another program for %d s; nothing was "
-				 "written, try again"), AITKDB_BUSY_MS / 1000);
-	if (rc == SQLITE_NOTADB)
-		return err_set(e, ERR_DATA, db->path, 0, 0, "%s", _("not an SQLite database"));
-	if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM)
-		return err_set(e, ERR_CANTCREAT, db->path, 0, 0, _("cannot write the database: %s"),
-			       sqlite3_errmsg(db->h));
-	return err_set(e, ERR_IOERR, db->path, 0, 0, _("database error: %s"), sqlite3_errmsg(db->h));
-}
-
 static int busy_ms(void)
 {
 	/* A test hook: the lock test cannot wait half a minute. */
@@ -116,6 +101,21 @@ static int busy_ms(void)
 			return (int)v;
 	}
 	return AITKDB_BUSY_MS;
+}
+
+static int db_error(struct aitk_db *db, int rc, struct err *e)
+{
+	rc &= 0xff; /* extended codes are on */
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
+			       _("the database stayed locked by another program for %d s; nothing was "
+				 "written, try again"), (busy_ms() + 999) / 1000);
+	if (rc == SQLITE_NOTADB)
+		return err_set(e, ERR_DATA, db->path, 0, 0, "%s", _("not an SQLite database"));
+	if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM)
+		return err_set(e, ERR_CANTCREAT, db->path, 0, 0, _("cannot write the database: %s"),
+			       sqlite3_errmsg(db->h));
+	return err_set(e, ERR_IOERR, db->path, 0, 0, _("database error: %s"), sqlite3_errmsg(db->h));
 }
 
 static char *col_text(sqlite3_stmt *st, int i)
