@@ -28,6 +28,8 @@ struct fix_def {
 	const char *name;  /* "gradient_checkpointing" */
 	const char *title; /* short, N_() — translate with _() where displayed */
 	const char *why;   /* one paragraph, N_(): what memory it saves, what it costs */
+	const char *change; /* one sentence, N_(): what it changes in the file (the walk-through) */
+	const char *lesson; /* N_(): the longer lesson behind it (the walk-through's "more") */
 };
 
 extern const struct fix_def fix_defs[FIX_COUNT];

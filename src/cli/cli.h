@@ -27,7 +27,4 @@ int cli_job_log(const struct source *s, const char **log, struct err *e);
 /* Prints a failed source_save's error (with the "use --force" hint for a file). Returns its code. */
 int cli_save_failed(const struct source *s, const struct err *e);
 
-/* The terminal UI (src/ui/app.c): argv are the whole program's arguments. */
-int ui_main(int argc, char **argv);
-
 #endif

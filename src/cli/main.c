@@ -11,6 +11,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "cli.h"
+#include "../ui/ui_main.h"
 
 void i18n_init(void)
 {

@@ -32,53 +32,92 @@ const struct fix_def fix_defs[FIX_COUNT] = {
 	  N_("Gradient checkpointing keeps only a few activations from the forward pass and "
 	     "recomputes the rest during the backward pass, so activation memory shrinks by a large "
 	     "factor. Each step costs roughly a fifth to a third more time. The trainer turns it on "
-	     "when the key is absent; only an explicit false needs changing.") },
+	     "when the key is absent; only an explicit false needs changing."),
+	  N_("Sets train.gradient_checkpointing to true. The key missing already means true, so "
+	     "only an explicit false is changed."),
+	  N_("During a training step the model keeps the activations of every layer for the "
+	     "backward pass. With checkpointing only a few are kept and the rest are computed "
+	     "again when needed: activation memory drops sharply, and each step takes a fifth to "
+	     "a third longer. It is the cheapest saving there is, so it comes first.") },
 	{ FIX_BATCH_SIZE, "batch_size",
 	  N_("Batch size 1, same effective batch"),
 	  N_("Activation memory grows with every image or clip in a micro-batch, so one item per "
 	     "step gives the lowest peak. Gradient accumulation is raised by the same factor, so "
 	     "each optimizer update still averages as many items as before and the training "
 	     "result stays comparable; a step simply takes longer. Per-dataset batch sizes are "
-	     "lowered too, since they override the training batch size.") },
+	     "lowered too, since they override the training batch size."),
+	  N_("Sets the batch size to 1 (in train and in every dataset) and raises gradient "
+	     "accumulation so that each optimizer update still sees as many images as before."),
+	  N_("Every image in a batch carries its own activations, so memory grows with the batch "
+	     "size. Gradient accumulation runs several batches of one before each update: the "
+	     "training signal is the same as a bigger batch, only each update takes longer.") },
 	{ FIX_DROP_LARGEST_BUCKET, "drop_largest_bucket",
 	  N_("Drop the largest resolution bucket"),
 	  N_("The largest resolution bucket sets the peak activation memory: a 1024 bucket holds "
 	     "almost twice the pixels of a 768 one. Removing it from each dataset's list (or "
 	     "stepping a single bucket down 1536, 1280, 1024, 768, 512) makes the run fit; the "
 	     "model then learns less fine detail until the bucket is added back. One bucket per "
-	     "application, never below 512.") },
+	     "application, never below 512."),
+	  N_("Removes the largest resolution from each dataset's list. A single large bucket "
+	     "steps down instead: 1536, 1280, 1024, 768, 512."),
+	  N_("Activation memory grows with the number of pixels: a 1024 bucket has almost twice "
+	     "the pixels of 768. Dropping the largest bucket removes the worst steps; the model "
+	     "sees a little less fine detail. Bring it back later, one bucket at a time.") },
 	{ FIX_LIGHTER_SAMPLING, "lighter_sampling",
 	  N_("Lighter preview samples"),
 	  N_("Preview samples run the full model at the sample size, often larger than any "
 	     "training bucket, and can run out of memory when training itself fits. Samples are "
 	     "made at most 512 pixels on the longer side (aspect kept), with at most 20 steps, "
 	     "every 500 steps or less often, and video previews at most 33 frames. Previews get "
-	     "smaller and rarer; the training is unchanged.") },
+	     "smaller and rarer; the training is unchanged."),
+	  N_("Makes the preview samples cheaper: the longer side at most 512, at most 20 sample "
+	     "steps, a sample at most every 500 steps; video previews at most 33 frames."),
+	  N_("Sampling runs the whole model for inference inside the training process, on top of "
+	     "everything training already holds. Smaller and fewer samples make it fit; only the "
+	     "previews lose detail, the training does not.") },
 	{ FIX_DISABLE_SAMPLING, "disable_sampling",
 	  N_("Disable sampling for now"),
 	  N_("With sampling off there is no baseline sample, no periodic preview and no final "
 	     "sample, so no sampling pass can run out of memory. You see no previews until it is "
-	     "turned back on; a good first retry when the aim is to prove the job can train.") },
+	     "turned back on; a good first retry when the aim is to prove the job can train."),
+	  N_("Turns sampling off during training (train.disable_sampling: true)."),
+	  N_("If even light samples do not fit, switch them off and judge the result after "
+	     "training. You lose the progress previews, not quality.") },
 	{ FIX_NUM_FRAMES, "num_frames",
 	  N_("Halve the number of frames"),
 	  N_("For video models the frame count is the largest memory lever: memory grows about "
 	     "linearly with frames. Dataset clips and the preview are halved onto the model's frame "
 	     "grid (4k+1 for Wan and MiniMax, 8k+1 for LTX-2), never below 9. Shorter clips teach "
-	     "less motion per sample. One halving per application.") },
+	     "less motion per sample. One halving per application."),
+	  N_("Halves the frames per clip in the datasets and the samples, on the model's frame "
+	     "grid, never below 9."),
+	  N_("For video every frame is one more image in the same tensor, so memory grows with "
+	     "the clip length. Halving the frames roughly halves activation memory; motion is "
+	     "learned from shorter clips.") },
 	{ FIX_LOW_VRAM, "low_vram",
 	  N_("Use the model's low-memory path"),
 	  N_("Where the architecture supports it, low_vram keeps idle parts of the model in CPU "
 	     "memory and quantizes on the CPU, and quantization stores the transformer and text "
 	     "encoder weights in 8 bits instead of 16. Both cut the memory the weights take; low_vram "
 	     "makes steps slower and quantization costs a little quality. Layer offloading, where "
-	     "available, is experimental and is only suggested, not turned on.") },
+	     "available, is experimental and is only suggested, not turned on."),
+	  N_("Turns on model.low_vram, and quantization of the model and text encoder, where "
+	     "this model supports them."),
+	  N_("Low VRAM keeps parts of the model in CPU memory until they are needed, and "
+	     "quantization stores the weights in 8 bits or fewer. Both shrink the model itself "
+	     "on the GPU; they cost speed, and quantization a little precision.") },
 	{ FIX_FRESH_WORKER, "fresh_worker",
 	  N_("Start over on a fresh worker"),
 	  N_("When a conservative job (batch 1, checkpointing on, small buckets and few frames) "
 	     "still fails before or at the first step with no free memory or a cuBLAS allocation "
 	     "failure, the GPU or worker is in a bad state, not the settings. Stop retrying the same "
 	     "job, start it on a fresh worker or GPU, and contact support if a configuration that "
-	     "worked before fails there too. Nothing in the file changes.") },
+	     "worked before fails there too. Nothing in the file changes."),
+	  N_("Changes nothing in the YAML. Stop retrying on this worker: start a fresh one, and "
+	     "escalate if a job known to work fails there too."),
+	  N_("When a job that is already conservative fails with no GPU memory free at all, the "
+	     "cause is usually another process or a GPU left in a bad state. Changing more "
+	     "settings will not help; a clean worker will.") },
 };
 
 enum fix_id fix_by_name(const char *name)

@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/cli.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
 #include "ui.h"
@@ -53,7 +52,7 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-void ui_emergency_track(const struct ui_session *s)
+static void emergency_track(const struct ui_session *s)
 {
 	sigset_t block, old;
 	size_t len = 0;
@@ -131,63 +130,13 @@ static void die(int code, const char *fmt, ...)
 
 /* ---- status and helpers ------------------------------------------------------------------------ */
 
-void ui_status(struct ui_app *a, bool error, const char *fmt, ...)
+/* The context the views are given this turn: the content area, the page and the status line. */
+static struct ui_ctx ctx_of(struct ui_app *a)
 {
-	va_list ap;
+	int page = a->rows - 4;
 
-	va_start(ap, fmt);
-	vsnprintf(a->status, sizeof a->status, fmt, ap);
-	va_end(ap);
-	a->status_error = error;
-}
-
-void ui_status_err(struct ui_app *a, const struct err *e)
-{
-	if (e->file[0] && e->line > 0)
-		ui_status(a, true, "%s:%d:%d: %s", e->file, e->line, e->col, e->msg);
-	else if (e->file[0])
-		ui_status(a, true, "%s: %s", e->file, e->msg);
-	else
-		ui_status(a, true, "%s", e->msg);
-}
-
-const char *ui_view_name(enum ui_view v)
-{
-	static const char *const names[UI_V_COUNT] = {
-		N_("Training"), N_("Datasets"), N_("Sample"), N_("Model"), N_("Advanced"), N_("Log"),
-		N_("Plan"), N_("Diff"),
-	};
-	return _(names[v]);
-}
-
-struct ui_rect ui_content_rect(const struct ui_app *a)
-{
-	return (struct ui_rect){ 1, 0, a->rows - 3, a->cols };
-}
-
-int ui_page_rows(const struct ui_app *a)
-{
-	int h = a->rows - 4;
-	return h > 1 ? h : 1;
-}
-
-void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page)
-{
-	switch (act) {
-	case UI_A_UP: p->cursor--; break;
-	case UI_A_DOWN: p->cursor++; break;
-	case UI_A_PGUP: p->cursor -= page; p->top -= page; break;
-	case UI_A_PGDN: p->cursor += page; p->top += page; break;
-	case UI_A_TOP: p->cursor = 0; break;
-	case UI_A_BOTTOM: p->cursor = n - 1; break;
-	default: break;
-	}
-	if (p->cursor >= n)
-		p->cursor = n - 1;
-	if (p->cursor < 0)
-		p->cursor = 0;
-	if (p->top < 0)
-		p->top = 0;
+	return (struct ui_ctx){ .win = stdscr, .r = { 1, 0, a->rows - 3, a->cols }, .rows = a->rows,
+				.cols = a->cols, .page = page > 1 ? page : 1, .msg = &a->msg };
 }
 
 /* ---- drawing ------------------------------------------------------------------------------------ */
@@ -201,13 +150,7 @@ static unsigned current_ctx(const struct ui_app *a)
 	case UI_M_PROMPT: return UI_CTX_PROMPT;
 	default: break;
 	}
-	switch (a->view) {
-	case UI_V_TRAINING: case UI_V_DATASETS: case UI_V_SAMPLE: case UI_V_MODEL:
-		return UI_CTX_VIEWS | UI_CTX_FIELDS;
-	case UI_V_ADVANCED: return UI_CTX_VIEWS | UI_CTX_ADVANCED;
-	case UI_V_LOG: return UI_CTX_VIEWS | UI_CTX_LOG;
-	default: return UI_CTX_VIEWS;
-	}
+	return UI_CTX_VIEWS | ui_views[a->view]->keys;
 }
 
 static void draw_tabs(struct ui_app *a)
@@ -334,11 +277,11 @@ static int draw_wrapped(struct ui_app *a, int last, enum ui_role role, const cha
  * room for it: on the save screen it says there is more of the diff below the question. */
 static void draw_scroll_info(struct ui_app *a, int y, int used)
 {
-	if (!a->scroll_info[0])
+	if (!a->msg.scroll_info[0])
 		return;
-	int w = text_width(a->scroll_info, strlen(a->scroll_info));
+	int w = text_width(a->msg.scroll_info, strlen(a->msg.scroll_info));
 	if (used + 2 + w <= a->cols - 1)
-		ui_put(stdscr, y, a->cols - w - 1, w, UI_R_DIM, a->scroll_info);
+		ui_put(stdscr, y, a->cols - w - 1, w, UI_R_DIM, a->msg.scroll_info);
 }
 
 static void draw_status(struct ui_app *a)
@@ -349,8 +292,8 @@ static void draw_status(struct ui_app *a)
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {
 		/* The recovery question names the file it found (set as the status when asked). */
-		if (a->confirm_kind == UI_Q_RECOVER && a->status[0])
-			snprintf(buf, sizeof buf, "%s %s", a->status, question(a));
+		if (a->confirm_kind == UI_Q_RECOVER && a->msg.text[0])
+			snprintf(buf, sizeof buf, "%s %s", a->msg.text, question(a));
 		else
 			snprintf(buf, sizeof buf, "%s", question(a));
 		/* The question ends on the status row: the footer below keeps the y and n keys. */
@@ -365,18 +308,18 @@ static void draw_status(struct ui_app *a)
 		wmove(stdscr, y, used);
 		return;
 	}
-	if (!a->status[0] && a->s.diag_pending) {
+	if (!a->msg.text[0] && a->s.diag_pending) {
 		ui_put(stdscr, y, 1, a->cols - 1, UI_R_STATUS,
 		       _("Diagnosing the log... (the keys work meanwhile)"));
 	}
-	if (!a->status[0]) {
+	if (!a->msg.text[0]) {
 		draw_scroll_info(a, y, 0);
 		return;
 	}
 	/* Messages can quote a file's text (an error's value): sanitise them too. */
-	text_sanitize(a->status, strlen(a->status), buf, sizeof buf);
-	enum ui_role role = a->status_error ? UI_R_ERROR : UI_R_STATUS;
-	const char *lead = a->status_error ? _("error: ") : NULL;
+	text_sanitize(a->msg.text, strlen(a->msg.text), buf, sizeof buf);
+	enum ui_role role = a->msg.error ? UI_R_ERROR : UI_R_STATUS;
+	const char *lead = a->msg.error ? _("error: ") : NULL;
 	int lw = lead ? text_width(lead, strlen(lead)) : 0;
 	size_t len = strlen(buf), next;
 	if (text_wrap_next(buf, len, a->cols - 1 - lw, &next) >= len) {
@@ -413,30 +356,22 @@ static void draw(struct ui_app *a)
 	a->cols = COLS;
 	werase(stdscr);
 	curs_set(0);
-	a->scroll_info[0] = '\0';
+	a->msg.scroll_info[0] = '\0';
 	if (a->cols < UI_MIN_COLS || a->rows < UI_MIN_ROWS) {
 		draw_too_small(a);
 	} else {
-		struct ui_rect r = ui_content_rect(a);
+		struct ui_ctx c = ctx_of(a);
 		draw_tabs(a);
 		draw_footer(a);
 		if (a->mode == UI_M_HELP)
-			ui_help_draw(a, r);
+			ui_help_draw(a, &c);
 		else if (a->mode == UI_M_WALK)
-			ui_walk_draw(a, r);
+			ui_walk_draw(a, &c);
 		else if (a->mode == UI_M_CONFIRM &&
 			 (a->confirm_kind == UI_Q_SAVE || a->confirm_kind == UI_Q_OVERWRITE))
-			ui_save_draw(a, r);
-		else if (a->view <= UI_V_MODEL)
-			ui_fields_draw(a, r);
-		else if (a->view == UI_V_ADVANCED)
-			ui_yaml_draw(a, r);
-		else if (a->view == UI_V_LOG)
-			ui_log_draw(a, r);
-		else if (a->view == UI_V_PLAN)
-			ui_plan_draw(a, r);
+			ui_save_draw(a, &c);
 		else
-			ui_diff_draw(a, r);
+			ui_views[a->view]->draw(a, &c);
 		/* The prompt places the cursor last; draw_status must not move it afterwards. */
 		int cy, cx;
 		getyx(stdscr, cy, cx);
@@ -453,14 +388,15 @@ static void draw(struct ui_app *a)
 
 /* ---- actions ------------------------------------------------------------------------------------ */
 
-void ui_ask_save(struct ui_app *a, enum ui_mode back)
+/* Asks to save (shows the save screen); from the walk-through or the `s` key. */
+static void ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 {
 	if (!a->s.job_path) {
-		ui_status(a, true, "%s", _("No job file is open: nothing to save."));
+		ui_status(c, true, "%s", _("No job file is open: nothing to save."));
 		return;
 	}
 	if (!ui_dirty(&a->s)) {
-		ui_status(a, false, "%s", _("Nothing to save: no unsaved changes."));
+		ui_status(c, false, "%s", _("Nothing to save: no unsaved changes."));
 		return;
 	}
 	a->mode = UI_M_CONFIRM;
@@ -471,6 +407,7 @@ void ui_ask_save(struct ui_app *a, enum ui_mode back)
 
 static void do_save(struct ui_app *a, unsigned flags)
 {
+	struct ui_ctx c = ctx_of(a);
 	struct err e;
 	int rc = ui_session_save(&a->s, flags, &e);
 
@@ -478,18 +415,18 @@ static void do_save(struct ui_app *a, unsigned flags)
 	if (rc == ERR_TEMPFAIL && !(flags & SAVE_FORCE)) {
 		a->mode = UI_M_CONFIRM;
 		a->confirm_kind = UI_Q_OVERWRITE;
-		ui_status(a, true, "%s", e.msg);
+		ui_status(&c, true, "%s", e.msg);
 		return;
 	}
 	if (rc) {
-		ui_status_err(a, &e);
+		ui_status_err(&c, &e);
 		return;
 	}
 	if (e.code)
-		ui_status(a, true, _("Saved %s, but the journal could not be written: %s"),
+		ui_status(&c, true, _("Saved %s, but the journal could not be written: %s"),
 			  a->s.job_path, e.msg);
 	else
-		ui_status(a, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
+		ui_status(&c, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
 			  a->s.job_path, a->s.job_path, a->s.job_path);
 }
 
@@ -498,6 +435,7 @@ static size_t recover_len;
 
 static void answer(struct ui_app *a, bool yes)
 {
+	struct ui_ctx c = ctx_of(a);
 	enum ui_confirm_kind k = a->confirm_kind;
 
 	a->mode = a->confirm_return;
@@ -506,13 +444,13 @@ static void answer(struct ui_app *a, bool yes)
 		if (yes)
 			do_save(a, 0);
 		else
-			ui_status(a, false, "%s", _("Not saved."));
+			ui_status(&c, false, "%s", _("Not saved."));
 		break;
 	case UI_Q_OVERWRITE:
 		if (yes)
 			do_save(a, SAVE_FORCE);
 		else
-			ui_status(a, false, "%s", _("Not saved: the file on disk was left as it is."));
+			ui_status(&c, false, "%s", _("Not saved: the file on disk was left as it is."));
 		break;
 	case UI_Q_QUIT:
 		if (yes)
@@ -521,11 +459,11 @@ static void answer(struct ui_app *a, bool yes)
 	case UI_Q_RECOVER: {
 		struct err e;
 		if (!yes) {
-			ui_status(a, false, "%s", _("The recovery file was left where it is."));
+			ui_status(&c, false, "%s", _("The recovery file was left where it is."));
 		} else if (ui_session_replace_text(&a->s, recover_text, recover_len, &e)) {
-			ui_status_err(a, &e);
+			ui_status_err(&c, &e);
 		} else {
-			ui_status(a, false, "%s", _("Recovered the edits as unsaved changes: d shows "
+			ui_status(&c, false, "%s", _("Recovered the edits as unsaved changes: d shows "
 						    "them, s saves them."));
 		}
 		free(recover_text);
@@ -537,53 +475,55 @@ static void answer(struct ui_app *a, bool yes)
 
 static void apply_first_fix(struct ui_app *a)
 {
+	struct ui_ctx c = ctx_of(a);
 	enum fix_id id;
 	struct err e;
 	char note[512];
 	bool changed;
 
 	if (!a->s.job) {
-		ui_status(a, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
+		ui_status(&c, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
 		return;
 	}
 	if (a->s.diag_pending) {
 		/* The first change depends on when the job ran out of memory: guessing it from the
 		 * plan alone could apply a different fix than the one the verdict will name. */
-		ui_status(a, false, "%s", _("Still reading the log; a works once the verdict is "
+		ui_status(&c, false, "%s", _("Still reading the log; a works once the verdict is "
 					    "shown."));
 		return;
 	}
 	if (a->s.have_diag && !a->s.diag.oom) {
 		/* The fixes trade speed or quality for GPU memory; the log says memory was not the
 		 * problem, so none is "recommended". w still lets the user apply one deliberately. */
-		ui_status(a, false, "%s", _("The log shows no GPU out-of-memory error, so there is no "
+		ui_status(&c, false, "%s", _("The log shows no GPU out-of-memory error, so there is no "
 					    "memory fix to apply: see the Diagnosis for the cause. w "
 					    "walks the memory fixes anyway."));
 		return;
 	}
 	id = ui_session_next_fix(&a->s);
 	if (id == FIX_NONE) {
-		ui_status(a, false, "%s", _("Every step of the plan is already done."));
+		ui_status(&c, false, "%s", _("Every step of the plan is already done."));
 		return;
 	}
 	if (id == FIX_FRESH_WORKER) {
-		ui_status(a, false, "%s", _("Nothing to change in the YAML: start a fresh worker (see "
+		ui_status(&c, false, "%s", _("Nothing to change in the YAML: start a fresh worker (see "
 					    "Plan)."));
 		return;
 	}
 	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
-		ui_status_err(a, &e);
+		ui_status_err(&c, &e);
 		return;
 	}
 	if (!changed)
-		ui_status(a, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+		ui_status(&c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
 	else
-		ui_status(a, false, _("Applied: %s. d diff, u undo, s save. %s"),
+		ui_status(&c, false, _("Applied: %s. d diff, u undo, s save. %s"),
 			  _(fix_defs[id].title), note);
 }
 
 static void next_theme(struct ui_app *a)
 {
+	struct ui_ctx c = ctx_of(a);
 	size_t cur = 0;
 	struct err e;
 	struct ui_theme t;
@@ -595,30 +535,29 @@ static void next_theme(struct ui_app *a)
 			cur = i;
 	const char *name = a->themes[(cur + 1) % a->nthemes];
 	if (ui_theme_load(name, &t, &e)) {
-		ui_status_err(a, &e);
+		ui_status_err(&c, &e);
 		return;
 	}
 	snprintf(t.name, sizeof t.name, "%s", name);
 	a->theme = t;
 	ui_theme_apply(&a->theme);
-	ui_status(a, false, ui_theme_color_on() ? _("Theme: %s")
+	ui_status(&c, false, ui_theme_color_on() ? _("Theme: %s")
 						: _("Theme: %s (no colour: attributes only)"),
 		  name);
 }
 
-static void prompt_key(struct ui_app *a, enum ui_act act, int key)
+static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, int key)
 {
 	switch (act) {
 	case UI_A_PROMPT_OK:
 		a->mode = UI_M_NORMAL;
-		if (a->prompt_kind == UI_P_FIELD)
-			ui_fields_prompt_done(a);
-		else
-			ui_log_search_done(a);
+		/* The prompt was opened by the view on screen: the line is its to take. */
+		if (ui_views[a->view]->prompt_done)
+			ui_views[a->view]->prompt_done(a, c);
 		return;
 	case UI_A_PROMPT_CANCEL:
 		a->mode = UI_M_NORMAL;
-		ui_status(a, false, "%s", _("Cancelled."));
+		ui_status(c, false, "%s", _("Cancelled."));
 		return;
 	case UI_A_PROMPT_BS:
 		/* Back over one whole UTF-8 character. */
@@ -647,10 +586,20 @@ static void prompt_key(struct ui_app *a, enum ui_act act, int key)
 	}
 }
 
+/* Carries out what a view or screen asked of the app. */
+static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req)
+{
+	if (req == UI_REQ_SAVE)
+		ask_save(a, c, UI_M_NORMAL);
+}
+
 static void handle_key(struct ui_app *a, int key)
 {
 	unsigned ctx = current_ctx(a);
 	enum ui_act act = ui_action_for(ctx, key);
+	struct ui_ctx c = ctx_of(a);
+	const struct ui_view_ops *view = ui_views[a->view];
+	enum ui_req req;
 
 	if (key == UI_FKEY(KEY_RESIZE))
 		return; /* the next draw lays the screen out for the new size */
@@ -661,29 +610,29 @@ static void handle_key(struct ui_app *a, int key)
 		return;
 	}
 	if (a->mode != UI_M_PROMPT && a->mode != UI_M_CONFIRM)
-		a->status[0] = '\0';
+		a->msg.text[0] = '\0';
 	if (act == UI_A_REDRAW) {
 		clearok(curscr, TRUE); /* the only full clear: the user asked for it */
 		return;
 	}
 	switch (a->mode) {
 	case UI_M_PROMPT:
-		prompt_key(a, act, key);
+		prompt_key(a, &c, act, key);
 		return;
 	case UI_M_CONFIRM:
 		if (act == UI_A_YES || act == UI_A_NO)
 			answer(a, act == UI_A_YES);
 		else if (act != UI_A_NONE)
-			ui_pos_move(&a->save_pos, act, 1LL << 40, ui_page_rows(a));
+			ui_pos_move(&a->save_pos, act, 1LL << 40, c.page);
 		return;
 	case UI_M_HELP:
 		if (act == UI_A_HELP_CLOSE)
 			a->mode = UI_M_NORMAL;
 		else if (act != UI_A_NONE)
-			ui_pos_move(&a->help_pos, act, 1LL << 40, ui_page_rows(a));
+			ui_pos_move(&a->help_pos, act, 1LL << 40, c.page);
 		return;
 	case UI_M_WALK:
-		ui_walk_action(a, act);
+		do_request(a, &c, ui_walk_action(a, &c, act));
 		return;
 	default:
 		break;
@@ -691,16 +640,14 @@ static void handle_key(struct ui_app *a, int key)
 	if (act == UI_A_NONE) {
 		char k[16];
 		snprintf(k, sizeof k, "%s", ui_key_name(key));
-		ui_status(a, false, _("%s: no action here; ? lists the keys"), k);
+		ui_status(&c, false, _("%s: no action here; ? lists the keys"), k);
 		return;
 	}
 	/* The view's own handling first (moves in a panel, search in the log, ...). */
-	if (a->view <= UI_V_MODEL && ui_fields_action(a, act))
+	if (view->action && (req = view->action(a, &c, act)) != UI_REQ_PASS) {
+		do_request(a, &c, req);
 		return;
-	if (a->view == UI_V_ADVANCED && ui_yaml_action(a, act))
-		return;
-	if (a->view == UI_V_LOG && ui_log_action(a, act))
-		return;
+	}
 	switch (act) {
 	case UI_A_NEXT_VIEW:
 		a->view = (enum ui_view)((a->view + 1) % UI_V_COUNT);
@@ -711,31 +658,31 @@ static void handle_key(struct ui_app *a, int key)
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
 		/* Text views clamp when drawn, so any large bound works here. */
-		ui_pos_move(&a->pos[a->view], act, 1LL << 40, ui_page_rows(a));
+		ui_pos_move(&a->pos[a->view], act, 1LL << 40, c.page);
 		break;
 	case UI_A_APPLY_FIRST:
 		apply_first_fix(a);
 		break;
 	case UI_A_UNDO:
 		if (!ui_session_undo(&a->s))
-			ui_status(a, false, "%s", _("Nothing to undo."));
+			ui_status(&c, false, "%s", _("Nothing to undo."));
 		else
-			ui_status(a, false, "%s", _("Undone. C-r redoes it."));
+			ui_status(&c, false, "%s", _("Undone. C-r redoes it."));
 		break;
 	case UI_A_REDO:
 		if (!ui_session_redo(&a->s))
-			ui_status(a, false, "%s", _("Nothing to redo."));
+			ui_status(&c, false, "%s", _("Nothing to redo."));
 		else
-			ui_status(a, false, "%s", _("Redone."));
+			ui_status(&c, false, "%s", _("Redone."));
 		break;
 	case UI_A_DIFF:
 		a->view = UI_V_DIFF;
 		break;
 	case UI_A_SAVE:
-		ui_ask_save(a, UI_M_NORMAL);
+		ask_save(a, &c, UI_M_NORMAL);
 		break;
 	case UI_A_WALK:
-		ui_walk_start(a);
+		do_request(a, &c, ui_walk_start(a, &c));
 		break;
 	case UI_A_THEME:
 		next_theme(a);
@@ -775,10 +722,11 @@ static void place_log_cursor(struct ui_app *a)
 /* Takes the worker's result when it is ready (or waits for it); true when the screen changed. */
 static bool take_verdict(struct ui_app *a, bool wait)
 {
+	struct ui_ctx c = ctx_of(a);
 	if (!ui_session_diag_poll(&a->s, wait))
 		return false;
 	if (a->s.diag_rc != ERR_OK)
-		ui_status_err(a, &a->s.diag_err);
+		ui_status_err(&c, &a->s.diag_err);
 	place_log_cursor(a);
 	return true;
 }
@@ -787,6 +735,7 @@ static bool take_verdict(struct ui_app *a, bool wait)
 
 static void offer_recovery(struct ui_app *a)
 {
+	struct ui_ctx c = ctx_of(a);
 	struct stat js, ss;
 	char *name;
 
@@ -806,7 +755,7 @@ static void offer_recovery(struct ui_app *a)
 			a->mode = UI_M_CONFIRM;
 			a->confirm_kind = UI_Q_RECOVER;
 			a->confirm_return = UI_M_NORMAL;
-			ui_status(a, false, _("Found %s, newer than the job."), name);
+			ui_status(&c, false, _("Found %s, newer than the job."), name);
 		}
 	}
 	free(name);
@@ -1054,13 +1003,14 @@ static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 /* Loads the theme before curses; a problem becomes a status message, the default is used. */
 static void load_theme(struct ui_app *a, const char *name)
 {
+	struct ui_ctx c = ctx_of(a);
 	struct err e;
 
 	ui_theme_default(&a->theme);
 	if (!name)
 		return;
 	if (ui_theme_load(name, &a->theme, &e)) {
-		ui_status_err(a, &e);
+		ui_status_err(&c, &e);
 		ui_theme_default(&a->theme);
 		return;
 	}
@@ -1087,6 +1037,7 @@ int ui_main(int argc, char **argv)
 	}
 	/* Load first: a file that cannot be edited is refused like an editor refuses it, before
 	 * the terminal is touched. */
+	ui_session_on_change(emergency_track);
 	if (ui_session_open(&a->s, o.job, o.log, &e)) {
 		err_print(&e, stderr);
 		return e.code ? e.code : ERR_SOFTWARE;
@@ -1114,7 +1065,7 @@ int ui_main(int argc, char **argv)
 	curs_set(0);
 	ui_theme_init_colors(!o.no_color && !no_color_env());
 	ui_theme_apply(&a->theme);
-	ui_emergency_track(&a->s);
+	emergency_track(&a->s);
 	offer_recovery(a);
 
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
@@ -1147,7 +1098,9 @@ int ui_main(int argc, char **argv)
 	/* Nothing may point at the texts once they are freed. */
 	emerg.dirty = 0;
 	emerg.text = NULL;
-	ui_log_free(a);
+	for (int v = 0; v < UI_V_COUNT; v++)
+		if (ui_views[v]->fini)
+			ui_views[v]->fini(a);
 	ui_session_close(&a->s);
 	ui_theme_names_free(a->themes, a->nthemes);
 	free(recover_text);

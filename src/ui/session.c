@@ -40,6 +40,13 @@ static struct doc *copy_doc(const struct doc *d, struct err *e)
 	return out;
 }
 
+static void (*on_change)(const struct ui_session *s);
+
+void ui_session_on_change(void (*fn)(const struct ui_session *s))
+{
+	on_change = fn;
+}
+
 void ui_session_refresh(struct ui_session *s)
 {
 	struct err e;
@@ -49,7 +56,8 @@ void ui_session_refresh(struct ui_session *s)
 		s->job = NULL;
 	plan_build(s->job, s->have_diag ? &s->diag : NULL, &s->plan);
 	checklist_build(s->job, s->have_diag ? &s->diag : NULL, &s->check);
-	ui_emergency_track(s);
+	if (on_change)
+		on_change(s);
 }
 
 static void set_base(struct ui_session *s, struct doc *d)

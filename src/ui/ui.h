@@ -1,6 +1,8 @@
 /* ui.h — the terminal UI's private interface (src/ui only).
  *
+ *   ui_main.h    the entry point, the one thing the rest of the program sees
  *   app.c        ui_main: arguments, terminal set-up, the one input loop, signals, die()
+ *   views.c      the view table, the context given to views, the status line
  *   session.c    the job being edited: load, undo/redo history, apply a fix, save
  *   keys.c       the action table (dispatch, help screen, footer) and key names
  *   theme.c      colour roles, theme files, the compiled-in default
@@ -27,6 +29,7 @@
 #include "oomfix/logidx.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
+#include "ui_main.h"
 
 /* ---- colour roles (theme.c) ---------------------------------------------------------------- */
 
@@ -79,10 +82,18 @@ attr_t ui_attr(enum ui_role role);
 
 /* ---- views, contexts and actions (keys.c) ------------------------------------------------- */
 
-enum ui_view { UI_V_TRAINING, UI_V_DATASETS, UI_V_SAMPLE, UI_V_MODEL, UI_V_ADVANCED, UI_V_LOG,
-	       UI_V_PLAN, UI_V_DIFF, UI_V_COUNT };
+/* The views, in tab order: one row each, naming the view's ops (defined in its own file,
+ * tig-style). Adding a view is one row here and one file. */
+#define UI_VIEWS(X) \
+	X(TRAINING, ui_view_training) X(DATASETS, ui_view_datasets) X(SAMPLE, ui_view_sample) \
+	X(MODEL, ui_view_model) X(ADVANCED, ui_view_advanced) X(LOG, ui_view_log) \
+	X(PLAN, ui_view_plan) X(DIFF, ui_view_diff)
 
-const char *ui_view_name(enum ui_view v); /* translated tab label */
+#define UI_VIEW_ENUM(id, ops) UI_V_##id,
+enum ui_view { UI_VIEWS(UI_VIEW_ENUM) UI_V_COUNT };
+#undef UI_VIEW_ENUM
+
+const char *ui_view_name(enum ui_view v); /* translated tab label (views.c) */
 
 /* Where an action applies (bit mask). */
 enum {
@@ -218,8 +229,9 @@ enum fix_id ui_session_next_fix(const struct ui_session *s);
 /* Rebuilds job, plan and checklist after the current version changed. */
 void ui_session_refresh(struct ui_session *s);
 
-/* For the signal handler: keeps pointers to the current text (see app.c). */
-void ui_emergency_track(const struct ui_session *s);
+/* Calls fn after every change of the current version, so the signal handler's pointers to the
+ * current text stay up to date (app.c) without the session knowing of it. */
+void ui_session_on_change(void (*fn)(const struct ui_session *s));
 
 /* ---- display lines (lines.c) -------------------------------------------------------------- */
 
@@ -277,14 +289,47 @@ void ui_draw_lines(WINDOW *w, struct ui_rect r, const struct ui_lines *l, long l
 /* Writes the screen as plain text (one line per row, trailing spaces trimmed) to path. */
 int ui_dump_screen(const char *path);
 
+/* ---- what a view is given: the context (views.c) ----------------------------------------- */
+
+/* A position in a list or text screen: the cursor row and the first row shown. */
+struct ui_pos { long long cursor, top; };
+
+/* The one status line: a message, and the position in a scrolled screen shown at its right. */
+struct ui_msg {
+	char text[512];
+	bool error;
+	char scroll_info[64];       /* "1-21/86" of a scrolled text screen */
+};
+
+/* What a view receives each turn, as a value: where it draws and the status line it talks to.
+ * No view calls back into app.c; what it wants of the app it returns as a request. */
+struct ui_ctx {
+	WINDOW *win;
+	struct ui_rect r;           /* the content area: between the tab bar and the status line */
+	int rows, cols;             /* the whole screen */
+	int page;                   /* the rows a page key moves */
+	struct ui_msg *msg;
+};
+
+/* A view's answer to an action (tig's "request"): not its own, handled, or a request the app
+ * carries out. */
+enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE };
+
+/* Sets the one-line status message (printf format; already translated). */
+void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Shows an err as file:line:col: message in the status line. */
+void ui_status_err(const struct ui_ctx *c, const struct err *e);
+
+/* Scrolling for list-like views: moves p within [0, n). */
+void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
+
 /* ---- the application state (app.c) ------------------------------------------------------- */
 
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
 enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
 enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER };
-
-struct ui_pos { long long cursor, top; };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -335,61 +380,55 @@ struct ui_app {
 	char **themes;
 	size_t nthemes;
 
-	char status[512];
-	bool status_error;
-	char scroll_info[64];       /* "1-21/86" of a scrolled text screen, shown in the status line */
+	struct ui_msg msg;          /* the status line */
 	bool quit;
 	bool script;
 	bool log_moved;             /* the user moved in the log before the verdict came */
 	int rows, cols;
 };
 
-/* Sets the one-line status message (printf format; already translated). */
-void ui_status(struct ui_app *a, bool error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* Shows an err as file:line:col: message in the status line. */
-void ui_status_err(struct ui_app *a, const struct err *e);
-
 /* Minimum usable terminal. */
 #define UI_MIN_COLS 80
 #define UI_MIN_ROWS 24
 
-/* The content area (between the tab bar and the status and footer lines). */
-struct ui_rect ui_content_rect(const struct ui_app *a);
+/* ---- the views (one file each; the table in views.c) ------------------------------------- */
 
-/* Views: drawing, movement and their own actions. */
-void ui_fields_draw(struct ui_app *a, struct ui_rect r);
+/* One view's operations, in the style of tig's view ops. Only draw and name are required. */
+struct ui_view_ops {
+	const char *name;           /* N_(): the tab label */
+	unsigned keys;              /* the view's own key contexts (UI_CTX_*), beside UI_CTX_VIEWS */
+	/* Draws the view into c->r. */
+	void (*draw)(struct ui_app *a, const struct ui_ctx *c);
+	/* The view's own handling of an action, first: UI_REQ_PASS leaves it to the app. */
+	enum ui_req (*action)(struct ui_app *a, const struct ui_ctx *c, enum ui_act act);
+	/* A line typed at the view's prompt was confirmed (a->prompt_buf). */
+	void (*prompt_done)(struct ui_app *a, const struct ui_ctx *c);
+	/* Frees what the view keeps between turns, at exit. */
+	void (*fini)(struct ui_app *a);
+};
+
+#define UI_VIEW_DECL(id, ops) extern const struct ui_view_ops ops;
+UI_VIEWS(UI_VIEW_DECL)
+#undef UI_VIEW_DECL
+
+/* The views in tab order, indexed by enum ui_view. */
+extern const struct ui_view_ops *const ui_views[UI_V_COUNT];
+
+/* The field panels' rows (view_fields.c); v is one of the four field views. */
 size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, size_t max);
-bool ui_fields_action(struct ui_app *a, enum ui_act act);
-void ui_fields_prompt_done(struct ui_app *a);
 
-void ui_yaml_draw(struct ui_app *a, struct ui_rect r);
-bool ui_yaml_action(struct ui_app *a, enum ui_act act);
-
-void ui_log_draw(struct ui_app *a, struct ui_rect r);
-bool ui_log_action(struct ui_app *a, enum ui_act act);
-void ui_log_search_done(struct ui_app *a);
-void ui_log_free(struct ui_app *a);
-/* Builds the diagnosis panel's lines (also used by tests through the dumps). */
+/* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);
 
-void ui_plan_draw(struct ui_app *a, struct ui_rect r);
-void ui_diff_draw(struct ui_app *a, struct ui_rect r);
+/* The screens that are modes rather than tabs. */
+enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c);
+void ui_walk_draw(struct ui_app *a, const struct ui_ctx *c);
+enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act);
+void ui_help_draw(struct ui_app *a, const struct ui_ctx *c);
+void ui_save_draw(struct ui_app *a, const struct ui_ctx *c);
 
-void ui_walk_start(struct ui_app *a);
-void ui_walk_draw(struct ui_app *a, struct ui_rect r);
-bool ui_walk_action(struct ui_app *a, enum ui_act act);
-
-void ui_help_draw(struct ui_app *a, struct ui_rect r);
-void ui_save_draw(struct ui_app *a, struct ui_rect r);
-
-/* Scrolling for list-like views: moves p within [0, n). */
-void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
-
-/* Asks to save (shows the save screen); from the walk-through or the `s` key. */
-void ui_ask_save(struct ui_app *a, enum ui_mode back);
-
-/* The rows a text view occupied last time it was drawn (for paging). */
-int ui_page_rows(const struct ui_app *a);
+/* Draws a list of display lines scrolled as a text screen (the top line is the position), and
+ * says the position in the status line when it does not all fit (view_plan.c). */
+void ui_draw_scrolled(const struct ui_ctx *c, struct ui_lines *l, struct ui_pos *p);
 
 #endif

@@ -17,14 +17,18 @@ static const int buckets[] = { 256, 512, 768, 1024, 1280, 1328, 1536, 2048 };
 
 #define MAX_ROWS 512
 
+/* The view that shows each panel (its tab names the panel). */
+static const struct ui_view_ops *const panel_view[JOB_PANEL_COUNT] = {
+	[JOB_PANEL_TRAINING] = &ui_view_training, [JOB_PANEL_DATASETS] = &ui_view_datasets,
+	[JOB_PANEL_SAMPLE] = &ui_view_sample, [JOB_PANEL_MODEL] = &ui_view_model,
+};
+
 static enum job_panel panel_of(enum ui_view v)
 {
-	switch (v) {
-	case UI_V_DATASETS: return JOB_PANEL_DATASETS;
-	case UI_V_SAMPLE: return JOB_PANEL_SAMPLE;
-	case UI_V_MODEL: return JOB_PANEL_MODEL;
-	default: return JOB_PANEL_TRAINING;
-	}
+	for (int p = 0; p < JOB_PANEL_COUNT; p++)
+		if (ui_views[v] == panel_view[p])
+			return (enum job_panel)p;
+	return JOB_PANEL_TRAINING;
 }
 
 static bool is_per_dataset(const struct job_field *f)
@@ -100,8 +104,8 @@ static void default_note(const struct job *j, const struct job_field *f, size_t 
 	if (f->fallback_path) {
 		const struct job_field *fb = job_field_find(f->fallback_path);
 		if (fb && fb->panel != f->panel)
-			/* The panel's name is its tab: the panels and the tabs share their order. */
-			snprintf(buf, sz, _(" (from %s)"), ui_view_name((enum ui_view)fb->panel));
+			/* The panel's name is its tab's. */
+			snprintf(buf, sz, _(" (from %s)"), _(panel_view[fb->panel]->name));
 		else if (fb)
 			snprintf(buf, sz, _(" (follows %s)"), _(fb->label));
 		else
@@ -282,8 +286,9 @@ static void settle(struct ui_pos *p, const struct ui_frow *rows, size_t n, int d
 		}
 }
 
-void ui_fields_draw(struct ui_app *a, struct ui_rect r)
+static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 {
+	struct ui_rect r = c->r;
 	static struct ui_frow rows[MAX_ROWS];
 	struct ui_lines l = { 0 };
 	struct ui_pos *p = &a->pos[a->view];
@@ -292,7 +297,7 @@ void ui_fields_draw(struct ui_app *a, struct ui_rect r)
 	size_t n;
 
 	if (!a->s.job) {
-		ui_put(stdscr, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
+		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
 		       _("No job file is open. Start oomfix with JOB.yaml to see its settings."));
 		return;
 	}
@@ -302,14 +307,14 @@ void ui_fields_draw(struct ui_app *a, struct ui_rect r)
 	/* A title row: which file, which model, what kind. */
 	snprintf(buf, sizeof buf, "%s  %s  %s", a->s.job_path, a->s.job->arch[0] ? a->s.job->arch : "?",
 		 job_kind_name(a->s.job->kind) ? _(job_kind_name(a->s.job->kind)) : "");
-	ui_put(stdscr, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
+	ui_put(c->win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	r.y++;
 	r.h--;
 
 	build_lines(a, rows, n, &l, &value_col);
 	if (n == 0)
-		ui_put(stdscr, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM, _("Nothing to show for this model."));
-	ui_draw_lines(stdscr, r, &l, p->cursor, &p->top, a->mode != UI_M_PROMPT);
+		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM, _("Nothing to show for this model."));
+	ui_draw_lines(c->win, r, &l, p->cursor, &p->top, a->mode != UI_M_PROMPT);
 
 	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_FIELD) {
 		/* Editing in place: the value column of the cursor row becomes the input. */
@@ -319,13 +324,13 @@ void ui_fields_draw(struct ui_app *a, struct ui_rect r)
 		 * column (the line's text starts after the gutter). */
 		if (p->cursor < (long long)l.n) {
 			char g[2] = { l.v[p->cursor].gutter ? l.v[p->cursor].gutter : ' ', '\0' };
-			ui_fill(stdscr, y, r.x, value_col, UI_R_CURSOR);
-			ui_put(stdscr, y, r.x, 1, UI_R_CURSOR, g);
-			ui_put(stdscr, y, r.x + 1, value_col - 1, UI_R_CURSOR, l.v[p->cursor].text);
+			ui_fill(c->win, y, r.x, value_col, UI_R_CURSOR);
+			ui_put(c->win, y, r.x, 1, UI_R_CURSOR, g);
+			ui_put(c->win, y, r.x + 1, value_col - 1, UI_R_CURSOR, l.v[p->cursor].text);
 		}
-		ui_fill(stdscr, y, x, w, UI_R_DIALOG);
-		int used = ui_put_input(stdscr, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
-		wmove(stdscr, y, x + used);
+		ui_fill(c->win, y, x, w, UI_R_DIALOG);
+		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
+		wmove(c->win, y, x + used);
 	}
 	ui_lines_free(&l);
 }
@@ -351,18 +356,19 @@ static void yaml_quote(const char *s, char *out, size_t outsz)
 	out[w] = '\0';
 }
 
-static void apply_edit(struct ui_app *a, struct doc_edit *ed, const char *what)
+static void apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit *ed,
+		       const char *what)
 {
 	struct err e;
 
 	if (ui_session_edit(&a->s, ed, 1, &e)) {
-		ui_status_err(a, &e);
+		ui_status_err(c, &e);
 		return;
 	}
-	ui_status(a, false, _("%s changed (u to undo, d for the diff)"), what);
+	ui_status(c, false, _("%s changed (u to undo, d for the diff)"), what);
 }
 
-static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
+static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
 {
 	const struct job_dataset *d = &a->s.job->datasets[r->ds];
 	char path[256], val[512];
@@ -375,7 +381,7 @@ static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
 	ed.path = path;
 	if (ds_has_bucket(d, r->bucket)) {
 		if (d->nres <= 1) {
-			ui_status(a, true, "%s", _("A dataset needs at least one resolution."));
+			ui_status(c, true, "%s", _("A dataset needs at least one resolution."));
 			return;
 		}
 		if (node && node->kind == DOC_SEQ) {
@@ -384,12 +390,12 @@ static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
 				if (doc_as_long(node->items[i], &v) && v == r->bucket) {
 					ed.op = DOC_EDIT_REMOVE_ITEM;
 					ed.index = i;
-					apply_edit(a, &ed, _("Resolutions"));
+					apply_edit(a, c, &ed, _("Resolutions"));
 					return;
 				}
 			}
 		}
-		ui_status(a, true, "%s", _("This resolution list cannot be changed here; use e in Advanced."));
+		ui_status(c, true, "%s", _("This resolution list cannot be changed here; use e in Advanced."));
 		return;
 	}
 	/* Turning a bucket on appends it, as the web editor does (list order = click order), in
@@ -398,7 +404,7 @@ static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
 		snprintf(val, sizeof val, "%d", r->bucket);
 		ed.op = DOC_EDIT_APPEND_ITEM;
 		ed.value = val;
-		apply_edit(a, &ed, _("Resolutions"));
+		apply_edit(a, c, &ed, _("Resolutions"));
 		return;
 	}
 	w += (size_t)snprintf(val + w, sizeof val - w, "[");
@@ -411,10 +417,10 @@ static void toggle_bucket(struct ui_app *a, const struct ui_frow *r)
 	snprintf(val + w, sizeof val - w, "%d]", r->bucket);
 	ed.op = DOC_EDIT_SET;
 	ed.value = val;
-	apply_edit(a, &ed, _("Resolutions"));
+	apply_edit(a, c, &ed, _("Resolutions"));
 }
 
-static void toggle_bool(struct ui_app *a, const struct ui_frow *r)
+static void toggle_bool(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
 {
 	char path[256], val[64];
 	bool isdef;
@@ -424,10 +430,10 @@ static void toggle_bool(struct ui_app *a, const struct ui_frow *r)
 		snprintf(val, sizeof val, "false");
 	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
 	ed.value = !strcmp(val, "true") ? "false" : "true";
-	apply_edit(a, &ed, _(r->f->label));
+	apply_edit(a, c, &ed, _(r->f->label));
 }
 
-static void start_edit(struct ui_app *a, const struct ui_frow *r)
+static void start_edit(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
 {
 	char val[256] = "";
 	bool isdef;
@@ -441,7 +447,7 @@ static void start_edit(struct ui_app *a, const struct ui_frow *r)
 	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", _(r->f->label));
 	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", val);
 	a->prompt_len = strlen(a->prompt_buf);
-	ui_status(a, false, "%s", r->f->type == JOB_F_STR
+	ui_status(c, false, "%s", r->f->type == JOB_F_STR
 					  ? _("Type the text; Enter sets it (s saves the file), Esc cancels.")
 					  : _("Type a number; empty removes the key (back to the default)."));
 }
@@ -458,7 +464,7 @@ static bool parse_number(const char *s, bool integer)
 	return errno == 0 && end != s && *end == '\0';
 }
 
-void ui_fields_prompt_done(struct ui_app *a)
+static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
 {
 	const struct job_field *f = a->prompt_field;
 	char path[256], val[600], text[512];
@@ -481,7 +487,7 @@ void ui_fields_prompt_done(struct ui_app *a)
 		ed.value = NULL;
 	} else if (f->type == JOB_F_INT || f->type == JOB_F_FLOAT) {
 		if (!parse_number(text, f->type == JOB_F_INT)) {
-			ui_status(a, true, f->type == JOB_F_INT ? _("'%s' is not a whole number")
+			ui_status(c, true, f->type == JOB_F_INT ? _("'%s' is not a whole number")
 								: _("'%s' is not a number"), text);
 			return;
 		}
@@ -489,41 +495,48 @@ void ui_fields_prompt_done(struct ui_app *a)
 	} else {
 		yaml_quote(text, val, sizeof val);
 	}
-	apply_edit(a, &ed, _(f->label));
+	apply_edit(a, c, &ed, _(f->label));
 }
 
-bool ui_fields_action(struct ui_app *a, enum ui_act act)
+static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
 	static struct ui_frow rows[MAX_ROWS];
 	struct ui_pos *p = &a->pos[a->view];
 	size_t n;
 
 	if (!a->s.job)
-		return false;
+		return UI_REQ_PASS;
 	n = ui_fields_rows(a, a->view, rows, MAX_ROWS);
 	switch (act) {
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
-		ui_pos_move(p, act, (long long)n, ui_page_rows(a));
+		ui_pos_move(p, act, (long long)n, c->page);
 		settle(p, rows, n, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM ? -1 : 1);
-		return true;
+		return UI_REQ_DONE;
 	case UI_A_EDIT:
 	case UI_A_TOGGLE: {
 		settle(p, rows, n, 1);
 		if (n == 0 || !row_selectable(&rows[p->cursor]))
-			return true;
+			return UI_REQ_DONE;
 		const struct ui_frow *r = &rows[p->cursor];
 		if (r->bucket)
-			toggle_bucket(a, r);
+			toggle_bucket(a, c, r);
 		else if (r->f->type == JOB_F_BOOL)
-			toggle_bool(a, r);
+			toggle_bool(a, c, r);
 		else if (act == UI_A_EDIT)
-			start_edit(a, r);
+			start_edit(a, c, r);
 		else
-			ui_status(a, false, "%s", _("Space toggles switches; press Enter to edit this value."));
-		return true;
+			ui_status(c, false, "%s", _("Space toggles switches; press Enter to edit this value."));
+		return UI_REQ_DONE;
 	}
 	default:
-		return false;
+		return UI_REQ_PASS;
 	}
 }
+
+#define FIELD_VIEW(label) { .name = label, .keys = UI_CTX_FIELDS, .draw = fields_draw, \
+			    .action = fields_action, .prompt_done = fields_prompt_done }
+const struct ui_view_ops ui_view_training = FIELD_VIEW(N_("Training"));
+const struct ui_view_ops ui_view_datasets = FIELD_VIEW(N_("Datasets"));
+const struct ui_view_ops ui_view_sample = FIELD_VIEW(N_("Sample"));
+const struct ui_view_ops ui_view_model = FIELD_VIEW(N_("Model"));

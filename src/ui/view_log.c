@@ -47,7 +47,7 @@ static void cache_drop(void)
 	}
 }
 
-void ui_log_free(struct ui_app *a)
+static void log_fini(struct ui_app *a)
 {
 	cache_drop();
 	sig_matcher_free(&matcher);
@@ -385,7 +385,7 @@ static const char *mark_legend(void)
 	return _("> evidence  ! out of memory  ~ redrawn line");
 }
 
-static void draw_log(struct ui_app *a, struct ui_rect r)
+static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	/* Until the worker has counted, the end is found by reading: a line that is not there. */
@@ -403,11 +403,11 @@ static void draw_log(struct ui_app *a, struct ui_rect r)
 	else
 		snprintf(buf, sizeof buf, _("%s  line %lld (counting...)"), logidx_name(a->s.log),
 			 p->cursor + 1);
-	int hw = ui_put(stdscr, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
+	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	const char *leg = mark_legend();
 	int lw = text_width(leg, strlen(leg));
 	if (1 + hw + 3 + lw <= r.w)
-		ui_put(stdscr, r.y, r.x + r.w - lw - 1, lw, UI_R_DIM, leg);
+		ui_put(win, r.y, r.x + r.w - lw - 1, lw, UI_R_DIM, leg);
 	r.y++;
 	r.h--;
 	if (r.h <= 0)
@@ -450,8 +450,8 @@ static void draw_log(struct ui_app *a, struct ui_rect r)
 			 ev ? '>' : c && c->sig == 1 ? '!' : c && c->redraws ? '~' : ' ', numw,
 			 (unsigned long long)line);
 		if (cur)
-			ui_fill(stdscr, r.y + i, r.x, r.w, UI_R_CURSOR);
-		int used = ui_put(stdscr, r.y + i, r.x, r.w,
+			ui_fill(win, r.y + i, r.x, r.w, UI_R_CURSOR);
+		int used = ui_put(win, r.y + i, r.x, r.w,
 				  cur ? UI_R_CURSOR : ev ? UI_R_EVIDENCE : c && c->sig == 1 ? UI_R_OOM
 									: UI_R_DIM, num);
 		if (!c)
@@ -472,7 +472,7 @@ static void draw_log(struct ui_app *a, struct ui_rect r)
 				ln.nseg = ov[0] == 0 ? (ln.seg[0] = ln.seg[1], ln.seg[1] = ln.seg[2], 2) : 3;
 			}
 		}
-		ui_draw_line(stdscr, r.y + i, r.x + used, r.w - used, &ln, cur);
+		ui_draw_line(win, r.y + i, r.x + used, r.w - used, &ln, cur);
 	}
 }
 
@@ -497,15 +497,16 @@ static void diag_settle(const struct ui_lines *l, int dir)
 		}
 }
 
-void ui_log_draw(struct ui_app *a, struct ui_rect r)
+static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 {
+	struct ui_rect r = c->r;
 	struct ui_lines l = { 0 };
 	struct ui_rect lr = r, dr = r;
 
 	diag_stacked = false;
 	if (!a->s.log) {
 		ui_diag_lines(a, &l, r.w - 2);
-		ui_draw_lines(stdscr, r, &l, 0, &diag_pos.top, false);
+		ui_draw_lines(c->win, r, &l, 0, &diag_pos.top, false);
 		ui_lines_free(&l);
 		return;
 	}
@@ -513,33 +514,33 @@ void ui_log_draw(struct ui_app *a, struct ui_rect r)
 		lr.w = r.w * 55 / 100;
 		dr.x = r.x + lr.w + 1;
 		dr.w = r.w - lr.w - 1;
-		wattrset(stdscr, ui_attr(UI_R_DIM));
-		mvwvline(stdscr, r.y, r.x + lr.w, '|', r.h);
-		wattrset(stdscr, A_NORMAL);
+		wattrset(c->win, ui_attr(UI_R_DIM));
+		mvwvline(c->win, r.y, r.x + lr.w, '|', r.h);
+		wattrset(c->win, A_NORMAL);
 	} else {          /* stacked: the diagnosis below */
 		diag_stacked = true;
 		dr.h = r.h / 2;
 		lr.h = r.h - dr.h - 1;
 		dr.y = r.y + lr.h + 1;
-		wattrset(stdscr, ui_attr(UI_R_DIM));
-		mvwhline(stdscr, r.y + lr.h, r.x, '-', r.w);
-		wattrset(stdscr, A_NORMAL);
+		wattrset(c->win, ui_attr(UI_R_DIM));
+		mvwhline(c->win, r.y + lr.h, r.x, '-', r.w);
+		wattrset(c->win, A_NORMAL);
 	}
-	draw_log(a, lr);
+	draw_log(a, c->win, lr);
 	diag_width = dr.w - 1;
 	ui_diag_lines(a, &l, diag_width);
 	if (a->log_focus_diag)
 		diag_settle(&l, 1);
-	ui_draw_lines(stdscr, dr, &l, diag_pos.cursor, &diag_pos.top, a->log_focus_diag);
+	ui_draw_lines(c->win, dr, &l, diag_pos.cursor, &diag_pos.top, a->log_focus_diag);
 	ui_lines_free(&l);
 }
 
 /* ---- moving, jumping, searching ------------------------------------------------------------- */
 
-static void jump_to(struct ui_app *a, uint64_t line)
+static void jump_to(struct ui_app *a, const struct ui_ctx *c, uint64_t line)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
-	int page = ui_page_rows(a);
+	int page = c->page;
 
 	if (line < 1 || (a->s.lines_known && line > a->s.log_lines))
 		return;
@@ -586,7 +587,7 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 	return 0;
 }
 
-static void search(struct ui_app *a, bool backward)
+static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 {
 	struct search_ctx c = { .a = a, .backward = backward };
 	struct err e;
@@ -594,7 +595,7 @@ static void search(struct ui_app *a, bool backward)
 	bool wrapped = false;
 
 	if (!a->re) {
-		ui_status(a, true, "%s", _("No search yet: press / to search."));
+		ui_status(cx, true, "%s", _("No search yet: press / to search."));
 		return;
 	}
 	c.from = (uint64_t)a->pos[UI_V_LOG].cursor + 1;
@@ -604,7 +605,7 @@ static void search(struct ui_app *a, bool backward)
 	int rc = logidx_scan(a->s.log, search_cb, &c, &e);
 	free(c.buf);
 	if (rc != ERR_OK && rc != 1) {
-		ui_status_err(a, &e);
+		ui_status_err(cx, &e);
 		return;
 	}
 	if (backward) {
@@ -615,18 +616,18 @@ static void search(struct ui_app *a, bool backward)
 		wrapped = !c.after && hit;
 	}
 	if (!hit) {
-		ui_status(a, true, _("Pattern not found: %s"), a->search);
+		ui_status(cx, true, _("Pattern not found: %s"), a->search);
 		return;
 	}
-	jump_to(a, hit);
+	jump_to(a, cx, hit);
 	if (wrapped)
-		ui_status(a, false, "%s", backward ? _("Search wrapped to the bottom.")
+		ui_status(cx, false, "%s", backward ? _("Search wrapped to the bottom.")
 						   : _("Search wrapped to the top."));
 	else
-		ui_status(a, false, _("Match at line %llu"), (unsigned long long)hit);
+		ui_status(cx, false, _("Match at line %llu"), (unsigned long long)hit);
 }
 
-void ui_log_search_done(struct ui_app *a)
+static void log_search_done(struct ui_app *a, const struct ui_ctx *cx)
 {
 	int errcode;
 	PCRE2_SIZE erroff;
@@ -646,7 +647,7 @@ void ui_log_search_done(struct ui_app *a)
 	if (!re) {
 		PCRE2_UCHAR msg[256];
 		pcre2_get_error_message(errcode, msg, sizeof msg);
-		ui_status(a, true, _("Bad pattern at offset %zu: %s"), (size_t)erroff, (char *)msg);
+		ui_status(cx, true, _("Bad pattern at offset %zu: %s"), (size_t)erroff, (char *)msg);
 		return;
 	}
 	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
@@ -656,10 +657,10 @@ void ui_log_search_done(struct ui_app *a)
 		pcre2_code_free(a->re);
 	a->re = re;
 	a->md = pcre2_match_data_create_from_pattern(re, NULL);
-	search(a, false);
+	search(a, cx, false);
 }
 
-static void next_evidence(struct ui_app *a)
+static void next_evidence(struct ui_app *a, const struct ui_ctx *cx)
 {
 	const struct diag_result *d = &a->s.diag;
 	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0;
@@ -674,14 +675,14 @@ static void next_evidence(struct ui_app *a)
 	if (!best)
 		best = first;
 	if (!best) {
-		ui_status(a, false, "%s", _("No evidence lines in this log."));
+		ui_status(cx, false, "%s", _("No evidence lines in this log."));
 		return;
 	}
-	jump_to(a, best);
-	ui_status(a, false, _("Evidence at line %llu"), (unsigned long long)best);
+	jump_to(a, cx, best);
+	ui_status(cx, false, _("Evidence at line %llu"), (unsigned long long)best);
 }
 
-bool ui_log_action(struct ui_app *a, enum ui_act act)
+static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui_act act)
 {
 	struct ui_lines l = { 0 };
 	bool done = true;
@@ -691,11 +692,11 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
 		case UI_A_NEXT_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
 			/* The footer offers these keys here; without a log they would do nothing. */
-			ui_status(a, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
+			ui_status(cx, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
 						    "search it and see the evidence."));
-			return true;
+			return UI_REQ_DONE;
 		default:
-			return false;
+			return UI_REQ_PASS;
 		}
 	}
 	switch (act) {
@@ -705,20 +706,20 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 		snprintf(a->prompt_label, sizeof a->prompt_label, "/");
 		a->prompt_len = 0;
 		a->prompt_buf[0] = '\0';
-		ui_status(a, false, "%s", "");
+		ui_status(cx, false, "%s", "");
 		break;
 	case UI_A_SEARCH_NEXT:
-		search(a, false);
+		search(a, cx, false);
 		break;
 	case UI_A_SEARCH_PREV:
-		search(a, true);
+		search(a, cx, true);
 		break;
 	case UI_A_NEXT_EVIDENCE:
-		next_evidence(a);
+		next_evidence(a, cx);
 		break;
 	case UI_A_FOCUS_DIAG:
 		if (a->s.diag.nevidence == 0) {
-			ui_status(a, false, "%s", _("The diagnosis has no evidence lines to select."));
+			ui_status(cx, false, "%s", _("The diagnosis has no evidence lines to select."));
 			break;
 		}
 		a->log_focus_diag = true;
@@ -734,7 +735,7 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 		ui_diag_lines(a, &l, diag_width);
 		diag_settle(&l, 1);
 		if (diag_pos.cursor < (long long)l.n && l.v[diag_pos.cursor].target > 0)
-			jump_to(a, (uint64_t)l.v[diag_pos.cursor].target);
+			jump_to(a, cx, (uint64_t)l.v[diag_pos.cursor].target);
 		break;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
@@ -745,7 +746,7 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 			break;
 		}
 		if (act == UI_A_BOTTOM && !a->s.lines_known) {
-			ui_status(a, false, "%s", _("Still counting the lines; G works once the count is "
+			ui_status(cx, false, "%s", _("Still counting the lines; G works once the count is "
 						    "shown."));
 			break;
 		}
@@ -758,11 +759,16 @@ bool ui_log_action(struct ui_app *a, enum ui_act act)
 				a->s.log_lines = nl;
 		}
 		ui_pos_move(&a->pos[UI_V_LOG], act,
-			    a->s.lines_known ? (long long)a->s.log_lines : (1LL << 62), ui_page_rows(a));
+			    a->s.lines_known ? (long long)a->s.log_lines : (1LL << 62), cx->page);
 		break;
 	default:
 		done = false;
 	}
 	ui_lines_free(&l);
-	return done;
+	return done ? UI_REQ_DONE : UI_REQ_PASS;
 }
+
+const struct ui_view_ops ui_view_log = {
+	.name = N_("Log"), .keys = UI_CTX_LOG, .draw = log_draw, .action = log_action,
+	.prompt_done = log_search_done, .fini = log_fini,
+};

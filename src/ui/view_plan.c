@@ -112,8 +112,9 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width)
 }
 
 /* Scrolling a text screen: the cursor is the top line, so every key moves the view. */
-static void draw_scrolled(struct ui_app *a, struct ui_rect r, struct ui_lines *l, struct ui_pos *p)
+void ui_draw_scrolled(const struct ui_ctx *c, struct ui_lines *l, struct ui_pos *p)
 {
+	struct ui_rect r = c->r;
 	long long max = (long long)l->n - r.h;
 
 	if (max < 0)
@@ -124,22 +125,22 @@ static void draw_scrolled(struct ui_app *a, struct ui_rect r, struct ui_lines *l
 		p->cursor = 0;
 	p->top = p->cursor;
 	for (int i = 0; i < r.h && p->top + i < (long long)l->n; i++)
-		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l->v[p->top + i], false);
+		ui_draw_line(c->win, r.y + i, r.x, r.w, &l->v[p->top + i], false);
 	if ((long long)l->n > r.h)
-		snprintf(a->scroll_info, sizeof a->scroll_info, "%lld-%lld/%zu", p->top + 1,
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", p->top + 1,
 			 p->top + r.h < (long long)l->n ? p->top + r.h : (long long)l->n, l->n);
 }
 
-void ui_plan_draw(struct ui_app *a, struct ui_rect r)
+static void plan_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
 
-	plan_lines(a, &l, r.w - 2);
-	draw_scrolled(a, r, &l, &a->pos[UI_V_PLAN]);
+	plan_lines(a, &l, c->r.w - 2);
+	ui_draw_scrolled(c, &l, &a->pos[UI_V_PLAN]);
 	ui_lines_free(&l);
 }
 
-void ui_diff_draw(struct ui_app *a, struct ui_rect r)
+static void diff_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
 	char *d = ui_session_diff(&a->s, 3);
@@ -152,11 +153,11 @@ void ui_diff_draw(struct ui_app *a, struct ui_rect r)
 	else
 		ui_lines_diff(&l, d);
 	free(d);
-	draw_scrolled(a, r, &l, &a->pos[UI_V_DIFF]);
+	ui_draw_scrolled(c, &l, &a->pos[UI_V_DIFF]);
 	ui_lines_free(&l);
 }
 
-void ui_save_draw(struct ui_app *a, struct ui_rect r)
+void ui_save_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
 	char *d = ui_session_diff(&a->s, 3);
@@ -169,13 +170,16 @@ void ui_save_draw(struct ui_app *a, struct ui_rect r)
 	snprintf(buf, sizeof buf,
 		 _("The previous version is kept as %s~, and the change is noted in %s.oomfix.md "
 		   "beside it."), base, base);
-	ui_lines_wrap(&l, UI_R_DIM, buf, r.w - 2, 1);
+	ui_lines_wrap(&l, UI_R_DIM, buf, c->r.w - 2, 1);
 	ui_lines_add(&l, UI_R_NORMAL, "");
 	ui_lines_diff(&l, d ? d : "");
 	free(d);
-	draw_scrolled(a, r, &l, &a->save_pos);
+	ui_draw_scrolled(c, &l, &a->save_pos);
 	ui_lines_free(&l);
 }
+
+const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .draw = plan_draw };
+const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .draw = diff_draw };
 
 /* Groups of the help screen, in order; an action is listed under the first group it has. */
 static const struct { unsigned ctx; const char *title; } help_groups[] = {
@@ -201,7 +205,7 @@ static const struct { unsigned ctx; const char *mark, *text; } help_marks[] = {
 	{ UI_CTX_LOG, "^[", N_("an escape character in the log, shown as text") },
 };
 
-void ui_help_draw(struct ui_app *a, struct ui_rect r)
+void ui_help_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
 	char keys[64], col[128];
@@ -238,6 +242,6 @@ void ui_help_draw(struct ui_app *a, struct ui_rect r)
 			ui_line_append(ln, UI_R_NORMAL, _(help_marks[i].text));
 		}
 	}
-	draw_scrolled(a, r, &l, &a->help_pos);
+	ui_draw_scrolled(c, &l, &a->help_pos);
 	ui_lines_free(&l);
 }

@@ -135,18 +135,19 @@ static void build(struct ui_app *a, struct ui_lines *l)
 	free(mark);
 }
 
-void ui_yaml_draw(struct ui_app *a, struct ui_rect r)
+static void yaml_draw(struct ui_app *a, const struct ui_ctx *c)
 {
+	struct ui_rect r = c->r;
 	struct ui_lines l = { 0 };
 	struct ui_pos *p = &a->pos[UI_V_ADVANCED];
 
 	if (!ui_cur(&a->s)) {
-		ui_put(stdscr, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
+		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
 		       _("No job file is open. Start oomfix with JOB.yaml to see it here."));
 		return;
 	}
 	build(a, &l);
-	ui_draw_lines(stdscr, r, &l, p->cursor, &p->top, true);
+	ui_draw_lines(c->win, r, &l, p->cursor, &p->top, true);
 	ui_lines_free(&l);
 }
 
@@ -181,7 +182,7 @@ static char *read_all(const char *path, size_t *len)
 /* Runs $EDITOR (default vi) on a temporary copy with the terminal handed over, then loads the
  * result as an unsaved edit. Invalid YAML changes nothing, and the edited copy is kept so that
  * no typing is lost. */
-static void run_editor(struct ui_app *a)
+static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char path[1024];
@@ -193,11 +194,11 @@ static void run_editor(struct ui_app *a)
 	snprintf(path, sizeof path, "%s/oomfix-XXXXXX.yaml", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	fd = mkstemps(path, 5);
 	if (fd < 0) {
-		ui_status(a, true, _("cannot create a temporary file: %s"), strerror(errno));
+		ui_status(c, true, _("cannot create a temporary file: %s"), strerror(errno));
 		return;
 	}
 	if (write(fd, text, len) != (ssize_t)len || close(fd) != 0) {
-		ui_status(a, true, _("cannot write %s: %s"), path, strerror(errno));
+		ui_status(c, true, _("cannot write %s: %s"), path, strerror(errno));
 		unlink(path);
 		return;
 	}
@@ -221,18 +222,18 @@ static void run_editor(struct ui_app *a)
 	reset_prog_mode();
 	clearok(curscr, TRUE); /* the editor drew over everything: repaint it all once */
 	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		ui_status(a, true, _("the editor failed (exit %d); nothing changed"),
+		ui_status(c, true, _("the editor failed (exit %d); nothing changed"),
 			  pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		unlink(path);
 		return;
 	}
 	char *nt = read_all(path, &nlen);
 	if (!nt) {
-		ui_status(a, true, _("cannot read %s back: %s"), path, strerror(errno));
+		ui_status(c, true, _("cannot read %s back: %s"), path, strerror(errno));
 		return;
 	}
 	if (nlen == len && !memcmp(nt, text, len)) {
-		ui_status(a, false, "%s", _("No changes made in the editor."));
+		ui_status(c, false, "%s", _("No changes made in the editor."));
 		unlink(path);
 		free(nt);
 		return;
@@ -242,24 +243,28 @@ static void run_editor(struct ui_app *a)
 		char where[64] = "";
 		if (e.line > 0)
 			snprintf(where, sizeof where, "%d:%d: ", e.line, e.col);
-		ui_status(a, true, _("Not loaded: %s%s. Nothing changed; your edit is kept in %s"), where,
+		ui_status(c, true, _("Not loaded: %s%s. Nothing changed; your edit is kept in %s"), where,
 			  e.msg, path);
 		free(nt);
 		return;
 	}
 	unlink(path);
 	free(nt);
-	ui_status(a, false, "%s", _("Loaded the edited YAML as unsaved changes (d: diff, u: undo)."));
+	ui_status(c, false, "%s", _("Loaded the edited YAML as unsaved changes (d: diff, u: undo)."));
 }
 
-bool ui_yaml_action(struct ui_app *a, enum ui_act act)
+static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
 	if (act != UI_A_EDITOR)
-		return false;
+		return UI_REQ_PASS;
 	if (!ui_cur(&a->s)) {
-		ui_status(a, true, "%s", _("No job file is open."));
-		return true;
+		ui_status(c, true, "%s", _("No job file is open."));
+		return UI_REQ_DONE;
 	}
-	run_editor(a);
-	return true;
+	run_editor(a, c);
+	return UI_REQ_DONE;
 }
+
+const struct ui_view_ops ui_view_advanced = {
+	.name = N_("Advanced"), .keys = UI_CTX_ADVANCED, .draw = yaml_draw, .action = yaml_action,
+};

@@ -9,82 +9,22 @@
 #include "oomfix/i18n.h"
 #include "ui.h"
 
-/* What each step changes, in one sentence (the fix table carries the why). */
-static const char *const what[FIX_COUNT] = {
-	[FIX_GRADIENT_CHECKPOINTING] = N_("Sets train.gradient_checkpointing to true. The key "
-					  "missing already means true, so only an explicit false "
-					  "is changed."),
-	[FIX_BATCH_SIZE] = N_("Sets the batch size to 1 (in train and in every dataset) and raises "
-			      "gradient accumulation so that each optimizer update still sees as "
-			      "many images as before."),
-	[FIX_DROP_LARGEST_BUCKET] = N_("Removes the largest resolution from each dataset's list. A "
-				       "single large bucket steps down instead: 1536, 1280, 1024, "
-				       "768, 512."),
-	[FIX_LIGHTER_SAMPLING] = N_("Makes the preview samples cheaper: the longer side at most 512, "
-				    "at most 20 sample steps, a sample at most every 500 steps; "
-				    "video previews at most 33 frames."),
-	[FIX_DISABLE_SAMPLING] = N_("Turns sampling off during training "
-				    "(train.disable_sampling: true)."),
-	[FIX_NUM_FRAMES] = N_("Halves the frames per clip in the datasets and the samples, on the "
-			      "model's frame grid, never below 9."),
-	[FIX_LOW_VRAM] = N_("Turns on model.low_vram, and quantization of the model and text encoder, "
-			    "where this model supports them."),
-	[FIX_FRESH_WORKER] = N_("Changes nothing in the YAML. Stop retrying on this worker: start a "
-				"fresh one, and escalate if a job known to work fails there too."),
-};
-
-/* The longer lesson behind `m`. */
-static const char *const more[FIX_COUNT] = {
-	[FIX_GRADIENT_CHECKPOINTING] = N_("During a training step the model keeps the activations "
-					  "of every layer for the backward pass. With "
-					  "checkpointing only a few are kept and the rest are "
-					  "computed again when needed: activation memory drops "
-					  "sharply, and each step takes a fifth to a third longer. "
-					  "It is the cheapest saving there is, so it comes first."),
-	[FIX_BATCH_SIZE] = N_("Every image in a batch carries its own activations, so memory grows "
-			      "with the batch size. Gradient accumulation runs several batches of "
-			      "one before each update: the training signal is the same as a bigger "
-			      "batch, only each update takes longer."),
-	[FIX_DROP_LARGEST_BUCKET] = N_("Activation memory grows with the number of pixels: a 1024 "
-				       "bucket has almost twice the pixels of 768. Dropping the "
-				       "largest bucket removes the worst steps; the model sees a "
-				       "little less fine detail. Bring it back later, one bucket at "
-				       "a time."),
-	[FIX_LIGHTER_SAMPLING] = N_("Sampling runs the whole model for inference inside the "
-				    "training process, on top of everything training already holds. "
-				    "Smaller and fewer samples make it fit; only the previews lose "
-				    "detail, the training does not."),
-	[FIX_DISABLE_SAMPLING] = N_("If even light samples do not fit, switch them off and judge "
-				    "the result after training. You lose the progress previews, not "
-				    "quality."),
-	[FIX_NUM_FRAMES] = N_("For video every frame is one more image in the same tensor, so "
-			      "memory grows with the clip length. Halving the frames roughly halves "
-			      "activation memory; motion is learned from shorter clips."),
-	[FIX_LOW_VRAM] = N_("Low VRAM keeps parts of the model in CPU memory until they are needed, "
-			    "and quantization stores the weights in 8 bits or fewer. Both shrink "
-			    "the model itself on the GPU; they cost speed, and quantization a "
-			    "little precision."),
-	[FIX_FRESH_WORKER] = N_("When a job that is already conservative fails with no GPU memory "
-				"free at all, the cause is usually another process or a GPU left in "
-				"a bad state. Changing more settings will not help; a clean worker "
-				"will."),
-};
-
-void ui_walk_start(struct ui_app *a)
+enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c)
 {
 	if (!a->s.job) {
-		ui_status(a, true, "%s", _("The walk-through needs a job file: start oomfix with "
+		ui_status(c, true, "%s", _("The walk-through needs a job file: start oomfix with "
 					   "JOB.yaml."));
-		return;
+		return UI_REQ_DONE;
 	}
 	if (a->s.plan.n == 0) {
-		ui_status(a, true, "%s", _("There is no rollback plan for this job."));
-		return;
+		ui_status(c, true, "%s", _("There is no rollback plan for this job."));
+		return UI_REQ_DONE;
 	}
 	a->mode = UI_M_WALK;
 	a->walk_step = 0;
 	a->walk_more = false;
 	a->walk_pos = (struct ui_pos){ 0, 0 };
+	return UI_REQ_DONE;
 }
 
 static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
@@ -116,7 +56,7 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	ui_lines_add(l, UI_R_NORMAL, "");
 
 	ui_lines_add(l, UI_R_HEADING, _("What it changes"));
-	ui_lines_wrap(l, UI_R_NORMAL, _(what[id]), width, 1);
+	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].change), width, 1);
 	/* The exact change comes right after what the step does: at 80x24 it is then on the
 	 * first screen, where apply or skip is decided; the lesson follows. */
 	ui_lines_add(l, UI_R_HEADING, _("The change it would make"));
@@ -137,12 +77,13 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].why), width, 1);
 	if (a->walk_more) {
 		ui_lines_add(l, UI_R_HEADING, _("More"));
-		ui_lines_wrap(l, UI_R_NORMAL, _(more[id]), width, 1);
+		ui_lines_wrap(l, UI_R_NORMAL, _(fix_defs[id].lesson), width, 1);
 	}
 }
 
-void ui_walk_draw(struct ui_app *a, struct ui_rect r)
+void ui_walk_draw(struct ui_app *a, const struct ui_ctx *c)
 {
+	struct ui_rect r = c->r;
 	struct ui_lines l = { 0 };
 	struct ui_pos *p = &a->walk_pos;
 
@@ -156,30 +97,31 @@ void ui_walk_draw(struct ui_app *a, struct ui_rect r)
 		p->cursor = 0;
 	p->top = p->cursor;
 	for (int i = 0; i < r.h && p->top + i < (long long)l.n; i++)
-		ui_draw_line(stdscr, r.y + i, r.x, r.w, &l.v[p->top + i], false);
+		ui_draw_line(c->win, r.y + i, r.x, r.w, &l.v[p->top + i], false);
 	if ((long long)l.n > r.h)
-		snprintf(a->scroll_info, sizeof a->scroll_info, "%lld-%lld/%zu", p->top + 1,
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", p->top + 1,
 			 p->top + r.h < (long long)l.n ? p->top + r.h : (long long)l.n, l.n);
 	ui_lines_free(&l);
 }
 
-static void next_step(struct ui_app *a)
+/* Moves to the next step; after the last one, asks the app to save what was applied. */
+static enum ui_req next_step(struct ui_app *a, const struct ui_ctx *c)
 {
 	a->walk_more = false;
 	a->walk_pos = (struct ui_pos){ 0, 0 };
 	if (++a->walk_step < a->s.plan.n)
-		return;
+		return UI_REQ_DONE;
 	/* The end of the plan: save what was applied, or say there is nothing to save. */
 	a->mode = UI_M_NORMAL;
 	a->walk_step = 0;
 	if (ui_dirty(&a->s))
-		ui_ask_save(a, UI_M_NORMAL);
-	else
-		ui_status(a, false, "%s", _("End of the walk-through. Nothing was changed, so there "
+		return UI_REQ_SAVE;
+	ui_status(c, false, "%s", _("End of the walk-through. Nothing was changed, so there "
 					    "is nothing to save."));
+	return UI_REQ_DONE;
 }
 
-bool ui_walk_action(struct ui_app *a, enum ui_act act)
+enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
 	enum fix_id id;
 	struct err e;
@@ -188,47 +130,45 @@ bool ui_walk_action(struct ui_app *a, enum ui_act act)
 
 	if (a->walk_step >= a->s.plan.n) {
 		a->mode = UI_M_NORMAL;
-		return true;
+		return UI_REQ_DONE;
 	}
 	id = a->s.plan.steps[a->walk_step].fix;
 	switch (act) {
 	case UI_A_WALK_APPLY:
 		if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
-			ui_status_err(a, &e);
-			return true;
+			ui_status_err(c, &e);
+			return UI_REQ_DONE;
 		}
 		if (changed)
-			ui_status(a, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
+			ui_status(c, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
 		else
-			ui_status(a, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
-		next_step(a);
-		return true;
+			ui_status(c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+		return next_step(a, c);
 	case UI_A_WALK_SKIP:
-		ui_status(a, false, _("Skipped: %s"), _(fix_defs[id].title));
-		next_step(a);
-		return true;
+		ui_status(c, false, _("Skipped: %s"), _(fix_defs[id].title));
+		return next_step(a, c);
 	case UI_A_WALK_BACK:
 		if (a->walk_step > 0) {
 			a->walk_step--;
 			a->walk_more = false;
 			a->walk_pos = (struct ui_pos){ 0, 0 };
 		}
-		return true;
+		return UI_REQ_DONE;
 	case UI_A_WALK_MORE:
 		a->walk_more = !a->walk_more;
 		/* The longer text is added at the end: show it (drawing clamps to the last page),
 		 * or go back to the top when it is hidden again. */
 		a->walk_pos.cursor = a->walk_more ? 1LL << 40 : 0;
-		return true;
+		return UI_REQ_DONE;
 	case UI_A_WALK_QUIT:
 		a->mode = UI_M_NORMAL;
-		ui_status(a, false, "%s", _("Left the walk-through. w starts it again."));
-		return true;
+		ui_status(c, false, "%s", _("Left the walk-through. w starts it again."));
+		return UI_REQ_DONE;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
-		ui_pos_move(&a->walk_pos, act, 1LL << 40, ui_page_rows(a));
-		return true;
+		ui_pos_move(&a->walk_pos, act, 1LL << 40, c->page);
+		return UI_REQ_DONE;
 	default:
-		return false;
+		return UI_REQ_PASS;
 	}
 }

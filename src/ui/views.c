@@ -1,0 +1,55 @@
+/* views.c — the view table (tab order; each view's ops live in its own file), and what every
+ * view is given: the context with the screen geometry and the status line it writes to. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "oomfix/i18n.h"
+#include "ui.h"
+
+#define UI_VIEW_ROW(id, ops) [UI_V_##id] = &ops,
+const struct ui_view_ops *const ui_views[UI_V_COUNT] = { UI_VIEWS(UI_VIEW_ROW) };
+#undef UI_VIEW_ROW
+
+const char *ui_view_name(enum ui_view v)
+{
+	return _(ui_views[v]->name);
+}
+
+void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->msg->text, sizeof c->msg->text, fmt, ap);
+	va_end(ap);
+	c->msg->error = error;
+}
+
+void ui_status_err(const struct ui_ctx *c, const struct err *e)
+{
+	if (e->file[0] && e->line > 0)
+		ui_status(c, true, "%s:%d:%d: %s", e->file, e->line, e->col, e->msg);
+	else if (e->file[0])
+		ui_status(c, true, "%s: %s", e->file, e->msg);
+	else
+		ui_status(c, true, "%s", e->msg);
+}
+
+void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page)
+{
+	switch (act) {
+	case UI_A_UP: p->cursor--; break;
+	case UI_A_DOWN: p->cursor++; break;
+	case UI_A_PGUP: p->cursor -= page; p->top -= page; break;
+	case UI_A_PGDN: p->cursor += page; p->top += page; break;
+	case UI_A_TOP: p->cursor = 0; break;
+	case UI_A_BOTTOM: p->cursor = n - 1; break;
+	default: break;
+	}
+	if (p->cursor >= n)
+		p->cursor = n - 1;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	if (p->top < 0)
+		p->top = 0;
+}
