@@ -59,6 +59,12 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_JUMP, UI_CTX_LOG, { ENTER_KEYS }, N_("show the selected evidence line in the log"),
 	  NULL },
 
+	/* the web UI's job list */
+	{ UI_A_OPEN_JOB, UI_CTX_JOBS, { ENTER_KEYS }, N_("open the job under the cursor with its log"),
+	  N_("open") },
+	{ UI_A_QUEUE_JOB, UI_CTX_JOBS, { 'Q' }, N_("queue the job again, as the web UI's start button"),
+	  N_("queue") },
+
 	/* moving: every view and every screen that scrolls */
 	{ UI_A_UP, V | S | UI_CTX_CONFIRM, { F(KEY_UP), 'k' }, N_("move up"), NULL },
 	{ UI_A_DOWN, V | S | UI_CTX_CONFIRM, { F(KEY_DOWN), 'j' }, N_("move down"), NULL },
@@ -78,6 +84,7 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_WALK, V, { 'w' }, N_("walk through the rollback plan, one step per screen"),
 	  N_("walk") },
 	{ UI_A_THEME, V, { 't' }, N_("next colour theme"), NULL },
+	{ UI_A_JOBS, V, { 'J' }, N_("back to the web UI's job list (with --aitk)"), NULL },
 	{ UI_A_HELP, V, { '?', F(KEY_F(1)) }, N_("this help"), N_("help") },
 	{ UI_A_REDRAW, V | S | UI_CTX_WALK | UI_CTX_CONFIRM | UI_CTX_HELP, { UI_CTRL('l') },
 	  N_("redraw the screen"), NULL },
