@@ -91,6 +91,13 @@ int source_read_backup(const struct source *s, char **text, size_t *len, struct 
 char *source_diff(const char *label, const char *old, size_t oldlen, const char *new_,
 		  size_t newlen, int context);
 
+/* The logs of a web UI job's runs, newest first: the current log.txt (when it exists), then
+ * logs/<n>_log.txt by descending n (the UI moves the previous log there at each start): the trail
+ * of tries. *paths is a malloc'd array of malloc'd strings; free with source_runs_free. A file
+ * job has none (0). */
+size_t source_runs(const struct source *s, char ***paths);
+void source_runs_free(char **paths, size_t n);
+
 /* The verdict of a job's log in one line's worth: for the job list. */
 struct source_verdict {
 	bool have_log;         /* the log exists and was read */

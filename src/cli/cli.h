@@ -11,6 +11,7 @@ int cmd_fix(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
 
 /* Shared by the subcommands (cmd_aitk.c). */
 struct source;

@@ -380,3 +380,88 @@ done:
 	source_free(&s);
 	return rc;
 }
+
+/* ---- runs -------------------------------------------------------------------------------------- */
+
+int cmd_runs(int argc, char **argv)
+{
+	bool json = false;
+	const char *arg = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(_("Usage: oomfix runs [--aitk DIR] [--json] aitk:NAME\n"
+				"\n"
+				"The trail of tries of a web UI job: its current log.txt and the earlier runs'\n"
+				"logs/<n>_log.txt, newest first, each with its verdict (timing letter A-E and\n"
+				"the first fix for it, diagnosed with the job as it is now).\n"
+				"\n"
+				"Exit status: 0 success, 64 usage, 65 bad job, 66 no such job.\n"), stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!arg && argv[i][0] != '-')
+			arg = argv[i];
+		else
+			arg = NULL, i = argc;
+	}
+	if (!arg || !source_is_aitk_arg(arg)) {
+		fprintf(stderr, "%s\n", _("usage: oomfix runs [--aitk DIR] [--json] aitk:NAME"));
+		return ERR_USAGE;
+	}
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	if (source_open(arg, &s, &e))
+		return fail(&e);
+	if (json)
+		setlocale(LC_MESSAGES, "C");
+	char **runs;
+	size_t n = source_runs(s, &runs);
+	size_t len;
+	const char *text = source_text(s, &len);
+	struct json js;
+	if (json) {
+		json_init(&js, stdout, true);
+		json_arr_begin(&js);
+	} else if (!n) {
+		printf(_("%s: no run logs yet in %s\n"), source_label(s), source_run_dir(s));
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct source_verdict v;
+		if (source_verdict_of(source_label(s), text, len, runs[i], &v, &e) != ERR_OK) {
+			err_print(&e, stderr);
+			err_clear(&e);
+		}
+		char t[2] = { v.timing, 0 };
+		if (json) {
+			json_obj_begin(&js);
+			json_key(&js, "log");
+			json_str(&js, runs[i]);
+			json_key(&js, "oom");
+			json_bool(&js, v.oom);
+			json_key(&js, "timing");
+			json_str(&js, v.timing ? t : NULL);
+			json_key(&js, "first_fix");
+			json_str(&js, v.first_fix);
+			json_obj_end(&js);
+		} else {
+			char shown[64];
+			if (!v.have_log)
+				snprintf(shown, sizeof shown, "%s", _("unreadable"));
+			else if (!v.oom)
+				snprintf(shown, sizeof shown, "%s", _("no OOM"));
+			else
+				snprintf(shown, sizeof shown, "%s %s", t[0] ? t : "?",
+					 v.first_fix ? v.first_fix : "-");
+			printf("%2zu. %-22s %s\n", i + 1, shown, runs[i]);
+		}
+	}
+	if (json) {
+		json_arr_end(&js);
+		json_finish(&js);
+	}
+	source_runs_free(runs, n);
+	source_free(&s);
+	return ferror(stdout) ? ERR_IOERR : 0;
+}

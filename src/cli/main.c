@@ -41,6 +41,7 @@ static void usage(FILE *fp)
 		"                                          the AI Toolkit web UI's jobs, failed first\n"
 		"  oomfix queue aitk:NAME                  queue a web UI job again\n"
 		"  oomfix restore [--force] JOB            put the previous version of JOB back\n"
+		"  oomfix runs aitk:NAME                   a web UI job's runs with their verdicts\n"
 		"  oomfix --aitk DIR                       the web UI's job list in the terminal UI\n"
 		"  oomfix --help | --version\n"
 		"\n"
@@ -64,6 +65,7 @@ static const struct {
 	{ "jobs", cmd_jobs },
 	{ "queue", cmd_queue },
 	{ "restore", cmd_restore },
+	{ "runs", cmd_runs },
 };
 
 /* Takes `--aitk DIR` out of argv wherever it is (before a "--"), so every subcommand and the UI

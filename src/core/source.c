@@ -10,6 +10,7 @@
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -488,4 +489,68 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 	job_free(&j);
 	doc_free(&d);
 	return rc;
+}
+
+struct run_ent {
+	long n;
+	char *path;
+};
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run_ent *x = a, *y = b;
+	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
+}
+
+size_t source_runs(const struct source *s, char ***paths)
+{
+	*paths = NULL;
+	if (s->kind != SOURCE_AITK)
+		return 0;
+	struct run_ent *v = NULL;
+	size_t n = 0;
+	char *dir = cat3(s->run_dir, "/", "logs");
+	DIR *dp = dir ? opendir(dir) : NULL;
+	struct dirent *de;
+	while (dp && (de = readdir(dp))) {
+		char *end;
+		long k = strtol(de->d_name, &end, 10);
+		if (end == de->d_name || strcmp(end, "_log.txt") || k < 0)
+			continue;
+		struct run_ent *nv = realloc(v, (n + 1) * sizeof *nv);
+		if (!nv)
+			break;
+		v = nv;
+		v[n].n = k;
+		if (!(v[n].path = cat3(dir, "/", de->d_name)))
+			break;
+		n++;
+	}
+	if (dp)
+		closedir(dp);
+	free(dir);
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_run);
+	struct stat st;
+	bool cur = s->log && stat(s->log, &st) == 0;
+	char **out = calloc(n + 1, sizeof *out);
+	size_t k = 0;
+	if (out && cur && (out[k] = strdup(s->log)))
+		k++;
+	for (size_t i = 0; i < n; i++) {
+		if (out)
+			out[k++] = v[i].path;
+		else
+			free(v[i].path);
+	}
+	free(v);
+	*paths = out;
+	return out ? k : 0;
+}
+
+void source_runs_free(char **paths, size_t n)
+{
+	for (size_t i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
 }

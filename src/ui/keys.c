@@ -53,6 +53,8 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_SEARCH_PREV, UI_CTX_LOG, { 'N' }, N_("previous match"), NULL },
 	{ UI_A_NEXT_EVIDENCE, UI_CTX_LOG, { 'o' }, N_("jump to the next evidence line"),
 	  N_("evidence") },
+	{ UI_A_NEXT_RUN, UI_CTX_LOG, { 'R' }, N_("a web UI job: show its next earlier run's log and verdict"),
+	  NULL },
 	{ UI_A_FOCUS_DIAG, UI_CTX_LOG, { F(KEY_RIGHT), 'l' }, N_("move to the diagnosis panel"),
 	  NULL },
 	{ UI_A_FOCUS_LOG, UI_CTX_LOG, { F(KEY_LEFT), 'h' }, N_("move back to the log"), NULL },

@@ -488,3 +488,33 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 	}
 	return ERR_OK;
 }
+
+int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e)
+{
+	struct logidx *li = NULL;
+	char *path;
+	int rc;
+
+	if (worker || s->diag_pending)
+		return err_set(e, ERR_TEMPFAIL, NULL, 0, 0, "%s",
+			       _("Still reading the log; try again in a moment."));
+	if (!(path = strdup(log_path)))
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	if ((rc = logidx_open(log_path, &li, e))) {
+		free(path);
+		return rc;
+	}
+	logidx_close(&s->log);
+	free(s->log_path);
+	s->log = li;
+	s->log_path = path;
+	s->have_diag = false;
+	memset(&s->diag, 0, sizeof s->diag);
+	s->log_lines = 0;
+	s->lines_known = false;
+	s->diag_rc = ERR_OK;
+	err_clear(&s->diag_err);
+	ui_session_refresh(s);
+	ui_session_diag_start(s);
+	return ERR_OK;
+}

@@ -116,7 +116,7 @@ enum {
 	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
-	X(PROMPT_CLEAR) X(HELP_CLOSE) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB)
+	X(PROMPT_CLEAR) X(HELP_CLOSE) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB) X(NEXT_RUN)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -218,6 +218,10 @@ int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, s
 
 /* The unified diff of unsaved edits (base → current); malloc'd, "" when none. */
 char *ui_session_diff(const struct ui_session *s, int context);
+
+/* Shows another log in place of the current one (an earlier run of a web UI job) and starts
+ * diagnosing it. ERR_TEMPFAIL while the current log is still being read. */
+int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e);
 
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */

@@ -239,6 +239,24 @@ def faults():
     shutil.rmtree(root)
 
 
+def runs():
+    root, db = fresh()
+    d = os.path.join(root, "output", "my lora", "logs")
+    os.makedirs(d)
+    with open(os.path.join(d, "0_log.txt"), "w") as f:
+        f.write("loading model\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of "
+                "memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB\n")
+    shutil.copy(LOG, os.path.join(d, "10_log.txt"))  # numbers sort as numbers: 10 after 0
+    rc, out, err = run("--aitk", root, "runs", "--json", "aitk:my lora")
+    js = json.loads(out) if rc == 0 else []
+    ok(rc == 0 and [os.path.basename(r["log"]) for r in js] == ["log.txt", "10_log.txt", "0_log.txt"]
+       and [r["timing"] for r in js] == ["B", "B", "A"],
+       "runs lists the trail of tries newest first, each with its verdict", out + err)
+    rc, out, err = run("--aitk", root, "runs", "aitk:finished")
+    ok(rc == 0 and "no run logs yet" in out, "runs of a job that never ran", out + err)
+    shutil.rmtree(root)
+
+
 def json_file():
     d = tempfile.mkdtemp(prefix="oomfix-json-")
     p = os.path.join(d, "job.json")
@@ -253,6 +271,7 @@ def json_file():
 happy("wal")
 happy("delete")
 faults()
+runs()
 json_file()
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

@@ -48,6 +48,10 @@ uidb.create(root, "wal", [
 ])
 os.makedirs(os.path.join(root, "output", "my lora"))
 shutil.copy(log, os.path.join(root, "output", "my lora", "log.txt"))
+os.makedirs(os.path.join(root, "output", "my lora", "logs"))
+with open(os.path.join(root, "output", "my lora", "logs", "0_log.txt"), "w") as f:
+    f.write("loading model\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of "
+            "memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB\n")
 PY
 cfg() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT job_config FROM Job WHERE name=?", ("my lora",)).fetchone()[0])' "$WORK/ai/aitk_db.db"; }
 before=$(cfg)
@@ -63,6 +67,11 @@ check "failed first" bash -c "printf '%s' \"\$1\" | grep -q '^  my lora  *error'
 T send-keys -t j Enter
 check "Enter opens the job with its log" wait_for j "aitk:my lora"
 check "its log is shown" wait_for j "log.txt"
+T send-keys -t j R
+check "R opens the earlier run" wait_for j "Run 2 of 2"
+check "with its own verdict" wait_for j "before training started"
+T send-keys -t j R
+check "R again comes back to the current log" wait_for j "Run 1 of 2"
 T send-keys -t j a
 check "a applies the first fix" wait_for j "[+]"
 T send-keys -t j s
