@@ -64,6 +64,9 @@ bool source_is_json(const struct source *s);
  * set; `why` (may be NULL) gets a sentence. For a database job a status of running counts too. */
 int source_changed(struct source *s, bool *changed, char *why, size_t whysize, struct err *e);
 
+/* True when the job is a web UI job whose status is now running (read from the database). */
+bool source_running(struct source *s);
+
 enum { SOURCE_FORCE = 1 << 0 }; /* overwrite even when it changed since it was loaded */
 
 /* Saves `text` as the job: a file through save_file (FILE~ kept), a database job in one

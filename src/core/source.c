@@ -369,7 +369,7 @@ int source_save(struct source *s, const char *text, size_t len, unsigned flags, 
 			return rc;
 		}
 		free(s->row.job_config);
-		s->row.job_config = strdup(z);
+		s->row.job_config = z;
 	}
 	char *nt = malloc(len + 1);
 	if (!nt)
@@ -553,4 +553,17 @@ void source_runs_free(char **paths, size_t n)
 	for (size_t i = 0; paths && i < n; i++)
 		free(paths[i]);
 	free(paths);
+}
+
+bool source_running(struct source *s)
+{
+	if (s->kind != SOURCE_AITK)
+		return false;
+	struct aitk_job now;
+	struct err e;
+	if (aitkdb_get(s->db, s->row.name, &now, &e) != ERR_OK)
+		return false;
+	bool r = now.status && !strcmp(now.status, "running");
+	aitkdb_job_clear(&now);
+	return r;
 }

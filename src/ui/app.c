@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
 #include "ui.h"
@@ -421,7 +422,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	int rc = ui_session_save(&a->s, flags, &e);
 
 	a->mode = a->confirm_return == UI_M_WALK ? UI_M_NORMAL : a->confirm_return;
-	if (rc == ERR_TEMPFAIL && !(flags & SAVE_FORCE)) {
+	if (rc == ERR_TEMPFAIL && !(flags & SAVE_FORCE) && !source_running(a->s.src)) {
 		a->mode = UI_M_CONFIRM;
 		a->confirm_kind = UI_Q_OVERWRITE;
 		ui_status(&c, true, "%s", e.msg);
@@ -597,6 +598,7 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 
 /* Carries out what a view or screen asked of the app. */
 static bool take_verdict(struct ui_app *a, bool wait);
+static void offer_recovery(struct ui_app *a);
 
 /* Opens the job under the job list's cursor in place of the current one. */
 static void open_job(struct ui_app *a, const struct ui_ctx *c)
@@ -637,6 +639,7 @@ static void open_job(struct ui_app *a, const struct ui_ctx *c)
 		take_verdict(a, true);
 	ui_status(c, false, _("Opened %s; J goes back to the job list."), arg);
 	free(arg);
+	offer_recovery(a);
 }
 
 static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req)
@@ -808,9 +811,16 @@ static void offer_recovery(struct ui_app *a)
 
 	if (!a->s.job_path || !(name = save_emergency_name(a->s.job_path)))
 		return;
-	if (stat(name, &ss) == 0 && stat(a->s.job_path, &js) == 0 &&
-	    (ss.st_mtim.tv_sec > js.st_mtim.tv_sec ||
-	     (ss.st_mtim.tv_sec == js.st_mtim.tv_sec && ss.st_mtim.tv_nsec > js.st_mtim.tv_nsec))) {
+	bool newer = false;
+	if (stat(name, &ss) == 0 && source_row(a->s.src)) {
+		/* A web UI job has no file: compare with the row's last change. */
+		long long ms = (long long)ss.st_mtim.tv_sec * 1000 + ss.st_mtim.tv_nsec / 1000000;
+		newer = ms > source_row(a->s.src)->updated_ms;
+	} else if (stat(name, &ss) == 0 && stat(a->s.job_path, &js) == 0) {
+		newer = ss.st_mtim.tv_sec > js.st_mtim.tv_sec ||
+			(ss.st_mtim.tv_sec == js.st_mtim.tv_sec && ss.st_mtim.tv_nsec > js.st_mtim.tv_nsec);
+	}
+	if (newer) {
 		FILE *fp = fopen(name, "rb");
 		if (fp) {
 			size_t cap = (size_t)ss.st_size + 1;
