@@ -166,7 +166,8 @@ void ui_jobs_reload(void)
 
 bool ui_jobs_pending(void)
 {
-	return jl.w && !atomic_load(&jl.w->done);
+	/* Verdicts not shown yet count too: the worker may finish between a poll and the wait. */
+	return jl.w && (!atomic_load(&jl.w->done) || jl.seen < jl.w->n);
 }
 
 bool ui_jobs_poll(void)
