@@ -265,6 +265,16 @@ def json_file():
     rc, out, err = run("fix", "--diff", p, "batch_size")
     ok(rc == 0 and '+          "batch_size": 1,' in out, "a .json job file gets the indented diff",
        out + err)
+    orig = open(p).read()
+    rc, out, err = run("fix", "-i", p, "batch_size")
+    fixed = open(p).read()
+    ok(rc == 0 and fixed != orig and "\n" not in fixed and '"batch_size":1,' in fixed,
+       "a .json job file saved in place stays compact JSON", err)
+    rc, out, err = run("restore", p)
+    ok(rc == 0 and open(p).read() == orig and open(p + "~").read() == fixed,
+       "restore of a file puts JOB~ back and keeps the replaced version", err)
+    rc, out, err = run("restore", os.path.join(d, "missing.yaml"))
+    ok(rc == 66, "restore without a job", err)
     shutil.rmtree(d)
 
 

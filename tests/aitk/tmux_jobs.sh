@@ -91,5 +91,22 @@ check "the same text as the command line's fix, one line" \
 check "the previous config is kept beside the log" \
 	bash -c "[ \"\$(cat '$WORK/ai/output/my lora/job_config.json~')\" = \"\$1\" ]" _ "$before"
 
+# A hang-up with unsaved edits: the edits go to the emergency file beside the log, the database
+# keeps its config, and the next start offers to recover them.
+T new-session -d -s h -x 120 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
+wait_for h "aitk:my lora" > /dev/null
+T send-keys -t h a
+wait_for h "[+]" > /dev/null
+saved=$(cfg)
+kill -HUP "$(T display-message -p -t h '#{pane_pid}')"
+for _ in $(seq 50); do [ -s "$WORK/ai/output/my lora/job_config.json.oomfix-save" ] && break; sleep 0.1; done
+check "SIGHUP writes the emergency save beside the log" \
+	test -s "$WORK/ai/output/my lora/job_config.json.oomfix-save"
+check "the database is untouched by the hang-up" bash -c '[ "$1" = "$2" ]' _ "$saved" "$(cfg)"
+T new-session -d -s r -x 120 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
+check "the next start offers to recover it" wait_for r "newer than the job"
+
 echo "1..$n"
 exit $((fails > 0))
