@@ -11,6 +11,8 @@ case $mode in demo|test) ;; *) echo "usage: sh scripts/quickstart.sh demo|test" 
 
 packages="gcc meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-dev libcmocka-dev libsqlite3-dev gettext python3"
 [ "$mode" = test ] && packages="$packages tmux patch jq"
+# The test suite also builds the static release archive (tests/release): its static libraries.
+[ "$mode" = test ] && packages="$packages libsqlite3-dev zlib1g-dev"
 
 missing=""
 for p in $packages; do

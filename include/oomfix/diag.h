@@ -75,6 +75,11 @@ struct diag_result {
 	bool truncated;          /* the log changed size while read, or a limit was hit */
 	unsigned long warnings;  /* lines skipped because a pattern hit a PCRE2 limit */
 	bool survived;           /* OOMs happened, but the run went on after each of them */
+	bool run_ended;          /* the trainer printed its end-of-run summary ("Result:") */
+	/* Where the run stands at the end of the log (a run being followed): */
+	enum diag_phase now_phase; /* the last phase marker or bar */
+	long long now_step;      /* steps completed by the last training-bar frame, -1 = none */
+	char now_rate[24];       /* that frame's speed as the bar prints it ("1.67s/it"), or "" */
 };
 
 struct logidx;
@@ -93,6 +98,55 @@ int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
  * the start; a stream can be diagnosed once. */
 int diag_logidx(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
 		struct err *e);
+
+/* ---- following a log that grows ----
+ *
+ * A diagnosis kept open: bytes appended to the log are scanned from where the last call stopped
+ * (the timeline, the signatures and the line count resume), so bringing it up to date costs the
+ * appended bytes, not a rescan. The verdict after any number of pieces is the one diag_buffer
+ * gives on the bytes fed so far, wherever they were cut (mid-line, mid-frame). */
+struct diag_state;
+
+enum diag_follow {
+	DIAG_FOLLOW_SAME,       /* nothing new */
+	DIAG_FOLLOW_GREW,       /* new bytes were read */
+	DIAG_FOLLOW_RESTARTED,  /* the log was truncated or replaced: read again from the start */
+};
+
+/* A diagnosis of an empty log; job (copied) may be NULL. Free with diag_state_free. */
+int diag_state_new(const struct diag_job_info *job, struct diag_state **out, struct err *e);
+void diag_state_free(struct diag_state **ds);
+
+/* Scans len more bytes of the log. ERR_OK. */
+int diag_state_feed(struct diag_state *ds, const char *buf, size_t len, struct err *e);
+
+/* Forgets everything fed: the log starts again. */
+int diag_state_reset(struct diag_state *ds, struct err *e);
+
+/* The verdict on the bytes fed so far, as if the log ended there (the state is not changed:
+ * more bytes can still be fed). */
+int diag_state_result(struct diag_state *ds, struct diag_result *out, struct err *e);
+
+uint64_t diag_state_offset(const struct diag_state *ds); /* bytes fed */
+
+/* Brings the diagnosis of the regular file at `path` up to date: reads what was appended since
+ * the last call (at most `max` bytes when max > 0; call again for the rest). A file that is
+ * shorter than what was read, or another file now at that path (the web UI moves log.txt aside
+ * when a job restarts), is read again from the start. A path that has disappeared after it was
+ * read keeps the last result. *what says which happened. ERR_OK, ERR_NOINPUT, ERR_IOERR. */
+int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
+		      enum diag_follow *what, struct err *e);
+
+/* While following, also builds the line index of `li` (opened on the same file, not yet read)
+ * from the bytes read, so that no second pass is needed to count the lines. NULL stops it. */
+void diag_state_index_into(struct diag_state *ds, struct logidx *li);
+
+/* True when the followed file holds bytes not read yet (a follow call stopped at `max`). */
+bool diag_state_pending(const struct diag_state *ds);
+
+/* Tests: turns the fast lane for the training bar's frames off (or on again), so that a test
+ * can show it gives the verdicts of the ordinary path. Not for threads: set it before diagnosing. */
+void diag_fast_lane(bool on);
 
 /* Write the verdict's members into an open JSON object, in SPEC §3.5 order, around the plan's
  * members written by the caller: head = oom .. model_kind, tail = other_failure, evidence. */

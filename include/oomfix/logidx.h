@@ -25,7 +25,7 @@
 
 #include "oomfix/err.h"
 
-#define LOGIDX_CHUNK (1u << 20)               /* bytes per read */
+#define LOGIDX_CHUNK (1u << 16)               /* bytes per read */
 #define LOGIDX_SEG_CAP (64u * 1024)           /* default longest segment handed over whole */
 #define LOGIDX_MAX_CHECKPOINTS 8192u          /* the sparse index never holds more */
 #define LOGIDX_FIRST_STRIDE 256u              /* lines per checkpoint until the index fills */
@@ -64,6 +64,38 @@ void logidx_set_seg_cap(struct logidx *li, size_t cap);
  * Returns ERR_OK, ERR_IOERR (read failed) or the callback's non-zero value. A stream can be
  * scanned once (ERR_USAGE the second time). */
 int logidx_scan(struct logidx *li, logidx_seg_fn fn, void *ctx, struct err *e);
+
+/* A scan fed by the caller piece by piece, for a log that grows: the segments handed over are
+ * the same as logidx_scan's over the whole, wherever the pieces were cut (mid-line, mid-frame,
+ * mid-character). A segment is handed over when its separator arrives; the bytes after the
+ * last separator wait for the next piece (only pieces of a segment longer than the cap go out
+ * before). The caller owns the scanner (logidx_scanner_free). */
+struct logidx_scanner;
+
+/* ERR_OK, or ERR_SOFTWARE when out of memory. cap: as logidx_set_seg_cap. */
+int logidx_scanner_new(size_t cap, struct logidx_scanner **out);
+void logidx_scanner_free(struct logidx_scanner **s);
+
+/* Scans n more bytes, calling fn for every segment they complete. Returns 0 or fn's non-zero
+ * value (the scanner then stays stopped). */
+int logidx_scanner_feed(struct logidx_scanner *s, const char *buf, size_t n, logidx_seg_fn fn,
+			void *ctx);
+
+/* Hands fn what the end of the log would: the unfinished last segment (and the empty segment of
+ * a last line with no text), without consuming it: later bytes may still continue it. */
+int logidx_scanner_tail(const struct logidx_scanner *s, logidx_seg_fn fn, void *ctx);
+
+/* The log ends here: hands fn the unfinished last segment and closes the last line. */
+int logidx_scanner_end(struct logidx_scanner *s, logidx_seg_fn fn, void *ctx);
+
+uint64_t logidx_scanner_offset(const struct logidx_scanner *s); /* bytes fed */
+/* Physical lines in the bytes fed, counting a last line without '\n'. */
+uint64_t logidx_scanner_lines(const struct logidx_scanner *s);
+
+/* Indexes n bytes that the caller read at `off` from the same file, when they are the next
+ * bytes the index has not counted (else nothing happens): a reader that goes through the log
+ * anyway (the incremental diagnosis) builds the line index on the way, with no second pass. */
+void logidx_index_bytes(struct logidx *li, uint64_t off, const char *buf, size_t n);
 
 /* Number of physical lines (counts the rest of the file the first time it is needed).
  * ERR_USAGE for a stream that was not scanned yet. */

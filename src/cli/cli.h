@@ -3,6 +3,13 @@
 #ifndef OOMFIX_CLI_H
 #define OOMFIX_CLI_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
+/* `oomfix --version` (version.c): prints the version, the libraries' versions, PCRE2 JIT and
+ * the data directory to fp; returns 0, or 74 when writing failed. */
+int cli_version(FILE *fp);
+
 int cmd_get(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
@@ -27,5 +34,9 @@ int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job 
 int cli_job_log(const struct source *s, const char **log, struct err *e);
 /* Prints a failed source_save's error (with the "use --force" hint for a file). Returns its code. */
 int cli_save_failed(const struct source *s, const struct err *e);
+
+/* `diagnose --follow` (cmd_follow.c): job may be NULL. */
+struct diag_job_info;
+int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool as_json);
 
 #endif

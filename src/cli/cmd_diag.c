@@ -29,6 +29,10 @@ static void help(FILE *fp)
 		"\n"
 		"  --job JOB   the job's YAML file\n"
 		"  --json      print the verdict as JSON\n"), fp);
+	fputs(_("  --follow    follow the log as the run writes it: the verdict is brought up to\n"
+		"              date from the new bytes and printed each time it changes (one JSON\n"
+		"              object per line with --json); ends when the run has ended, or on Ctrl-C\n"),
+	      fp);
 }
 
 static int usage(void)
@@ -267,7 +271,7 @@ static void print_json(const struct diag_result *r, const struct plan *p)
 int cmd_diagnose(int argc, char **argv)
 {
 	const char *jobpath = NULL, *log = NULL;
-	bool as_json = false, opts = true;
+	bool as_json = false, opts = true, follow = false;
 	struct doc *d = NULL;
 	struct job *j = NULL;
 	struct diag_job_info info = { NULL, 0, -1 };
@@ -285,6 +289,8 @@ int cmd_diagnose(int argc, char **argv)
 			return 0;
 		} else if (opts && !strcmp(a, "--json")) {
 			as_json = true;
+		} else if (opts && !strcmp(a, "--follow")) {
+			follow = true;
 		} else if (opts && !strcmp(a, "--job")) {
 			if (i + 1 >= argc)
 				return usage();
@@ -319,6 +325,12 @@ int cmd_diagnose(int argc, char **argv)
 		info.name = j->name;
 		info.kind = (int)j->kind;
 		info.conservative = job_is_conservative(j) ? 1 : 0;
+	}
+	if (follow) {
+		rc = cli_diagnose_follow(log, jobpath ? &info : NULL, as_json);
+		job_free(&j);
+		doc_free(&d);
+		return rc;
 	}
 	r = malloc(sizeof *r);
 	if (!r) {

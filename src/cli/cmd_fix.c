@@ -329,6 +329,8 @@ static void fix_help(FILE *fp)
 		"not apply to this job (nothing is printed or written then), or the job is invalid;\n"
 		"64 usage; 66 cannot open input; 73 cannot create output; 74 I/O error; 75 JOB changed\n"
 		"on disk (use --force).\n"), fp);
+	fputs(_("\n'oomfix fix --list [JOB]' prints the FIX words, one a line: 'next' and every fix, or\n"
+		"with JOB the fixes that would still change it (used by shell completion).\n"), fp);
 }
 
 /* A growing list of owned strings. */
@@ -369,9 +371,34 @@ static int write_all(FILE *fp, const char *s, size_t len)
 	return fflush(fp) ? ERR_IOERR : 0;
 }
 
+/* `fix --list [JOB]`: the FIX words, one a line, for shell completion: `next` and every fix, or
+ * with JOB only the fixes that would still change it. A JOB that cannot be read lists them all
+ * (completion must not print errors while the user types). */
+static int list_fixes(const char *path)
+{
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	struct source *src = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (path && cli_open_job(path, &src, &d, &j, &e) != ERR_OK)
+		j = NULL;
+	puts("next");
+	for (int id = 0; id < FIX_COUNT; id++) {
+		char reason[256];
+		if (!j || fix_status(j, (enum fix_id)id, reason, sizeof reason) == FIX_TODO)
+			puts(fix_name((enum fix_id)id));
+	}
+	job_free(&j);
+	doc_free(&d);
+	source_free(&src);
+	return fflush(stdout) ? ERR_IOERR : 0;
+}
+
 int cmd_fix(int argc, char **argv)
 {
-	enum { O_KEEP = 256, O_NOKEEP, O_FORCE };
+	enum { O_KEEP = 256, O_NOKEEP, O_FORCE, O_LIST };
 	static const struct option opts[] = {
 		{ "log", required_argument, NULL, 'l' },
 		{ "diff", no_argument, NULL, 'd' },
@@ -380,11 +407,12 @@ int cmd_fix(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "in-place", no_argument, NULL, 'i' },
 		{ "force", no_argument, NULL, O_FORCE },
+		{ "list", no_argument, NULL, O_LIST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *log = NULL, *out = NULL;
-	bool diff = false, keep = true, inplace = false, force = false;
+	bool diff = false, keep = true, inplace = false, force = false, list = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -397,12 +425,15 @@ int cmd_fix(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'i': inplace = true; break;
 		case O_FORCE: force = true; break;
+		case O_LIST: list = true; break;
 		case 'h': fix_help(stdout); return 0;
 		default:
 			return usage_error("fix", _("unknown or incomplete option '%s'"),
 					   argv[optind - 1]);
 		}
 	}
+	if (list)
+		return list_fixes(argc - optind > 0 ? argv[optind] : NULL);
 	if (out && inplace)
 		return usage_error("fix", "%s", _("-o and -i cannot be used together"));
 	if (argc - optind < 2)

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "config.h"
 #include "oomfix/err.h"
@@ -12,18 +11,6 @@
 #include "oomfix/source.h"
 #include "cli.h"
 #include "../ui/ui_main.h"
-
-void i18n_init(void)
-{
-	const char *dir = OOMFIX_LOCALEDIR;
-	struct stat st;
-	/* Uninstalled (tests, the quick start): use the build tree's catalogs when present. */
-	if (stat(OOMFIX_BUILD_LOCALEDIR "/ja/LC_MESSAGES/oomfix.mo", &st) == 0)
-		dir = OOMFIX_BUILD_LOCALEDIR;
-	bindtextdomain(GETTEXT_PACKAGE, dir);
-	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
-	textdomain(GETTEXT_PACKAGE);
-}
 
 static void usage(FILE *fp)
 {
@@ -95,7 +82,7 @@ static int take_aitk_option(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	setlocale(LC_ALL, "");
+	i18n_setlocale();
 	i18n_init();
 	if ((argc = take_aitk_option(argc, argv)) < 0) {
 		fprintf(stderr, "%s\n", _("oomfix: --aitk needs a folder (the one holding aitk_db.db)"));
@@ -109,8 +96,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-			printf("oomfix %s\n", OOMFIX_VERSION);
-			return 0;
+			return cli_version(stdout);
 		}
 		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 			if (!strcmp(cmd, commands[i].name))

@@ -5,8 +5,12 @@
  * Memory does not depend on the size of the log. */
 #include "oomfix/diag.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "oomfix/i18n.h"
 #include "oomfix/json.h"
@@ -84,6 +88,12 @@ struct dstate {
 	uint32_t death;             /* non-OOM death signatures seen in error output */
 	char exc_class[64];         /* class of the last exception line */
 	struct snap host;
+
+	bool run_ended;             /* run.py's "Result:" summary: the run is over */
+
+	/* the fast lane: the training bar's description, once on_bar has taken it as that bar */
+	char fast_name[128];
+	size_t fast_len;
 };
 
 /* ---- small helpers ---- */
@@ -279,6 +289,11 @@ static void progress(struct dstate *st)
 		st->oom.survived = true;
 }
 
+static void training_frame(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+			   const char *t, size_t n);
+static void train_step(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+		       const char *t, size_t n);
+
 static void on_bar(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
 		   const char *t, size_t n)
 {
@@ -305,6 +320,24 @@ static void on_bar(struct dstate *st, const struct logidx_seg *seg, const struct
 	}
 	if (!is_training_desc(st, b))
 		return; /* unlabelled inner bars (quantizing blocks, sampler steps) move nothing */
+	training_frame(st, seg, b, t, n);
+}
+
+/* A frame of the training bar moves the step (on_bar above decided it is that bar). */
+static void training_frame(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+			   const char *t, size_t n)
+{
+	/* the fast lane may take the next frames of this bar (see fast_frame) */
+	if (st->namelen && b->dlen == st->namelen && !memcmp(b->desc, st->name, st->namelen)) {
+		memcpy(st->fast_name, st->name, st->namelen);
+		st->fast_len = st->namelen;
+	}
+	train_step(st, seg, b, t, n);
+}
+
+static void train_step(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
+		       const char *t, size_t n)
+{
 	st->train_started = true;
 	if (b->n > st->bar_n)
 		progress(st);
@@ -710,6 +743,10 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		reset_run(st); /* a log appended to by a retry: the last run is the one to judge */
 		return;
 	}
+	if (lead == 0 && n == 7 && !memcmp(t, "Result:", 7)) {
+		st->run_ended = true; /* run.py's summary, after the last job ended or failed */
+		return;
+	}
 	if (starts(t, n, "Traceback (most recent call last)") ||
 	    starts(t, n, "Original Traceback (most recent call last)")) {
 		st->in_tb = true;
@@ -787,6 +824,77 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
 }
 
+/* ---- the fast lane ----
+ *
+ * Most of a training log is frames of one tqdm bar joined by '\r'. Once on_bar has taken a
+ * frame whose description is the run's name as the training bar, the next frames that start with
+ * "NAME:" are parsed here with the name already known, instead of searching for the bar and
+ * trying every kind of bar. The result is what parse_bar and on_bar would give: the name holds
+ * no '%' (so the first "%|" is this frame's), it starts and ends with no blank (so it is the
+ * whole description), and whatever on_bar checks before the training bar depends only on the
+ * description, which was already taken as the training bar once. Anything unusual (escape
+ * codes, a frame cut short, the first segment of a line where a capture prefix may sit) goes
+ * the ordinary way. */
+static bool fast_lane_on = true;
+
+void diag_fast_lane(bool on)
+{
+	fast_lane_on = on;
+}
+
+static bool fast_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
+{
+	const char *end = t + n, *r, *q, *close;
+	size_t k = st->fast_len;
+	struct bar b;
+
+	if (!fast_lane_on || k == 0 || seg->seg == 0 || st->in_echo || n <= k + 4 || t[k] != ':' ||
+	    k != st->namelen || memcmp(t, st->name, k) != 0 || memcmp(st->name, st->fast_name, k) != 0)
+		return false;
+	if (memchr(st->name, '%', k) || st->name[0] == ' ' || st->name[k - 1] == ' ' ||
+	    st->name[k - 1] == '\t' || st->name[k - 1] == ':')
+		return false;
+	q = t + k + 1;
+	while (q < end && *q == ' ')
+		q++;
+	r = q;
+	while (r < end && is_digit(*r))
+		r++;
+	if (r == q || end - r < 2 || r[0] != '%' || r[1] != '|')
+		return false;
+	if (memchr(t, 0x1B, n))
+		return false;
+	r = memchr(r + 2, '|', (size_t)(end - (r + 2)));
+	if (!r)
+		return false;
+	r++;
+	while (r < end && *r == ' ')
+		r++;
+	b.n = parse_num(&r, end);
+	if (b.n < 0 || r >= end || *r != '/')
+		return false;
+	r++;
+	b.total = parse_num(&r, end);
+	while (r < end && *r == ' ')
+		r++;
+	if (r >= end || *r != '[')
+		return false;
+	close = memchr(r, ']', (size_t)(end - r));
+	if (!close)
+		return false;
+	b.desc = t;
+	b.dlen = k;
+	b.lrloss = false; /* not read for the named bar */
+	b.tail = close + 1;
+	b.tlen = (size_t)(end - b.tail);
+	b.partial = false;
+	st->saw_name_bar = true; /* as is_training_desc says of the named bar */
+	train_step(st, seg, &b, t, (size_t)(b.tail - t));
+	if (b.tlen)
+		on_text(st, seg, b.tail, b.tlen, false);
+	return true;
+}
+
 static int on_seg(const struct logidx_seg *seg, void *ctx)
 {
 	struct dstate *st = ctx;
@@ -795,6 +903,8 @@ static int on_seg(const struct logidx_seg *seg, void *ctx)
 	struct bar b;
 
 	if (n == 0)
+		return 0;
+	if (fast_frame(st, seg, t, n))
 		return 0;
 	if (memchr(t, 0x1B, n)) {
 		memcpy(st->scratch, t, n < st->scratch_cap ? n : st->scratch_cap);
@@ -970,18 +1080,42 @@ static void verdict(struct dstate *st)
 	}
 }
 
-static int run(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
-	       struct err *e)
+/* Where the run stands at the end of what was read: the live header of a followed log. */
+static void progress_now(const struct dstate *st, struct diag_result *r)
 {
-	struct dstate *st;
-	int rc;
+	const char *t = st->bar.text, *end = t + st->bar.len, *p, *q;
 
-	memset(out, 0, sizeof *out);
-	out->failed_step = -1;
-	out->total_steps = -1;
-	st = calloc(1, sizeof *st);
-	if (!st)
-		return err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, _("out of memory"));
+	r->run_ended = st->run_ended;
+	r->now_phase = st->phase;
+	r->now_step = st->train_started ? st->bar_n : -1;
+	r->now_rate[0] = '\0';
+	if (!st->bar.set)
+		return;
+	/* "[04:10<1:19:12,  1.67s/it, lr: ...]": the field after the times */
+	p = memchr(t, '[', st->bar.len);
+	p = p ? memchr(p, ',', (size_t)(end - p)) : NULL;
+	if (!p)
+		return;
+	for (p++; p < end && *p == ' '; p++)
+		;
+	for (q = p; q < end && *q != ',' && *q != ']' && *q != ' '; q++)
+		;
+	if (q - p >= 4 && (size_t)(q - p) < sizeof r->now_rate &&
+	    (!memcmp(q - 4, "s/it", 4) || !memcmp(q - 4, "it/s", 4)))
+		snprintf(r->now_rate, sizeof r->now_rate, "%.*s", (int)(q - p), p);
+}
+
+/* A fresh scan state for one log. NULL when out of memory or when the patterns do not compile
+ * (then e says why). Free with dstate_free. */
+static struct dstate *dstate_new(const struct diag_job_info *job, struct diag_result *out,
+				 const char *name, struct err *e)
+{
+	struct dstate *st = calloc(1, sizeof *st);
+
+	if (!st) {
+		err_set(e, ERR_SOFTWARE, name, 0, 0, _("out of memory"));
+		return NULL;
+	}
 	st->job = job;
 	st->out = out;
 	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
@@ -993,22 +1127,58 @@ static int run(struct logidx *li, const struct diag_job_info *job, struct diag_r
 		memcpy(st->name, job->name, st->namelen);
 		st->name_from_job = true;
 	}
-	rc = st->scratch ? sig_matcher_new(&st->sm, e)
-			 : err_set(e, ERR_SOFTWARE, logidx_name(li), 0, 0, _("out of memory"));
-	if (rc == ERR_OK)
-		rc = logidx_scan(li, on_seg, st, e);
+	if (!st->scratch) {
+		err_set(e, ERR_SOFTWARE, name, 0, 0, _("out of memory"));
+		free(st);
+		return NULL;
+	}
+	if (sig_matcher_new(&st->sm, e) != ERR_OK) {
+		free(st->scratch);
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static void dstate_free(struct dstate **pst)
+{
+	if (!*pst)
+		return;
+	sig_matcher_free(&(*pst)->sm);
+	free((*pst)->scratch);
+	free(*pst);
+	*pst = NULL;
+}
+
+static void result_init(struct diag_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->failed_step = -1;
+	out->total_steps = -1;
+}
+
+static int run(struct logidx *li, const struct diag_job_info *job, struct diag_result *out,
+	       struct err *e)
+{
+	struct dstate *st;
+	int rc;
+
+	result_init(out);
+	st = dstate_new(job, out, logidx_name(li), e);
+	if (!st)
+		return e && e->code ? e->code : ERR_SOFTWARE;
+	rc = logidx_scan(li, on_seg, st, e);
 	if (rc == ERR_OK) {
 		uint64_t lines = 0;
 		verdict(st);
+		progress_now(st, out);
 		logidx_count_lines(li, &lines, NULL);
 		out->lines = lines;
 		out->bytes = logidx_size(li);
 		out->truncated = logidx_truncated(li);
 		out->warnings = sig_warnings(st->sm);
 	}
-	sig_matcher_free(&st->sm);
-	free(st->scratch);
-	free(st);
+	dstate_free(&st);
 	return rc;
 }
 
@@ -1132,4 +1302,232 @@ void diag_json_tail(struct json *j, const struct diag_result *r)
 	json_str(j, diag_other_name(r->other));
 	json_key(j, "evidence");
 	json_hits(j, r->evidence, r->nevidence, false);
+}
+
+/* ---- following a growing log ----
+ *
+ * The scan state lives on between calls: the bytes appended since the last call are scanned and
+ * the verdict is taken as if the log ended there, on a copy of the state that also receives the
+ * unfinished last segment (a frame still being drawn), so the next bytes can continue it. */
+
+struct diag_state {
+	struct diag_job_info job;  /* a copy: job.name points at jobname */
+	char *jobname;
+	bool has_job;
+	struct dstate *st;
+	struct logidx_scanner *sc;
+	struct diag_result scratch_out;
+	/* the file followed by diag_state_follow */
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	char *buf;
+	struct logidx *index;      /* also indexes what it reads into this log index, or NULL */
+	char head[64];             /* the file's first bytes, to notice it was rewritten in place */
+	size_t headlen;
+};
+
+/* True when the followed file no longer starts with the bytes read first: it was truncated and
+ * written again (`> log.txt` of a new run) and has already grown past what was read. */
+static bool head_changed(struct diag_state *ds)
+{
+	char now[sizeof ds->head];
+	ssize_t r;
+
+	if (ds->headlen == 0)
+		return false;
+	do
+		r = pread(ds->fd, now, ds->headlen, 0);
+	while (r < 0 && errno == EINTR);
+	return r != (ssize_t)ds->headlen || memcmp(now, ds->head, ds->headlen) != 0;
+}
+
+#define FOLLOW_READ (64u * 1024)
+
+static int state_start(struct diag_state *ds, struct err *e)
+{
+	ds->headlen = 0;
+	dstate_free(&ds->st);
+	logidx_scanner_free(&ds->sc);
+	ds->st = dstate_new(ds->has_job ? &ds->job : NULL, &ds->scratch_out, NULL, e);
+	if (!ds->st)
+		return e && e->code ? e->code : ERR_SOFTWARE;
+	if (logidx_scanner_new(LOGIDX_SEG_CAP, &ds->sc) != ERR_OK)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+	return ERR_OK;
+}
+
+int diag_state_new(const struct diag_job_info *job, struct diag_state **out, struct err *e)
+{
+	struct diag_state *ds = calloc(1, sizeof *ds);
+	int rc;
+
+	*out = NULL;
+	if (!ds)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+	ds->fd = -1;
+	if (job) {
+		ds->job = *job;
+		ds->has_job = true;
+		if (job->name) {
+			ds->jobname = strdup(job->name);
+			if (!ds->jobname) {
+				free(ds);
+				return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+			}
+		}
+		ds->job.name = ds->jobname;
+	}
+	rc = state_start(ds, e);
+	if (rc) {
+		diag_state_free(&ds);
+		return rc;
+	}
+	*out = ds;
+	return ERR_OK;
+}
+
+void diag_state_free(struct diag_state **pds)
+{
+	struct diag_state *ds;
+
+	if (!pds || !*pds)
+		return;
+	ds = *pds;
+	dstate_free(&ds->st);
+	logidx_scanner_free(&ds->sc);
+	if (ds->fd >= 0)
+		close(ds->fd);
+	free(ds->buf);
+	free(ds->jobname);
+	free(ds);
+	*pds = NULL;
+}
+
+int diag_state_reset(struct diag_state *ds, struct err *e)
+{
+	return state_start(ds, e);
+}
+
+int diag_state_feed(struct diag_state *ds, const char *buf, size_t len, struct err *e)
+{
+	(void)e;
+	return logidx_scanner_feed(ds->sc, buf, len, on_seg, ds->st);
+}
+
+uint64_t diag_state_offset(const struct diag_state *ds)
+{
+	return logidx_scanner_offset(ds->sc);
+}
+
+int diag_state_result(struct diag_state *ds, struct diag_result *out, struct err *e)
+{
+	struct dstate *c = malloc(sizeof *c);
+
+	result_init(out);
+	if (!c)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, _("out of memory"));
+	*c = *ds->st; /* shares the matcher and the scratch buffer, which hold nothing between calls */
+	c->out = out;
+	logidx_scanner_tail(ds->sc, on_seg, c);
+	verdict(c);
+	progress_now(c, out);
+	out->lines = logidx_scanner_lines(ds->sc);
+	out->bytes = logidx_scanner_offset(ds->sc);
+	out->warnings = sig_warnings(ds->st->sm);
+	free(c);
+	return ERR_OK;
+}
+
+int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
+		      enum diag_follow *what, struct err *e)
+{
+	struct stat ps;
+	bool restarted = false;
+	uint64_t fed, got = 0;
+
+	*what = DIAG_FOLLOW_SAME;
+	if (stat(path, &ps) != 0) {
+		/* moved aside (a restart) and not written again yet: keep what we have */
+		if (errno == ENOENT && ds->fd >= 0)
+			return ERR_OK;
+		return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot open the log: %s"),
+			       strerror(errno));
+	}
+	if (!S_ISREG(ps.st_mode))
+		return err_set(e, ERR_NOINPUT, path, 0, 0,
+			       _("only a regular file can be followed as it grows"));
+	if (ds->fd >= 0 && (ps.st_dev != ds->dev || ps.st_ino != ds->ino ||
+			    (uint64_t)ps.st_size < diag_state_offset(ds) || head_changed(ds))) {
+		/* another file, or this one truncated: read it again from the start */
+		close(ds->fd);
+		ds->fd = -1;
+		restarted = true;
+		if (state_start(ds, e) != ERR_OK)
+			return e && e->code ? e->code : ERR_SOFTWARE;
+	}
+	if (ds->fd < 0) {
+		struct stat fs;
+		ds->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (ds->fd < 0 || fstat(ds->fd, &fs) != 0) {
+			int en = errno;
+			if (ds->fd >= 0)
+				close(ds->fd);
+			ds->fd = -1;
+			return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot open the log: %s"),
+				       strerror(en));
+		}
+		ds->dev = fs.st_dev;
+		ds->ino = fs.st_ino;
+		ps.st_size = fs.st_size;
+		if (diag_state_offset(ds) > 0) { /* reopened after a failure: start over */
+			restarted = true;
+			if (state_start(ds, e) != ERR_OK)
+				return e && e->code ? e->code : ERR_SOFTWARE;
+		}
+	}
+	if (!ds->buf && !(ds->buf = malloc(FOLLOW_READ)))
+		return err_set(e, ERR_SOFTWARE, path, 0, 0, _("out of memory"));
+	fed = diag_state_offset(ds);
+	while (fed < (uint64_t)ps.st_size && (max == 0 || got < max)) {
+		size_t want = FOLLOW_READ;
+		ssize_t r;
+		if (want > (uint64_t)ps.st_size - fed)
+			want = (size_t)((uint64_t)ps.st_size - fed);
+		if (max && want > max - got)
+			want = (size_t)(max - got);
+		r = pread(ds->fd, ds->buf, want, (off_t)fed);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return err_set(e, ERR_IOERR, path, 0, 0, _("read error: %s"), strerror(errno));
+		if (r == 0)
+			break; /* shrank under us: the next call starts over */
+		diag_state_feed(ds, ds->buf, (size_t)r, e);
+		if (fed < sizeof ds->head) { /* remember how the file starts */
+			size_t k = sizeof ds->head - (size_t)fed;
+			if (k > (size_t)r)
+				k = (size_t)r;
+			memcpy(ds->head + fed, ds->buf, k);
+			ds->headlen = (size_t)fed + k;
+		}
+		if (ds->index)
+			logidx_index_bytes(ds->index, fed, ds->buf, (size_t)r);
+		fed += (uint64_t)r;
+		got += (uint64_t)r;
+	}
+	*what = restarted ? DIAG_FOLLOW_RESTARTED : got ? DIAG_FOLLOW_GREW : DIAG_FOLLOW_SAME;
+	return ERR_OK;
+}
+
+void diag_state_index_into(struct diag_state *ds, struct logidx *li)
+{
+	ds->index = li;
+}
+
+bool diag_state_pending(const struct diag_state *ds)
+{
+	struct stat fs;
+
+	return ds->fd >= 0 && fstat(ds->fd, &fs) == 0 && (uint64_t)fs.st_size > diag_state_offset(ds);
 }

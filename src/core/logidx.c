@@ -261,6 +261,22 @@ static int index_to(struct logidx *li, uint64_t upto, struct err *e)
 	return ERR_OK;
 }
 
+void logidx_index_bytes(struct logidx *li, uint64_t off, const char *buf, size_t n)
+{
+	const char *p = buf, *end = buf + n;
+
+	if (li->stream || off != li->idx_off)
+		return;
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		p++;
+		li->idx_nl++;
+		note_line(li, li->idx_nl, off + (uint64_t)(p - buf));
+	}
+	li->idx_off += n;
+	if (li->idx_off > li->size)
+		li->size = li->idx_off; /* the file has at least the bytes just read */
+}
+
 int logidx_count_lines(struct logidx *li, uint64_t *lines, struct err *e)
 {
 	int rc;
@@ -381,23 +397,27 @@ int logidx_read_line(struct logidx *li, uint64_t line, char *buf, size_t bufsz, 
 
 /* ---- the scan ---- */
 
-struct scan {
-	struct logidx *li;
+/* The scan's state between two pieces of the log: a log can be scanned in one go (logidx_scan)
+ * or fed as it grows (logidx_scanner_feed); the segments handed over depend only on the bytes,
+ * never on where the pieces were cut. */
+struct logidx_scanner {
+	struct logidx *li;     /* fills li's index when set */
 	logidx_seg_fn fn;
 	void *ctx;
 	int rc;
+	uint64_t fed;          /* bytes fed so far */
 	uint64_t line;
 	uint64_t line_off;
 	uint64_t nl;           /* newlines seen */
 	unsigned seg;          /* segments handed over for this line */
 	bool line_has_bytes;   /* bytes since the line started */
-	bool indexing;         /* this scan fills the index */
-	char *pend;            /* a segment that spans reads, at most cap bytes */
+	size_t cap;
+	char *pend;            /* a segment that spans pieces, at most cap bytes */
 	size_t plen;
 	uint64_t pend_off;
 };
 
-static void deliver(struct scan *s, const char *p, size_t n, uint64_t off, bool piece)
+static void deliver(struct logidx_scanner *s, const char *p, size_t n, uint64_t off, bool piece)
 {
 	struct logidx_seg seg;
 
@@ -414,9 +434,10 @@ static void deliver(struct scan *s, const char *p, size_t n, uint64_t off, bool 
 }
 
 /* Adds n bytes of the current segment; `complete` when a separator follows them. */
-static void add_bytes(struct scan *s, const char *p, size_t n, uint64_t off, bool complete)
+static void add_bytes(struct logidx_scanner *s, const char *p, size_t n, uint64_t off,
+		      bool complete)
 {
-	size_t cap = s->li->cap;
+	size_t cap = s->cap;
 
 	if (s->plen == 0 && complete) {
 		while (n > cap) {
@@ -430,7 +451,14 @@ static void add_bytes(struct scan *s, const char *p, size_t n, uint64_t off, boo
 		return;
 	}
 	while (n > 0) {
-		size_t take = cap - s->plen;
+		size_t take;
+		/* a full segment buffer with more bytes after it is a piece; one followed by its
+		 * separator (maybe in a later call) is whole: wherever the reads were cut */
+		if (s->plen == cap) {
+			deliver(s, s->pend, s->plen, s->pend_off, true);
+			s->plen = 0;
+		}
+		take = cap - s->plen;
 		if (take > n)
 			take = n;
 		if (s->plen == 0)
@@ -440,10 +468,6 @@ static void add_bytes(struct scan *s, const char *p, size_t n, uint64_t off, boo
 		p += take;
 		n -= take;
 		off += take;
-		if (s->plen == cap && (n > 0 || !complete)) {
-			deliver(s, s->pend, s->plen, s->pend_off, true);
-			s->plen = 0;
-		}
 	}
 	if (complete && s->plen > 0) {
 		deliver(s, s->pend, s->plen, s->pend_off, false);
@@ -451,7 +475,7 @@ static void add_bytes(struct scan *s, const char *p, size_t n, uint64_t off, boo
 	}
 }
 
-static void end_line(struct scan *s, uint64_t next_off)
+static void end_line(struct logidx_scanner *s, uint64_t next_off)
 {
 	if (s->seg == 0)
 		deliver(s, "", 0, s->line_off, false); /* a line with no text */
@@ -461,8 +485,8 @@ static void end_line(struct scan *s, uint64_t next_off)
 	s->line_has_bytes = false;
 }
 
-/* Splits one read at '\n' and '\r'. `base` is the offset of buf[0]. */
-static void scan_buf(struct scan *s, const char *buf, size_t n, uint64_t base)
+/* Splits one piece at '\n' and '\r'. `base` is the offset of buf[0]. */
+static void scan_buf(struct logidx_scanner *s, const char *buf, size_t n, uint64_t base)
 {
 	const char *p = buf, *end = buf + n;
 
@@ -482,41 +506,116 @@ static void scan_buf(struct scan *s, const char *buf, size_t n, uint64_t base)
 		}
 		if (!nl)
 			break;
-		if (s->plen > 0) { /* a segment that started in an earlier read ends here */
+		if (s->plen > 0) { /* a segment that started in an earlier piece ends here */
 			deliver(s, s->pend, s->plen, s->pend_off, false);
 			s->plen = 0;
 		}
 		s->nl++;
 		p = nl + 1;
-		if (s->indexing)
+		if (s->li)
 			note_line(s->li, s->nl, base + (uint64_t)(p - buf));
 		end_line(s, base + (uint64_t)(p - buf));
 	}
 }
 
+int logidx_scanner_new(size_t cap, struct logidx_scanner **out)
+{
+	struct logidx_scanner *s = calloc(1, sizeof *s);
+
+	*out = NULL;
+	if (!s)
+		return ERR_SOFTWARE;
+	s->cap = cap < 16 ? 16 : cap;
+	s->pend = malloc(s->cap);
+	if (!s->pend) {
+		free(s);
+		return ERR_SOFTWARE;
+	}
+	s->line = 1;
+	*out = s;
+	return ERR_OK;
+}
+
+void logidx_scanner_free(struct logidx_scanner **ps)
+{
+	if (!ps || !*ps)
+		return;
+	free((*ps)->pend);
+	free(*ps);
+	*ps = NULL;
+}
+
+int logidx_scanner_feed(struct logidx_scanner *s, const char *buf, size_t n, logidx_seg_fn fn,
+			void *ctx)
+{
+	if (s->rc)
+		return s->rc;
+	s->fn = fn;
+	s->ctx = ctx;
+	scan_buf(s, buf, n, s->fed);
+	s->fed += n;
+	return s->rc;
+}
+
+/* What the end of the log does: the last segment and the last line, which has no '\n'. */
+static void finish(struct logidx_scanner *s)
+{
+	if (s->rc || !(s->line_has_bytes || s->plen > 0))
+		return;
+	if (s->plen > 0) {
+		deliver(s, s->pend, s->plen, s->pend_off, false);
+		s->plen = 0;
+	}
+	end_line(s, s->fed);
+}
+
+int logidx_scanner_tail(const struct logidx_scanner *s, logidx_seg_fn fn, void *ctx)
+{
+	struct logidx_scanner copy = *s; /* pend is only read */
+
+	if (s->rc)
+		return s->rc;
+	copy.li = NULL;
+	copy.fn = fn;
+	copy.ctx = ctx;
+	finish(&copy);
+	return copy.rc;
+}
+
+int logidx_scanner_end(struct logidx_scanner *s, logidx_seg_fn fn, void *ctx)
+{
+	if (s->rc)
+		return s->rc;
+	s->fn = fn;
+	s->ctx = ctx;
+	finish(s);
+	return s->rc;
+}
+
+uint64_t logidx_scanner_offset(const struct logidx_scanner *s) { return s->fed; }
+
+uint64_t logidx_scanner_lines(const struct logidx_scanner *s)
+{
+	return s->line - 1 + ((s->line_has_bytes || s->plen > 0) ? 1 : 0);
+}
+
 int logidx_scan(struct logidx *li, logidx_seg_fn fn, void *ctx, struct err *e)
 {
-	struct scan s;
+	struct logidx_scanner *s;
 	uint64_t off = 0;
-	int rc = ERR_OK;
+	int rc = ERR_OK, src;
+	bool indexing = li->idx_off == 0;
 
 	if (li->stream && li->stream_used)
 		return err_set(e, ERR_USAGE, li->name, 0, 0,
 			       _("a pipe can only be read once"));
-	if (!ensure_chunk(li))
+	if (!ensure_chunk(li) || logidx_scanner_new(li->cap, &s) != ERR_OK)
 		return err_set(e, ERR_SOFTWARE, li->name, 0, 0, _("out of memory"));
-	memset(&s, 0, sizeof s);
-	s.li = li;
-	s.fn = fn;
-	s.ctx = ctx;
-	s.line = 1;
-	s.indexing = li->idx_off == 0;
-	s.pend = malloc(li->cap);
-	if (!s.pend)
-		return err_set(e, ERR_SOFTWARE, li->name, 0, 0, _("out of memory"));
+	if (indexing)
+		s->li = li;
 	li->stream_used = li->stream;
 
-	while (!s.rc) {
+	while (!s->rc) {
 		ssize_t r = li->stream ? read_stream(li, li->chunk, LOGIDX_CHUNK)
 				       : read_at(li, off, li->chunk, LOGIDX_CHUNK);
 		if (r < 0) {
@@ -526,29 +625,24 @@ int logidx_scan(struct logidx *li, logidx_seg_fn fn, void *ctx, struct err *e)
 		}
 		if (r == 0)
 			break;
-		scan_buf(&s, li->chunk, (size_t)r, off);
+		logidx_scanner_feed(s, li->chunk, (size_t)r, fn, ctx);
 		off += (uint64_t)r;
 	}
-	if (!rc && !s.rc && (s.line_has_bytes || s.plen > 0)) {
-		/* the last line has no '\n' */
-		if (s.plen > 0) {
-			deliver(&s, s.pend, s.plen, s.pend_off, false);
-			s.plen = 0;
-		}
-		end_line(&s, off);
-	}
+	if (!rc)
+		logidx_scanner_end(s, fn, ctx);
+	src = s->rc;
 	if (li->stream || li->truncated)
 		li->size = off;
-	if (s.indexing && !rc && !s.rc) {
+	if (indexing && !rc && !src) {
 		li->idx_off = off;
-		li->idx_nl = s.nl;
+		li->idx_nl = s->nl;
 	}
-	if (!rc && !s.rc) {
-		li->scan_lines = s.line - 1;
+	if (!rc && !src) {
+		li->scan_lines = s->line - 1;
 		li->scanned = true;
 	}
-	free(s.pend);
+	logidx_scanner_free(&s);
 	if (rc)
 		return rc;
-	return s.rc;
+	return src;
 }

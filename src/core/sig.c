@@ -62,7 +62,10 @@ const struct sig_def sig_defs[SIG_COUNT] = {
 	  SIG_CLASS_HINT },
 };
 
-/* Every signature above needs one of these (compared case-insensitively). */
+/* The prefilter's table: every signature above needs one of these (compared case-insensitively);
+ * a line holding none never reaches PCRE2. A new signature registers one of its rare literals
+ * here, or its lines are never matched (its test in tests/diag/test_sig.c goes through this
+ * prefilter and fails). */
 static const char *const prefilter_lits[] = {
 	"memory", "oom", "cublas", "kill", "exit", "allocate", "bytes", "error", "exception",
 	"no such file", "401", "access to", "token", "environment variable", "mutually exclusive",

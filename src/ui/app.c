@@ -2,6 +2,7 @@
  * (keys, KEY_RESIZE, the --script reader), drawing each turn with werase + wnoutrefresh and one
  * doupdate, the emergency save on SIGHUP/SIGTERM, and the one die() path.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
+#include "oomfix/paths.h"
 #include "oomfix/text.h"
 #include "ui.h"
 
@@ -801,6 +803,54 @@ static bool take_verdict(struct ui_app *a, bool wait)
 	return true;
 }
 
+/* ---- following a log that grows ------------------------------------------------------------------ */
+
+#define FOLLOW_POLL_MS 250 /* how often the input loop looks at the log while it waits for a key */
+
+/* Brings the diagnosis up to date with what the run appended; moves the Log view to the end when
+ * it follows (the cursor was at the end, or never moved by hand); rings the bell once when an
+ * OOM or the end of the run appears. True when the screen changed. */
+static bool follow_tick(struct ui_app *a)
+{
+	struct ui_pos *p = &a->pos[UI_V_LOG];
+	struct ui_ctx c = ctx_of(a);
+	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
+	bool was_oom = a->s.have_diag && a->s.diag.oom && !a->s.diag.survived;
+	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
+	unsigned f = ui_session_follow(&a->s);
+
+	if (!f)
+		return false;
+	if (f & UI_F_RESTARTED) {
+		*p = (struct ui_pos){ 0, 0 };
+		a->bell_done = false; /* a new run: its end rings again */
+		was_oom = was_ended = false;
+		ui_status(&c, false, "%s", _("The log was replaced or truncated: reading it again."));
+	}
+	if (!a->follow_off && (at_end || !a->log_moved || (f & UI_F_RESTARTED)) && a->s.lines_known)
+		p->cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
+	if (!a->bell_done && ((a->s.diag.oom && !a->s.diag.survived && !was_oom) ||
+			      (a->s.diag.run_ended && !was_ended))) {
+		char buf[1024];
+		a->bell_done = true;
+		beep(); /* the bell, and nothing else: no flash, no other escape sequence */
+		diag_sentence(&a->s.diag, buf, sizeof buf);
+		ui_status(&c, false, "%s", buf);
+	}
+	return true;
+}
+
+/* How long the input loop may wait for a key: briefly while the worker reads, then at the follow
+ * pace once there is a log to follow (never a busy loop), or for ever without one. */
+static int input_timeout(const struct ui_app *a, bool more)
+{
+	if (a->s.diag_pending || ui_jobs_pending())
+		return 30;
+	if (a->s.live)
+		return more ? 0 : FOLLOW_POLL_MS;
+	return -1;
+}
+
 /* ---- recovery of an emergency save ------------------------------------------------------------ */
 
 static void offer_recovery(struct ui_app *a)
@@ -1032,6 +1082,76 @@ static bool no_color_env(void)
 	return v && *v; /* no-color.org: set and not empty */
 }
 
+/* The terminfo entries a release carries (share/terminfo), for a system that has none for TERM:
+ * a fresh container image or a cluster node often lacks tmux-256color or even xterm. Empty when
+ * there are none (a development build). */
+static bool bundled_terminfo(char *dir, size_t dirsz)
+{
+	return paths_share_file("terminfo", dir, dirsz) ||
+	       paths_share_file("oomfix/terminfo", dir, dirsz);
+}
+
+/* newterm with the system's terminfo, then with the bundled entries. TERMINFO is set only for
+ * the second try and put back afterwards, so $EDITOR started from the UI sees the user's. */
+static SCREEN *newterm_any(const char *type, FILE *out, FILE *in)
+{
+	char dir[4096];
+	SCREEN *scr = newterm(type, out, in);
+
+	if (scr || !bundled_terminfo(dir, sizeof dir))
+		return scr;
+	const char *old = getenv("TERMINFO");
+	char *saved = old ? strdup(old) : NULL;
+	setenv("TERMINFO", dir, 1);
+	scr = newterm(type, out, in);
+	if (saved) {
+		setenv("TERMINFO", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("TERMINFO");
+	}
+	return scr;
+}
+
+/* The names of the bundled entries, space-separated and sorted, into buf (empty if none). */
+static void bundled_names(char *buf, size_t bufsz)
+{
+	char dir[4096], sub[4096 + 260];
+	char *names[64];
+	size_t n = 0, w = 0;
+
+	buf[0] = '\0';
+	if (!bundled_terminfo(dir, sizeof dir))
+		return;
+	DIR *top = opendir(dir);
+	struct dirent *d1, *d2;
+	while (top && (d1 = readdir(top))) {
+		if (d1->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", dir, d1->d_name);
+		DIR *d = opendir(sub);
+		while (d && (d2 = readdir(d)))
+			if (d2->d_name[0] != '.' && n < sizeof names / sizeof names[0])
+				names[n++] = strdup(d2->d_name);
+		if (d)
+			closedir(d);
+	}
+	if (top)
+		closedir(top);
+	for (size_t i = 1; i < n; i++) /* a handful of names: insertion sort */
+		for (size_t j = i; j > 0 && names[j] && names[j - 1] &&
+				   strcmp(names[j - 1], names[j]) > 0; j--) {
+			char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (names[i] && w + strlen(names[i]) + 2 < bufsz)
+			w += (size_t)snprintf(buf + w, bufsz - w, "%s%s", w ? " " : "", names[i]);
+		free(names[i]);
+	}
+}
+
 static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 {
 	SCREEN *scr;
@@ -1049,9 +1169,9 @@ static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 		setenv("COLUMNS", c, 1);
 		setenv("LINES", r, 1);
 		use_env(TRUE);
-		scr = newterm("xterm-256color", *outp, *inp);
+		scr = newterm_any("xterm-256color", *outp, *inp);
 		if (!scr)
-			scr = newterm("vt100", *outp, *inp);
+			scr = newterm_any("vt100", *outp, *inp);
 		if (!scr)
 			die(ERR_SOFTWARE, "%s", _("cannot start curses for --script (no terminfo for "
 						  "xterm-256color or vt100)"));
@@ -1070,10 +1190,18 @@ static SCREEN *start_terminal(const struct opts *o, FILE **outp, FILE **inp)
 		emerg.tty_ok = 0; /* set once curses is up and the reset strings are known */
 	*outp = stdout;
 	*inp = stdin;
-	scr = newterm(NULL, stdout, stdin);
-	if (!scr)
+	scr = newterm_any(NULL, stdout, stdin);
+	if (!scr) {
+		char known[1024];
+		bundled_names(known, sizeof known);
+		if (*known)
+			die(ERR_USAGE, _("no terminfo entry for TERM '%s' on this system or in oomfix's own "
+					 "set. oomfix knows: %s. Run it with one of them (e.g. "
+					 "TERM=xterm-256color oomfix ...), or use the subcommands (oomfix "
+					 "--help)."), term, known);
 		die(ERR_USAGE, _("unknown terminal type '%s'; set TERM (e.g. xterm-256color) or use "
 				 "the subcommands (oomfix --help)."), term);
+	}
 	return scr;
 }
 
@@ -1151,10 +1279,12 @@ int ui_main(int argc, char **argv)
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
 	ui_session_diag_start(&a->s);
 	draw(a);
+	bool more = false;
 	while (!a->quit) {
-		/* While the worker reads, wake up now and then to take its verdict; then block. */
+		/* While the worker reads, wake up now and then to take its verdict; then look at the
+		 * log at the follow pace. */
 		if (!o.script)
-			wtimeout(stdscr, a->s.diag_pending || ui_jobs_pending() ? 30 : -1);
+			wtimeout(stdscr, input_timeout(a, more));
 		int key = o.script ? read_script_key(a, &sc) : read_terminal_key();
 		bool verdict = take_verdict(a, false);
 		verdict |= ui_jobs_poll();
@@ -1162,7 +1292,9 @@ int ui_main(int argc, char **argv)
 			break; /* end of the script */
 		if (key > 0)
 			handle_key(a, key);
-		if (key > 0 || verdict)
+		bool grew = follow_tick(a);
+		more = grew && a->s.live && diag_state_pending(a->s.live);
+		if (key > 0 || verdict || grew)
 			draw(a);
 	}
 

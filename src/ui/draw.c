@@ -12,6 +12,25 @@
 #include "oomfix/text.h"
 #include "ui.h"
 
+/* One ASCII cell for the few symbols the chrome uses, so a UI in a non-UTF-8 locale still reads
+ * ("batch size 4 > 1"); '?' for anything else. */
+static wchar_t ascii_stand_in(uint32_t cp)
+{
+	if (cp >= 0x2580 && cp <= 0x259F)
+		return L'#'; /* block elements: the progress bars of tqdm in every training log */
+	switch (cp) {
+	case 0x2192: return L'>';  /* → */
+	case 0x2190: return L'<';  /* ← */
+	case 0x2014: case 0x2013: case 0x2212: return L'-'; /* — – − */
+	case 0x00D7: return L'x';  /* × */
+	case 0x2026: case 0x00B7: return L'.'; /* … · */
+	case 0x2713: case 0x2714: return L'*'; /* ✓ ✔ */
+	case 0x2018: case 0x2019: return L'\'';
+	case 0x201C: case 0x201D: return L'"';
+	default: return L'?';
+	}
+}
+
 int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len)
 {
 	wchar_t wbuf[512];
@@ -29,9 +48,14 @@ int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s
 		wchar_t wc;
 		size_t n = mbrtowc(&wc, s + i, len - i, &st);
 		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
-			/* Cannot happen after text_sanitize; draw a visible stand-in, never the byte. */
-			wc = L'?';
-			n = 1;
+			/* Not a character in this locale: a non-ASCII one when the locale is not UTF-8
+			 * (the UI then draws plain ASCII), never after text_sanitize otherwise. One '?'
+			 * per character, as text_fit counted it, never the bytes. */
+			uint32_t cp;
+			n = text_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+			wc = n ? ascii_stand_in(cp) : L'?';
+			if (n == 0)
+				n = 1;
 			memset(&st, 0, sizeof st);
 		}
 		if (wc == L'\t')

@@ -60,6 +60,8 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_FOCUS_LOG, UI_CTX_LOG, { F(KEY_LEFT), 'h' }, N_("move back to the log"), NULL },
 	{ UI_A_JUMP, UI_CTX_LOG, { ENTER_KEYS }, N_("show the selected evidence line in the log"),
 	  NULL },
+	{ UI_A_FOLLOW, UI_CTX_LOG, { 'F' }, N_("follow the log as the run writes it, or stop"),
+	  NULL },
 
 	/* the web UI's job list */
 	{ UI_A_OPEN_JOB, UI_CTX_JOBS, { ENTER_KEYS }, N_("open the job under the cursor with its log"),

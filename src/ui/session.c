@@ -108,6 +108,7 @@ struct diag_worker {
 	struct logidx *li;        /* the worker's index, fully built by the scan */
 	uint64_t lines;
 	bool lines_ok;
+	struct diag_state *ds;    /* the diagnosis, kept open so the log can be followed */
 };
 
 static struct diag_worker *worker;
@@ -118,10 +119,20 @@ static void *worker_run(void *arg)
 	struct diag_worker *w = arg;
 	struct err e2;
 
+	enum diag_follow what;
+
 	w->rc = logidx_open(w->path, &w->li, &w->e);
+	/* The diagnosis stays open (diag_state) so that what the run appends later costs only the
+	 * new bytes. */
 	if (w->rc == ERR_OK)
-		w->rc = diag_logidx(w->li, w->has_info ? &w->info : NULL, &w->res, &w->e);
-	/* After the scan the count is known without reading again. */
+		w->rc = diag_state_new(w->has_info ? &w->info : NULL, &w->ds, &w->e);
+	if (w->rc == ERR_OK) {
+		diag_state_index_into(w->ds, w->li); /* one pass: the lines are counted on the way */
+		w->rc = diag_state_follow(w->ds, w->path, 0, &what, &w->e);
+		diag_state_index_into(w->ds, NULL);
+	}
+	if (w->rc == ERR_OK)
+		w->rc = diag_state_result(w->ds, &w->res, &w->e);
 	if (w->li)
 		w->lines_ok = logidx_count_lines(w->li, &w->lines, &e2) == ERR_OK;
 	atomic_store_explicit(&w->done, true, memory_order_release);
@@ -138,6 +149,7 @@ static void worker_free(struct diag_worker *w)
 	if (!w)
 		return;
 	logidx_close(&w->li);
+	diag_state_free(&w->ds);
 	free(w->path);
 	free(w->name);
 	free(w);
@@ -196,6 +208,9 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 	if (w->rc == ERR_OK) {
 		s->diag = w->res;
 		s->have_diag = true;
+		diag_state_free(&s->live);
+		s->live = w->ds;
+		w->ds = NULL;
 	}
 	if (w->lines_ok) {
 		s->log_lines = w->lines;
@@ -281,10 +296,74 @@ void ui_session_close(struct ui_session *s)
 	job_free(&s->job);
 	set_base(s, NULL);
 	logidx_close(&s->log);
+	diag_state_free(&s->live);
 	free(s->job_path);
 	free(s->log_path);
 	source_free(&s->src);
 	memset(s, 0, sizeof *s);
+}
+
+/* ---- following the log as the run writes it ------------------------------------------------ */
+
+#define FOLLOW_MAX (8u << 20) /* bytes read per call: a huge append is taken in several turns */
+
+/* The members a person reads: when they change, the plan is rebuilt. */
+static bool same_verdict(const struct diag_result *a, const struct diag_result *b)
+{
+	return a->oom == b->oom && a->timing == b->timing && a->phase == b->phase &&
+	       a->failed_step == b->failed_step && a->other == b->other &&
+	       a->survived == b->survived && a->run_ended == b->run_ended &&
+	       a->nsigs == b->nsigs && a->nhints == b->nhints;
+}
+
+unsigned ui_session_follow(struct ui_session *s)
+{
+	struct diag_result *r;
+	enum diag_follow what;
+	unsigned out = 0;
+	struct err e;
+	uint64_t n;
+
+	if (!s->live || s->diag_pending || !s->log_path)
+		return 0;
+	if (diag_state_follow(s->live, s->log_path, FOLLOW_MAX, &what, &e) != ERR_OK)
+		return 0;
+	/* the view's index may have been opened before the last bytes the diagnosis read */
+	if (what == DIAG_FOLLOW_SAME && logidx_size(s->log) >= diag_state_offset(s->live))
+		return 0;
+	if (what == DIAG_FOLLOW_RESTARTED) {
+		/* another file at that path, or this one cut short: browse the new one */
+		struct logidx *li;
+		if (logidx_open(s->log_path, &li, &e) == ERR_OK) {
+			logidx_close(&s->log);
+			s->log = li;
+		}
+		out |= UI_F_RESTARTED;
+	} else {
+		logidx_refresh(s->log);
+	}
+	/* the index goes on from where it stopped: only the new bytes are counted */
+	if (logidx_count_lines(s->log, &n, &e) == ERR_OK) {
+		s->log_lines = n;
+		s->lines_known = true;
+	}
+	out |= UI_F_GREW;
+	if (diag_state_pending(s->live))
+		out |= UI_F_MORE;
+	s->growing = true;
+	if (!(r = malloc(sizeof *r)))
+		return out;
+	if (diag_state_result(s->live, r, &e) == ERR_OK) {
+		bool changed = !same_verdict(r, &s->diag);
+		s->diag = *r;
+		s->have_diag = true;
+		if (changed) {
+			ui_session_refresh(s);
+			out |= UI_F_VERDICT;
+		}
+	}
+	free(r);
+	return out;
 }
 
 void ui_session_push(struct ui_session *s, struct doc *d, enum fix_id fix)
@@ -504,6 +583,7 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 		free(path);
 		return rc;
 	}
+	diag_state_free(&s->live); /* it followed the log being replaced */
 	logidx_close(&s->log);
 	free(s->log_path);
 	s->log = li;

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "oomfix/doc.h"
 #include "oomfix/i18n.h"
+#include "oomfix/paths.h"
 #include "ui.h"
 
 #define ROLE_NAME(id, name) name,
@@ -259,8 +260,14 @@ static size_t theme_dirs(char dirs[4][1024])
 		snprintf(dirs[n++], 1024, "%s/oomfix/themes", xdg);
 	else if (home && *home)
 		snprintf(dirs[n++], 1024, "%s/.config/oomfix/themes", home);
+	/* Beside the binary (a release, a relocated install), then where it was installed, then
+	 * the source tree (development builds only). */
+	if (paths_share_file("oomfix/themes", dirs[n], 1024) && strcmp(dirs[n], OOMFIX_THEMEDIR))
+		n++;
 	snprintf(dirs[n++], 1024, "%s", OOMFIX_THEMEDIR);
+#ifdef OOMFIX_SOURCE_THEMEDIR
 	snprintf(dirs[n++], 1024, "%s", OOMFIX_SOURCE_THEMEDIR);
+#endif
 	return n;
 }
 

@@ -116,7 +116,7 @@ enum {
 	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
-	X(PROMPT_CLEAR) X(HELP_CLOSE) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB) X(NEXT_RUN)
+	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB) X(NEXT_RUN)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -177,6 +177,16 @@ struct ui_session {
 	bool diag_pending;              /* the worker is still reading the log */
 	int diag_rc;                    /* the worker's result once it is done (ERR_OK or an error) */
 	struct err diag_err;
+	struct diag_state *live;        /* the diagnosis kept open to follow the log as it grows */
+	bool growing;                   /* the log grew (or was replaced) while it was open */
+};
+
+/* What following the log found (ui_session_follow). */
+enum {
+	UI_F_GREW = 1u << 0,       /* new lines */
+	UI_F_RESTARTED = 1u << 1,  /* truncated or replaced: read again from the start */
+	UI_F_VERDICT = 1u << 2,    /* the verdict changed (plan and checklist rebuilt) */
+	UI_F_MORE = 1u << 3,       /* more bytes are waiting: call again soon */
 };
 
 /* Loads the job and opens the log for browsing; the log is not read yet (see below). */
@@ -194,6 +204,12 @@ void ui_session_diag_start(struct ui_session *s);
  * count, and the worker's fully indexed log, which replaces the view's. Returns true when it
  * changed the session (the plan and checklist are rebuilt). */
 bool ui_session_diag_poll(struct ui_session *s, bool wait);
+
+/* Brings the diagnosis and the line count up to date with what was appended to the log since
+ * the last call (at most a few MiB per call), reading only the new bytes; a log truncated or
+ * replaced is read again from the start. Returns UI_F_* bits (0: nothing new). Cheap when
+ * nothing changed (one stat). */
+unsigned ui_session_follow(struct ui_session *s);
 
 /* The current document (NULL without a job). */
 struct doc *ui_cur(const struct ui_session *s);
@@ -393,6 +409,8 @@ struct ui_app {
 	bool log_moved;             /* the user moved in the log before the verdict came */
 	bool jobs_on;               /* a web UI database is in use: the Jobs tab is shown */
 	int rows, cols;
+	bool follow_off;            /* F: the Log view does not follow the log as it grows */
+	bool bell_done;             /* the bell rang for this run's OOM or end */
 };
 
 /* Minimum usable terminal. */

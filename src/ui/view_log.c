@@ -385,6 +385,25 @@ static const char *mark_legend(void)
 	return _("> evidence  ! out of memory  ~ redrawn line");
 }
 
+/* A log that grows while it is open: whether it is followed, and where the run stands by its
+ * last bar (phase, step/total, speed), after the position. */
+static void live_header(const struct ui_app *a, char *buf, size_t sz)
+{
+	const struct diag_result *d = &a->s.diag;
+	size_t k = strlen(buf);
+
+	k += (size_t)snprintf(buf + k, k < sz ? sz - k : 0, "  %s",
+			      a->follow_off ? _("[not following]") : _("[following]"));
+	if (d->now_phase != DIAG_P_NONE && k < sz)
+		k += (size_t)snprintf(buf + k, sz - k, "  %s", diag_phase_label(d->now_phase));
+	if (d->now_step >= 0 && k < sz)
+		k += (size_t)(d->total_steps > 0
+			      ? snprintf(buf + k, sz - k, "  %lld/%lld", d->now_step, d->total_steps)
+			      : snprintf(buf + k, sz - k, "  %lld", d->now_step));
+	if (d->now_rate[0] && k < sz)
+		snprintf(buf + k, sz - k, "  %s", d->now_rate);
+}
+
 static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
@@ -403,6 +422,8 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	else
 		snprintf(buf, sizeof buf, _("%s  line %lld (counting...)"), logidx_name(a->s.log),
 			 p->cursor + 1);
+	if (a->s.growing)
+		live_header(a, buf, sizeof buf);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	const char *leg = mark_legend();
 	int lw = text_width(leg, strlen(leg));
@@ -731,6 +752,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		switch (act) {
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
 		case UI_A_NEXT_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
+		case UI_A_FOLLOW:
 			/* The footer offers these keys here; without a log they would do nothing. */
 			ui_status(cx, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
 						    "search it and see the evidence."));
@@ -766,6 +788,16 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		break;
 	case UI_A_FOCUS_LOG:
 		a->log_focus_diag = false;
+		break;
+	case UI_A_FOLLOW:
+		a->follow_off = !a->follow_off;
+		if (!a->follow_off && a->s.lines_known) { /* at the end, where new lines appear */
+			a->pos[UI_V_LOG].cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
+			a->log_moved = false;
+		}
+		ui_status(cx, false, "%s", a->follow_off
+			  ? _("Not following the log; F follows it again.")
+			  : _("Following the log as it grows; F stops."));
 		break;
 	case UI_A_JUMP:
 		if (!a->log_focus_diag) {

@@ -1,0 +1,120 @@
+/* cmd_follow.c — `oomfix diagnose --follow LOG`: follows a log as the run writes it, bringing the
+ * diagnosis up to date from the appended bytes only, and prints the verdict each time it changes.
+ * Ends when the run has printed its summary and the log is quiet, or on Ctrl-C. */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "oomfix/diag.h"
+#include "oomfix/i18n.h"
+#include "oomfix/json.h"
+#include "cli.h"
+
+#define FOLLOW_POLL_MS 200
+
+static volatile sig_atomic_t stop_now;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	stop_now = 1;
+}
+
+/* What a change is: the members a person reads, not the evidence lines. */
+static bool same(const struct diag_result *a, const struct diag_result *b)
+{
+	return a->oom == b->oom && a->timing == b->timing && a->phase == b->phase &&
+	       a->failed_step == b->failed_step && a->total_steps == b->total_steps &&
+	       a->other == b->other && a->run_ended == b->run_ended && a->survived == b->survived;
+}
+
+static void print_change(const struct diag_result *r, bool as_json)
+{
+	if (as_json) {
+		struct json j;
+		json_init(&j, stdout, false);
+		json_obj_begin(&j);
+		json_key(&j, "lines");
+		json_int(&j, (long long)r->lines);
+		json_key(&j, "bytes");
+		json_int(&j, (long long)r->bytes);
+		json_key(&j, "run_ended");
+		json_bool(&j, r->run_ended);
+		diag_json_head(&j, r);
+		diag_json_tail(&j, r);
+		json_obj_end(&j);
+		json_finish(&j);
+	} else {
+		char buf[1024];
+		diag_sentence(r, buf, sizeof buf);
+		printf(_("line %llu: %s\n"), (unsigned long long)r->lines, buf);
+		if (r->run_ended)
+			printf("%s\n", _("The run has ended."));
+	}
+	fflush(stdout);
+}
+
+int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool as_json)
+{
+	struct diag_state *ds;
+	struct diag_result *r = malloc(sizeof *r), *last = malloc(sizeof *last);
+	struct sigaction sa;
+	bool have_last = false;
+	unsigned quiet = 0;
+	struct err e;
+	int rc;
+
+	err_clear(&e);
+	if (!r || !last) {
+		free(r);
+		free(last);
+		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		err_print(&e, stderr);
+		return ERR_SOFTWARE;
+	}
+	if (!strcmp(log, "-")) {
+		fprintf(stderr, "%s\n", _("oomfix: diagnose: --follow needs a log file, not '-'"));
+		free(r);
+		free(last);
+		return ERR_USAGE;
+	}
+	rc = diag_state_new(job, &ds, &e);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (rc == ERR_OK && !stop_now) {
+		enum diag_follow what;
+		struct timespec ts = { 0, FOLLOW_POLL_MS * 1000000L };
+
+		rc = diag_state_follow(ds, log, 0, &what, &e);
+		if (rc)
+			break;
+		if (what != DIAG_FOLLOW_SAME || !have_last) {
+			quiet = 0;
+			if (what == DIAG_FOLLOW_RESTARTED && !as_json)
+				printf("%s\n", _("The log was replaced or truncated: reading it again."));
+			rc = diag_state_result(ds, r, &e);
+			if (rc)
+				break;
+			if (!have_last || !same(r, last) || what == DIAG_FOLLOW_RESTARTED)
+				print_change(r, as_json);
+			*last = *r;
+			have_last = true;
+		} else if (last->run_ended && ++quiet >= 2) {
+			break; /* the run printed its summary and nothing came after it */
+		}
+		nanosleep(&ts, NULL);
+	}
+	diag_state_free(&ds);
+	free(r);
+	free(last);
+	if (rc) {
+		err_print(&e, stderr);
+		return rc;
+	}
+	return stop_now ? 130 : 0;
+}
