@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-demo}
 case $mode in demo|test) ;; *) echo "usage: sh scripts/quickstart.sh demo|test" >&2; exit 64 ;; esac
 
-packages="gcc meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-dev libcmocka-dev gettext python3"
+packages="gcc meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-dev libcmocka-dev libsqlite3-dev gettext python3"
 [ "$mode" = test ] && packages="$packages tmux patch jq python3-yaml"
 # The test suite also builds the static release archive (tests/release): its static libraries.
 [ "$mode" = test ] && packages="$packages libsqlite3-dev zlib1g-dev"

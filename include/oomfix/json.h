@@ -29,4 +29,15 @@ void json_null(struct json *j);
 /* Ends the document with a newline. */
 void json_finish(struct json *j);
 
+/* Checks that `len` bytes are exactly one JSON value (RFC 8259, surrounding whitespace allowed,
+ * nesting at most 512 deep). Returns true, or false with the byte offset of the first error in
+ * *err_off (when not NULL). */
+bool json_check(const char *s, size_t len, size_t *err_off);
+
+/* The same JSON laid out one member per line with two-space indentation, in the same order,
+ * every string and number copied byte for byte ("{}" and "[]" stay on one line), ending in a
+ * newline. Used to show diffs of one-line JSON. Returns a malloc'd string (length in *out_len
+ * when not NULL) the caller frees, or NULL when the text is not valid JSON or memory runs out. */
+char *json_indent(const char *s, size_t len, size_t *out_len);
+
 #endif

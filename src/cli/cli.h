@@ -16,6 +16,25 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+
+/* Shared by the subcommands (cmd_aitk.c). */
+struct source;
+struct doc;
+struct job;
+struct err;
+/* Opens a job given as a path or aitk:NAME: its source, its document and (when j is not NULL)
+ * its typed view. On failure nothing is left allocated. */
+int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job **j,
+		 struct err *e);
+/* The log to use when none was given: a web UI job's current log.txt (an error names the
+ * folder when it does not exist); NULL for a file job. */
+int cli_job_log(const struct source *s, const char **log, struct err *e);
+/* Prints a failed source_save's error (with the "use --force" hint for a file). Returns its code. */
+int cli_save_failed(const struct source *s, const struct err *e);
 
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;

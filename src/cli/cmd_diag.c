@@ -12,6 +12,7 @@
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
+#include "oomfix/source.h"
 #include "oomfix/json.h"
 #include "oomfix/plan.h"
 #include "oomfix/text.h"
@@ -425,24 +426,27 @@ int cmd_diagnose(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (!log || (jobpath && !*jobpath))
+	if ((!log && !source_is_aitk_arg(jobpath)) || (jobpath && !*jobpath))
 		return usage();
 
 	err_clear(&e);
 	/* the job first: a bad job file is reported before a big log is read */
+	struct source *src = NULL;
 	if (jobpath) {
-		rc = doc_load_file(jobpath, &d, &e);
-		if (rc == ERR_OK)
-			rc = job_from_doc(d, &j, &e);
-		if (rc == ERR_DATA) {
+		rc = cli_open_job(jobpath, &src, &d, &j, &e);
+		if (rc == ERR_DATA && log) {
 			/* not a valid job: the log is still diagnosed, the problem reported beside */
 			job_err = e;
 			job_bad = true;
+			err_clear(&e);
+			rc = ERR_OK;
+		} else if (rc == ERR_OK && !log) {
+			rc = cli_job_log(src, &log, &e); /* a web UI job's current log.txt */
+		}
+		if (rc) {
 			job_free(&j);
 			doc_free(&d);
-			err_clear(&e);
-		} else if (rc) {
-			doc_free(&d);
+			source_free(&src);
 			return fail(&e);
 		}
 	}
@@ -457,12 +461,14 @@ int cmd_diagnose(int argc, char **argv)
 		rc = cli_diagnose_follow(log, jobpath ? &info : NULL, as_json);
 		job_free(&j);
 		doc_free(&d);
+		source_free(&src);
 		return rc;
 	}
 	r = malloc(sizeof *r);
 	if (!r) {
 		job_free(&j);
 		doc_free(&d);
+		source_free(&src);
 		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		return fail(&e);
 	}
@@ -483,5 +489,6 @@ int cmd_diagnose(int argc, char **argv)
 	free(r);
 	job_free(&j);
 	doc_free(&d);
+	source_free(&src);
 	return rc;
 }

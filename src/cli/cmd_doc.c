@@ -8,6 +8,7 @@
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
 #include "oomfix/save.h"
+#include "oomfix/source.h"
 #include "cli.h"
 
 static int usage_get(void)
@@ -104,7 +105,8 @@ int cmd_get(int argc, char **argv)
 	struct err e;
 	err_clear(&e);
 	struct doc *d = NULL;
-	if (doc_load_file(job, &d, &e) != ERR_OK)
+	struct source *src = NULL;
+	if (cli_open_job(job, &src, &d, NULL, &e) != ERR_OK)
 		return fail(&e);
 	int rc = ERR_OK;
 	const struct doc_node *n = doc_get(d, path);
@@ -132,18 +134,19 @@ int cmd_get(int argc, char **argv)
 		free(s);
 	}
 	doc_free(&d);
+	source_free(&src);
 	return rc;
 }
 
 /* Every save of the job appends what changed to its journal; a journal that cannot be written
  * is a warning, since the save itself succeeded. */
-static void journal(const char *job, const struct doc *before, const struct doc *after)
+static void journal(const struct source *job, const struct doc *before, const struct doc *after)
 {
 	char **changes;
 	size_t n = doc_changes(before, after, &changes);
 	struct err e;
 	err_clear(&e);
-	if (save_journal(job, NULL, 0, (const char *const *)changes, n, &e) != ERR_OK)
+	if (source_journal(job, NULL, 0, (const char *const *)changes, n, &e) != ERR_OK)
 		err_print(&e, stderr);
 	doc_changes_free(changes, n);
 }
@@ -201,15 +204,9 @@ int cmd_set(int argc, char **argv)
 		goto done;
 	}
 
-	/* The stamp is taken before reading, so a change made while we work is noticed. */
-	struct save_stamp stamp;
-	memset(&stamp, 0, sizeof stamp);
-	if (inplace && save_stamp(job, &stamp, &e) != ERR_OK) {
-		rc = fail(&e);
-		goto done;
-	}
 	struct doc *d = NULL, *nd = NULL;
-	if ((rc = doc_load_file(job, &d, &e)) != ERR_OK) {
+	struct source *src = NULL;
+	if ((rc = cli_open_job(job, &src, &d, NULL, &e)) != ERR_OK) {
 		fail(&e);
 		goto done;
 	}
@@ -218,6 +215,7 @@ int cmd_set(int argc, char **argv)
 			snprintf(e.file, sizeof e.file, "%s", job);
 		fail(&e);
 		doc_free(&d);
+		source_free(&src);
 		goto done;
 	}
 	size_t len, olen;
@@ -225,10 +223,9 @@ int cmd_set(int argc, char **argv)
 	const char *orig = doc_text(d, &olen);
 	if (inplace) {
 		if (len != olen || memcmp(text, orig, len)) {
-			rc = save_file(job, text, len, &stamp, SAVE_BACKUP | (force ? SAVE_FORCE : 0),
-				       true, &e);
+			rc = source_save(src, text, len, force ? SOURCE_FORCE : 0, &e);
 			if (rc == ERR_OK)
-				journal(job, d, nd);
+				journal(src, d, nd);
 		}
 	} else if (out) {
 		rc = save_file(out, text, len, NULL, 0, true, &e);
@@ -239,6 +236,7 @@ int cmd_set(int argc, char **argv)
 		fail(&e);
 	doc_free(&nd);
 	doc_free(&d);
+	source_free(&src);
 done:
 	for (size_t i = 0; bufs && i < n; i++)
 		free(bufs[i]);

@@ -19,6 +19,7 @@
 #include "oomfix/json.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
+#include "oomfix/source.h"
 #include "oomfix/text.h"
 #include "cli.h"
 
@@ -35,18 +36,6 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 	fprintf(stderr, "\n");
 	fprintf(stderr, _("Try 'oomfix %s --help'.\n"), cmd);
 	return ERR_USAGE;
-}
-
-/* Loads the job file and its typed view. */
-static int load_job(const char *path, struct doc **d, struct job **j, struct err *e)
-{
-	int rc = doc_load_file(path, d, e);
-	if (rc)
-		return rc;
-	rc = job_from_doc(*d, j, e);
-	if (rc)
-		doc_free(d);
-	return rc;
 }
 
 static int run_diag(const char *log, const struct job *j, struct diag_result *res, struct err *e)
@@ -283,9 +272,13 @@ int cmd_plan(int argc, char **argv)
 	err_clear(&e);
 	struct doc *d = NULL;
 	struct job *j = NULL;
-	int rc = load_job(path, &d, &j, &e);
+	struct source *src = NULL;
+	int rc = cli_open_job(path, &src, &d, &j, &e);
 	if (rc)
 		return fail(&e);
+	struct err le;
+	if (!log && cli_job_log(src, &log, &le) != ERR_OK)
+		log = NULL; /* a web UI job that has not run yet: the plan without a verdict */
 	/* JSON is read by programs: its labels and reasons stay in English whatever the locale. */
 	if (json)
 		setlocale(LC_MESSAGES, "C");
@@ -299,6 +292,7 @@ int cmd_plan(int argc, char **argv)
 			free(v);
 			job_free(&j);
 			doc_free(&d);
+			source_free(&src);
 			return fail(&e);
 		}
 	}
@@ -314,6 +308,7 @@ int cmd_plan(int argc, char **argv)
 	free(v);
 	job_free(&j);
 	doc_free(&d);
+	source_free(&src);
 	return ferror(stdout) ? ERR_IOERR : 0;
 }
 
@@ -394,10 +389,11 @@ static int list_fixes(const char *path)
 {
 	struct doc *d = NULL;
 	struct job *j = NULL;
+	struct source *src = NULL;
 	struct err e;
 
 	err_clear(&e);
-	if (path && load_job(path, &d, &j, &e) != ERR_OK)
+	if (path && cli_open_job(path, &src, &d, &j, &e) != ERR_OK)
 		j = NULL;
 	puts("next");
 	for (int id = 0; id < FIX_COUNT; id++) {
@@ -407,6 +403,7 @@ static int list_fixes(const char *path)
 	}
 	job_free(&j);
 	doc_free(&d);
+	source_free(&src);
 	return fflush(stdout) ? ERR_IOERR : 0;
 }
 
@@ -459,17 +456,15 @@ int cmd_fix(int argc, char **argv)
 
 	struct err e;
 	err_clear(&e);
-	struct save_stamp stamp;
-	memset(&stamp, 0, sizeof stamp);
-	/* The stamp is taken before reading, so a change made while we work is noticed at save. */
-	if (inplace && save_stamp(path, &stamp, &e))
-		return fail(&e);
-
 	struct doc *orig = NULL;
 	struct job *j = NULL;
-	int rc = load_job(path, &orig, &j, &e);
+	struct source *src = NULL;
+	int rc = cli_open_job(path, &src, &orig, &j, &e);
 	if (rc)
 		return fail(&e);
+	struct err le;
+	if (!log && cli_job_log(src, &log, &le) != ERR_OK)
+		log = NULL;
 
 	struct diag_result *v = NULL;
 	struct doc *cur = orig;
@@ -571,7 +566,7 @@ int cmd_fix(int argc, char **argv)
 	const char *otext = doc_text(orig, &olen), *ntext = doc_text(cur, &nlen);
 	if (diff || !out) {
 		if (diff) {
-			char *dtext = diff_unified(path, otext, olen, path, ntext, nlen, 3);
+			char *dtext = source_diff(path, otext, olen, ntext, nlen, 3);
 			if (!dtext) {
 				err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 				status = fail(&e);
@@ -599,9 +594,8 @@ int cmd_fix(int argc, char **argv)
 			fprintf(stderr, _("%s: nothing changed, file left as it was\n"), path);
 			goto done;
 		}
-		rc = save_file(path, ntext, nlen, &stamp, SAVE_BACKUP | (force ? SAVE_FORCE : 0), true,
-			       &e);
-		if (rc == ERR_TEMPFAIL) {
+		rc = source_save(src, ntext, nlen, force ? SOURCE_FORCE : 0, &e);
+		if (rc == ERR_TEMPFAIL && !source_row(src)) {
 			err_print(&e, stderr);
 			fprintf(stderr, "%s\n", _("oomfix fix: the file changed on disk since it was "
 						  "read; run again, or use --force to overwrite it."));
@@ -614,15 +608,15 @@ int cmd_fix(int argc, char **argv)
 		}
 		char **changes;
 		size_t nchanges = doc_changes(orig, cur, &changes);
-		int jrc = save_journal(path, (const char *const *)applied.v, applied.n,
-				       (const char *const *)changes, nchanges, &e);
+		int jrc = source_journal(src, (const char *const *)applied.v, applied.n,
+					 (const char *const *)changes, nchanges, &e);
 		doc_changes_free(changes, nchanges);
 		if (jrc != ERR_OK) {
 			/* The file is saved; a journal that cannot be written is worth a warning, not
 			 * a failure that would suggest the save did not happen. */
 			err_print(&e, stderr);
 		}
-		fprintf(stderr, _("%s: saved (previous version in %s~)\n"), path, path);
+		fprintf(stderr, _("%s: saved (previous version in %s~)\n"), path, source_path(src));
 	}
 
 done:
@@ -632,5 +626,6 @@ done:
 	free(v);
 	job_free(&j);
 	doc_free(&orig);
+	source_free(&src);
 	return status;
 }

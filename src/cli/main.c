@@ -1,5 +1,6 @@
 /* main.c — oomfix's entry point: subcommands for scripts, the terminal UI otherwise. */
 #include <locale.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "config.h"
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
+#include "oomfix/source.h"
 #include "cli.h"
 #include "../ui/ui_main.h"
 
@@ -24,9 +26,18 @@ static void usage(FILE *fp)
 		"                                          change values (VALUE is YAML)\n"
 		"  oomfix retry [--max-tries N] [--probe STEPS] JOB -- CMD [ARG...]\n"
 		"                                          run CMD, fix what failed, run again\n"
+		"  oomfix jobs [--aitk DIR] [--json | --names]\n"
+		"                                          the AI Toolkit web UI's jobs, failed first\n"
+		"  oomfix queue aitk:NAME                  queue a web UI job again\n"
+		"  oomfix restore [--force] JOB            put the previous version of JOB back\n"
+		"  oomfix runs aitk:NAME                   a web UI job's runs with their verdicts\n"
+		"  oomfix --aitk DIR                       the web UI's job list in the terminal UI\n"
 		"  oomfix --help | --version\n"
 		"\n"
 		"Without -o or -i, 'fix' and 'set' print the new YAML and leave the file alone.\n"
+		"JOB may be aitk:NAME, a job of the web UI's database (aitk_db.db) in the folder\n"
+		"given with --aitk DIR or the nearest one at or above the working directory; its\n"
+		"LOG may then be left out.\n"
 		"See oomfix(1) for the fixes, the UI keys and the exit codes.\n"), fp);
 }
 
@@ -41,12 +52,45 @@ static const struct {
 	{ "plan", cmd_plan },
 	{ "fix", cmd_fix },
 	{ "retry", cmd_retry },
+	{ "jobs", cmd_jobs },
+	{ "queue", cmd_queue },
+	{ "restore", cmd_restore },
+	{ "runs", cmd_runs },
 };
+
+/* Takes `--aitk DIR` out of argv wherever it is (before a "--"), so every subcommand and the UI
+ * read aitk:NAME from that folder. Returns the new argc, or -1 when DIR is missing. */
+static int take_aitk_option(int argc, char **argv)
+{
+	int out = 1;
+	bool opts = true;
+	for (int i = 1; i < argc; i++) {
+		if (opts && !strcmp(argv[i], "--"))
+			opts = false;
+		if (opts && !strcmp(argv[i], "--aitk")) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return -1;
+			source_set_aitk_dir(argv[++i]);
+		} else if (opts && !strncmp(argv[i], "--aitk=", 7)) {
+			if (!argv[i][7])
+				return -1;
+			source_set_aitk_dir(argv[i] + 7);
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	argv[out] = NULL;
+	return out;
+}
 
 int main(int argc, char **argv)
 {
 	i18n_setlocale();
 	i18n_init();
+	if ((argc = take_aitk_option(argc, argv)) < 0) {
+		fprintf(stderr, "%s\n", _("oomfix: --aitk needs a folder (the one holding aitk_db.db)"));
+		return ERR_USAGE;
+	}
 
 	if (argc >= 2) {
 		const char *cmd = argv[1];

@@ -316,6 +316,10 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 		/* Keys in double quotes are JSON (the trainer also reads .json jobs, with a JSON
 		 * parser): new keys follow suit so the file stays JSON. */
 		bool dq = map->n > 0 && map->keys[map->n - 1]->style == DOC_DQUOTED;
+		/* Compact JSON (the web UI's job_config: `"key":value` with no spaces) stays compact. */
+		bool compact = dq && map->keys[map->n - 1]->span.end + 1 ==
+					     map->items[map->n - 1]->span.start &&
+			       d->text[map->keys[map->n - 1]->span.end] == ':';
 		if (map->n == 0) {
 			at = xm->vstart + 1;
 			if (at > map->span.end || d->text[at - 1] != '{')
@@ -329,7 +333,7 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 				doc_buf_puts(&sp->ins, nl_of(d));
 				doc_buf_put(&sp->ins, d->text + ls, ks - ls);
 			} else {
-				doc_buf_puts(&sp->ins, ", ");
+				doc_buf_puts(&sp->ins, compact ? "," : ", ");
 			}
 		}
 		for (size_t i = 0; i < nc; i++) {
@@ -337,7 +341,8 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 				doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
 			else
 				put_key(&sp->ins, c[i].key, c[i].klen, true);
-			doc_buf_puts(&sp->ins, i + 1 < nc ? ": {" : ": ");
+			doc_buf_puts(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
+							  : (compact ? ":" : ": "));
 		}
 		if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
 			doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
@@ -434,8 +439,8 @@ static int edit_append(const struct doc *d, const struct doc_node *seq, const st
 		if (all_spaces(d->text + ls, last->span.start - ls)) {
 			doc_buf_puts(&sp->ins, nl_of(d));
 			doc_buf_put(&sp->ins, d->text + ls, last->span.start - ls);
-		} else {
-			doc_buf_puts(&sp->ins, " ");
+		} else if (!(seq->n > 1 && last->span.start > 0 && d->text[last->span.start - 1] == ',')) {
+			doc_buf_puts(&sp->ins, " "); /* compact "[1,2]" stays compact */
 		}
 		doc_buf_put(&sp->ins, v->text.p, v->text.len);
 		sp->a = sp->b = last->span.end;

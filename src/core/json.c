@@ -3,6 +3,7 @@
 #include "oomfix/text.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void json_init(struct json *j, FILE *fp, bool pretty)
@@ -135,4 +136,245 @@ void json_finish(struct json *j)
 {
 	fputc('\n', j->fp);
 	fflush(j->fp);
+}
+
+/* ---- checking and re-indenting JSON text ---------------------------------------------------- */
+
+struct jscan {
+	const char *s;
+	size_t len, pos;
+	int depth;
+};
+
+static void jskip_ws(struct jscan *c)
+{
+	while (c->pos < c->len && (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' ||
+				   c->s[c->pos] == '\n' || c->s[c->pos] == '\r'))
+		c->pos++;
+}
+
+static bool jlit(struct jscan *c, const char *w)
+{
+	size_t n = strlen(w);
+	if (c->len - c->pos < n || memcmp(c->s + c->pos, w, n))
+		return false;
+	c->pos += n;
+	return true;
+}
+
+static bool jdigits(struct jscan *c)
+{
+	size_t p = c->pos;
+	while (c->pos < c->len && c->s[c->pos] >= '0' && c->s[c->pos] <= '9')
+		c->pos++;
+	return c->pos > p;
+}
+
+static bool jstring(struct jscan *c)
+{
+	if (c->pos >= c->len || c->s[c->pos] != '"')
+		return false;
+	c->pos++;
+	while (c->pos < c->len) {
+		unsigned char ch = (unsigned char)c->s[c->pos];
+		if (ch == '"') {
+			c->pos++;
+			return true;
+		}
+		if (ch < 0x20)
+			return false;
+		if (ch == '\\') {
+			if (++c->pos >= c->len)
+				return false;
+			char esc = c->s[c->pos];
+			if (esc == 'u') {
+				for (int i = 0; i < 4; i++) {
+					if (++c->pos >= c->len || !strchr("0123456789abcdefABCDEF", c->s[c->pos]) ||
+					    !c->s[c->pos])
+						return false;
+				}
+			} else if (!strchr("\"\\/bfnrt", esc) || !esc) {
+				return false;
+			}
+		}
+		c->pos++;
+	}
+	return false;
+}
+
+static bool jvalue(struct jscan *c)
+{
+	jskip_ws(c);
+	if (c->pos >= c->len)
+		return false;
+	char ch = c->s[c->pos];
+	if (ch == '{' || ch == '[') {
+		char close = ch == '{' ? '}' : ']';
+		if (++c->depth > 512)
+			return false;
+		c->pos++;
+		jskip_ws(c);
+		if (c->pos < c->len && c->s[c->pos] == close) {
+			c->pos++;
+			c->depth--;
+			return true;
+		}
+		for (;;) {
+			if (ch == '{') {
+				jskip_ws(c);
+				if (!jstring(c))
+					return false;
+				jskip_ws(c);
+				if (c->pos >= c->len || c->s[c->pos] != ':')
+					return false;
+				c->pos++;
+			}
+			if (!jvalue(c))
+				return false;
+			jskip_ws(c);
+			if (c->pos >= c->len)
+				return false;
+			if (c->s[c->pos] == ',') {
+				c->pos++;
+				continue;
+			}
+			if (c->s[c->pos] != close)
+				return false;
+			c->pos++;
+			c->depth--;
+			return true;
+		}
+	}
+	if (ch == '"')
+		return jstring(c);
+	if (ch == 't')
+		return jlit(c, "true");
+	if (ch == 'f')
+		return jlit(c, "false");
+	if (ch == 'n')
+		return jlit(c, "null");
+	if (ch == '-')
+		c->pos++;
+	if (c->pos < c->len && c->s[c->pos] == '0')
+		c->pos++;
+	else if (!jdigits(c))
+		return false;
+	if (c->pos < c->len && c->s[c->pos] == '.') {
+		c->pos++;
+		if (!jdigits(c))
+			return false;
+	}
+	if (c->pos < c->len && (c->s[c->pos] == 'e' || c->s[c->pos] == 'E')) {
+		c->pos++;
+		if (c->pos < c->len && (c->s[c->pos] == '+' || c->s[c->pos] == '-'))
+			c->pos++;
+		if (!jdigits(c))
+			return false;
+	}
+	return true;
+}
+
+bool json_check(const char *s, size_t len, size_t *err_off)
+{
+	struct jscan c = { s, len, 0, 0 };
+	bool ok = jvalue(&c);
+	if (ok) {
+		jskip_ws(&c);
+		ok = c.pos == c.len;
+	}
+	if (!ok && err_off)
+		*err_off = c.pos;
+	return ok;
+}
+
+struct jout {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void jput(struct jout *o, const char *s, size_t n)
+{
+	if (o->oom)
+		return;
+	if (o->n + n + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 256;
+		while (cap < o->n + n + 1)
+			cap *= 2;
+		char *np = realloc(o->p, cap);
+		if (!np) {
+			o->oom = true;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->n, s, n);
+	o->n += n;
+	o->p[o->n] = '\0';
+}
+
+static void jnl(struct jout *o, int depth)
+{
+	jput(o, "\n", 1);
+	for (int i = 0; i < depth; i++)
+		jput(o, "  ", 2);
+}
+
+char *json_indent(const char *s, size_t len, size_t *out_len)
+{
+	if (!json_check(s, len, NULL))
+		return NULL;
+	struct jout o = { 0 };
+	int depth = 0;
+	size_t i = 0;
+	while (i < len) {
+		char ch = s[i];
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+			i++;
+		} else if (ch == '"') { /* copied as written, escapes and all */
+			size_t j = i + 1;
+			while (s[j] != '"')
+				j += s[j] == '\\' ? 2 : 1;
+			jput(&o, s + i, j + 1 - i);
+			i = j + 1;
+		} else if (ch == '{' || ch == '[') {
+			size_t j = i + 1;
+			while (j < len && strchr(" \t\r\n", s[j]) && s[j])
+				j++;
+			if (s[j] == (ch == '{' ? '}' : ']')) { /* empty: stays "{}" */
+				jput(&o, ch == '{' ? "{}" : "[]", 2);
+				i = j + 1;
+				continue;
+			}
+			jput(&o, &ch, 1);
+			jnl(&o, ++depth);
+			i++;
+		} else if (ch == '}' || ch == ']') {
+			jnl(&o, --depth);
+			jput(&o, &ch, 1);
+			i++;
+		} else if (ch == ',') {
+			jput(&o, ",", 1);
+			jnl(&o, depth);
+			i++;
+		} else if (ch == ':') {
+			jput(&o, ": ", 2);
+			i++;
+		} else { /* a number or a literal: up to the next delimiter */
+			size_t j = i;
+			while (j < len && !strchr(",:{}[] \t\r\n", s[j]))
+				j++;
+			jput(&o, s + i, j - i);
+			i = j;
+		}
+	}
+	jput(&o, "\n", 1);
+	if (o.oom) {
+		free(o.p);
+		return NULL;
+	}
+	if (out_len)
+		*out_len = o.n;
+	return o.p;
 }

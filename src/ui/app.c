@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
 #include "oomfix/paths.h"
 #include "oomfix/text.h"
@@ -155,6 +156,11 @@ static unsigned current_ctx(const struct ui_app *a)
 	return UI_CTX_VIEWS | ui_views[a->view]->keys;
 }
 
+static bool view_shown(const struct ui_app *a, enum ui_view v)
+{
+	return !ui_views[v]->shown || ui_views[v]->shown(a);
+}
+
 static void draw_tabs(struct ui_app *a)
 {
 	int x = 0;
@@ -168,7 +174,7 @@ static void draw_tabs(struct ui_app *a)
 	int first = 0, widths[UI_V_COUNT], active = mode_tab ? UI_V_COUNT - 1 : (int)a->view;
 	for (int v = 0; v < UI_V_COUNT; v++) {
 		const char *name = ui_view_name((enum ui_view)v);
-		widths[v] = text_width(name, strlen(name)) + 2;
+		widths[v] = view_shown(a, (enum ui_view)v) ? text_width(name, strlen(name)) + 2 : 0;
 	}
 	for (;;) {
 		int end = (first ? 1 : 0) + (mode_tab ? text_width(mode_name, strlen(mode_name)) + 2 : 0);
@@ -184,6 +190,8 @@ static void draw_tabs(struct ui_app *a)
 	}
 	for (int v = first; v < UI_V_COUNT; v++) {
 		bool on = v == (int)a->view && a->mode != UI_M_WALK && a->mode != UI_M_HELP;
+		if (!view_shown(a, (enum ui_view)v))
+			continue;
 		/* Brackets mark the current tab without colour. */
 		snprintf(buf, sizeof buf, on ? "[%s]" : " %s ", ui_view_name((enum ui_view)v));
 		x += ui_put(stdscr, 0, x, a->cols - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
@@ -194,8 +202,10 @@ static void draw_tabs(struct ui_app *a)
 	}
 	/* The file name and whether it has unsaved edits, at the right when there is room. */
 	if (a->s.job_path) {
-		const char *base = strrchr(a->s.job_path, '/');
-		snprintf(buf, sizeof buf, "%s%s ", base ? base + 1 : a->s.job_path,
+		/* A web UI job is called aitk:NAME, not by the name of its backup. */
+		const char *base = source_row(a->s.src) ? NULL : strrchr(a->s.job_path, '/');
+		const char *shown = source_row(a->s.src) ? source_label(a->s.src) : a->s.job_path;
+		snprintf(buf, sizeof buf, "%s%s ", base ? base + 1 : shown,
 			 ui_dirty(&a->s) ? _(" [+]") : "");
 		int w = text_width(buf, strlen(buf));
 		if (x + 1 + w <= a->cols)
@@ -416,7 +426,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	int rc = ui_session_save(&a->s, flags, &e);
 
 	a->mode = a->confirm_return == UI_M_WALK ? UI_M_NORMAL : a->confirm_return;
-	if (rc == ERR_TEMPFAIL && !(flags & SAVE_FORCE)) {
+	if (rc == ERR_TEMPFAIL && !(flags & SAVE_FORCE) && !source_running(a->s.src)) {
 		a->mode = UI_M_CONFIRM;
 		a->confirm_kind = UI_Q_OVERWRITE;
 		ui_status(&c, true, "%s", e.msg);
@@ -634,6 +644,51 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 }
 
 /* Carries out what a view or screen asked of the app. */
+static bool take_verdict(struct ui_app *a, bool wait);
+static void offer_recovery(struct ui_app *a);
+
+/* Opens the job under the job list's cursor in place of the current one. */
+static void open_job(struct ui_app *a, const struct ui_ctx *c)
+{
+	const char *name = ui_jobs_selected(a);
+	if (!name)
+		return;
+	if (ui_dirty(&a->s)) {
+		ui_status(c, true, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
+					  "before opening another job."));
+		return;
+	}
+	char *arg = NULL;
+	if (asprintf(&arg, "%s%s", SOURCE_AITK_PREFIX, name) < 0)
+		return;
+	struct ui_session ns, old;
+	struct err e;
+	if (ui_session_open(&ns, arg, NULL, &e)) {
+		ui_status_err(c, &e);
+		free(arg);
+		return;
+	}
+	old = a->s;
+	a->s = ns;
+	emergency_track(&a->s);
+	ui_session_close(&old);
+	/* The views' caches belong to the job that was open. */
+	for (int v = 0; v < UI_V_COUNT; v++)
+		if (v != UI_V_JOBS && ui_views[v]->fini)
+			ui_views[v]->fini(a);
+	for (int v = 0; v < UI_V_COUNT; v++)
+		if (v != UI_V_JOBS)
+			a->pos[v] = (struct ui_pos){ 0, 0 };
+	a->log_moved = false;
+	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
+	ui_session_diag_start(&a->s);
+	if (a->script)
+		take_verdict(a, true);
+	ui_status(c, false, _("Opened %s; J goes back to the job list."), arg);
+	free(arg);
+	offer_recovery(a);
+}
+
 static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req)
 {
 	if (req == UI_REQ_SAVE)
@@ -642,6 +697,8 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		ui_status(c, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
 	else if (req == UI_REQ_APPLY)
 		apply_fix(a, a->pick_fix, false);
+	else if (req == UI_REQ_OPEN_JOB)
+		open_job(a, c);
 }
 
 static void handle_key(struct ui_app *a, int key)
@@ -701,10 +758,23 @@ static void handle_key(struct ui_app *a, int key)
 	}
 	switch (act) {
 	case UI_A_NEXT_VIEW:
-		a->view = (enum ui_view)((a->view + 1) % UI_V_COUNT);
+		do
+			a->view = (enum ui_view)((a->view + 1) % UI_V_COUNT);
+		while (!view_shown(a, a->view));
 		break;
 	case UI_A_PREV_VIEW:
-		a->view = (enum ui_view)((a->view + UI_V_COUNT - 1) % UI_V_COUNT);
+		do
+			a->view = (enum ui_view)((a->view + UI_V_COUNT - 1) % UI_V_COUNT);
+		while (!view_shown(a, a->view));
+		break;
+	case UI_A_JOBS:
+		if (!a->jobs_on) {
+			ui_status(&c, false, "%s", _("No web UI database is open: start oomfix with "
+						     "--aitk DIR for the job list."));
+			break;
+		}
+		ui_jobs_reload(); /* a save or a queue may have changed it */
+		a->view = UI_V_JOBS;
 		break;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
@@ -823,7 +893,7 @@ static bool follow_tick(struct ui_app *a)
  * pace once there is a log to follow (never a busy loop), or for ever without one. */
 static int input_timeout(const struct ui_app *a, bool more)
 {
-	if (a->s.diag_pending)
+	if (a->s.diag_pending || ui_jobs_pending())
 		return 30;
 	if (a->s.live)
 		return more ? 0 : FOLLOW_POLL_MS;
@@ -840,9 +910,16 @@ static void offer_recovery(struct ui_app *a)
 
 	if (!a->s.job_path || !(name = save_emergency_name(a->s.job_path)))
 		return;
-	if (stat(name, &ss) == 0 && stat(a->s.job_path, &js) == 0 &&
-	    (ss.st_mtim.tv_sec > js.st_mtim.tv_sec ||
-	     (ss.st_mtim.tv_sec == js.st_mtim.tv_sec && ss.st_mtim.tv_nsec > js.st_mtim.tv_nsec))) {
+	bool newer = false;
+	if (stat(name, &ss) == 0 && source_row(a->s.src)) {
+		/* A web UI job has no file: compare with the row's last change. */
+		long long ms = (long long)ss.st_mtim.tv_sec * 1000 + ss.st_mtim.tv_nsec / 1000000;
+		newer = ms > source_row(a->s.src)->updated_ms;
+	} else if (stat(name, &ss) == 0 && stat(a->s.job_path, &js) == 0) {
+		newer = ss.st_mtim.tv_sec > js.st_mtim.tv_sec ||
+			(ss.st_mtim.tv_sec == js.st_mtim.tv_sec && ss.st_mtim.tv_nsec > js.st_mtim.tv_nsec);
+	}
+	if (newer) {
 		FILE *fp = fopen(name, "rb");
 		if (fp) {
 			size_t cap = (size_t)ss.st_size + 1;
@@ -975,7 +1052,7 @@ static bool looks_like_yaml(const char *p)
 {
 	size_t n = strlen(p);
 	return (n > 5 && !strcmp(p + n - 5, ".yaml")) || (n > 4 && !strcmp(p + n - 4, ".yml")) ||
-	       (n > 5 && !strcmp(p + n - 5, ".json"));
+	       (n > 5 && !strcmp(p + n - 5, ".json")) || source_is_aitk_arg(p);
 }
 
 static void usage_die(const char *msg, const char *arg)
@@ -1223,6 +1300,9 @@ int ui_main(int argc, char **argv)
 	a->themes = ui_theme_names(&a->nthemes);
 	a->script = o.script != NULL;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
+	a->jobs_on = source_aitk_dir() || (o.job && source_is_aitk_arg(o.job));
+	if (a->jobs_on && !o.job && !o.log)
+		a->view = UI_V_JOBS;
 
 	install_signals();
 	scr = start_terminal(&o, &out, &in);
@@ -1268,6 +1348,7 @@ int ui_main(int argc, char **argv)
 			draw(a);
 		}
 		bool verdict = take_verdict(a, false);
+		verdict |= ui_jobs_poll();
 		if (key == 0)
 			break; /* end of the script */
 		if (key > 0)

@@ -56,6 +56,8 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_SEARCH_PREV, UI_CTX_LOG, { 'N' }, N_("previous match"), NULL },
 	{ UI_A_NEXT_EVIDENCE, UI_CTX_LOG, { 'o' }, N_("jump to the next evidence line"),
 	  N_("evidence") },
+	{ UI_A_NEXT_RUN, UI_CTX_LOG, { 'R' }, N_("a web UI job: show its next earlier run's log and verdict"),
+	  NULL },
 	{ UI_A_FOCUS_DIAG, UI_CTX_LOG, { F(KEY_RIGHT), 'l' }, N_("move to the diagnosis panel"),
 	  NULL },
 	{ UI_A_FOCUS_LOG, UI_CTX_LOG, { F(KEY_LEFT), 'h' }, N_("move back to the log"), NULL },
@@ -63,6 +65,12 @@ const struct ui_action ui_actions[] = {
 	  NULL },
 	{ UI_A_FOLLOW, UI_CTX_LOG, { 'F' }, N_("follow the log as the run writes it, or stop"),
 	  NULL },
+
+	/* the web UI's job list */
+	{ UI_A_OPEN_JOB, UI_CTX_JOBS, { ENTER_KEYS }, N_("open the job under the cursor with its log"),
+	  N_("open") },
+	{ UI_A_QUEUE_JOB, UI_CTX_JOBS, { 'Q' }, N_("queue the job again, as the web UI's start button"),
+	  N_("queue") },
 
 	/* moving: every view and every screen that scrolls */
 	{ UI_A_UP, V | S | UI_CTX_CONFIRM, { F(KEY_UP), 'k' }, N_("move up"), NULL },
@@ -83,6 +91,7 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_WALK, V, { 'w' }, N_("walk through the rollback plan, one step per screen"),
 	  N_("walk") },
 	{ UI_A_THEME, V, { 't' }, N_("next colour theme"), NULL },
+	{ UI_A_JOBS, V, { 'J' }, N_("back to the web UI's job list (with --aitk)"), NULL },
 	{ UI_A_HELP, V, { '?', F(KEY_F(1)) }, N_("this help"), N_("help") },
 	{ UI_A_REDRAW, V | S | UI_CTX_WALK | UI_CTX_CONFIRM | UI_CTX_HELP, { UI_CTRL('l') },
 	  N_("redraw the screen"), NULL },

@@ -85,11 +85,18 @@ void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width)
 		cells = 72;
 	if (cells < 10)
 		return;
+	allot(part, m->capacity, cells, n);
+	{
+		int any = 0;
+		for (int k = 0; k < MEMACCT_NPARTS; k++)
+			any += n[k] > 0 ? n[k] : 0;
+		if (!any)
+			return; /* a message cut short: only the card's size, nothing to draw */
+	}
 	memacct_format(m->capacity, cap, sizeof cap);
 	snprintf(buf, sizeof buf, _("GPU memory when it failed (%s card):"), cap);
 	ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
 
-	allot(part, m->capacity, cells, n);
 	ln = ui_lines_add(l, UI_R_NORMAL, " [");
 	for (int k = 0; k < MEMACCT_NPARTS; k++) {
 		char run[72 * 3 + 1];

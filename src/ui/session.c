@@ -268,19 +268,26 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 	if (job_path) {
 		struct doc *d = NULL;
 		struct job *j = NULL;
-		int rc = doc_load_file(job_path, &d, e);
+		size_t len;
+		int rc = source_open(job_path, &s->src, e);
 		if (rc)
 			return rc;
+		const char *text = source_text(s->src, &len);
+		if ((rc = doc_load(source_label(s->src), text, len, &d, e))) {
+			source_free(&s->src);
+			return rc;
+		}
 		if ((rc = job_from_doc(d, &j, e))) {
 			doc_free(&d);
+			source_free(&s->src);
 			return rc;
 		}
 		job_free(&j);
-		if ((rc = save_stamp(job_path, &s->stamp, e))) {
-			doc_free(&d);
-			return rc;
-		}
-		s->job_path = strdup(job_path);
+		s->job_path = strdup(source_path(s->src));
+		/* A web UI job brings its current log when none was given. */
+		struct stat st;
+		if (!log_path && source_log(s->src) && stat(source_log(s->src), &st) == 0)
+			log_path = source_log(s->src);
 		hist_append(s, d, FIX_NONE);
 		set_base(s, copy_doc(d, e));
 	}
@@ -326,6 +333,7 @@ void ui_session_close(struct ui_session *s)
 	diag_state_free(&s->live);
 	free(s->job_path);
 	free(s->log_path);
+	source_free(&s->src);
 	memset(s, 0, sizeof *s);
 }
 
@@ -485,7 +493,7 @@ char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err
 		return e->code ? NULL : strdup("");
 	ta = doc_text(ui_cur(s), &la);
 	tb = doc_text(nd, &lb);
-	d = diff_unified(doc_name(nd), ta, la, doc_name(nd), tb, lb, 3);
+	d = source_diff(doc_name(nd), ta, la, tb, lb, 3);
 	doc_free(&nd);
 	return d;
 }
@@ -516,7 +524,7 @@ char *ui_session_diff(const struct ui_session *s, int context)
 		return strdup("");
 	ta = doc_text(s->base, &la);
 	tb = doc_text(ui_cur(s), &lb);
-	return diff_unified(s->job_path, ta, la, s->job_path, tb, lb, context);
+	return source_diff(source_label(s->src), ta, la, tb, lb, context);
 }
 
 int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e)
@@ -527,7 +535,7 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 
 	if (!ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
-	if ((rc = doc_load(s->job_path, text, len, &nd, e)))
+	if ((rc = doc_load(source_label(s->src), text, len, &nd, e)))
 		return rc;
 	if ((rc = job_from_doc(nd, &j, e))) {
 		doc_free(&nd);
@@ -560,7 +568,7 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 	if (!s->job_path || !ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
 	text = doc_text(ui_cur(s), &len);
-	rc = save_file(s->job_path, text, len, &s->stamp, SAVE_BACKUP | flags, true, e);
+	rc = source_save(s->src, text, len, (flags & SAVE_FORCE) ? SOURCE_FORCE : 0, e);
 	if (rc)
 		return rc;
 
@@ -579,12 +587,11 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 	char **changes;
 	size_t nchanges = s->base ? doc_changes(s->base, ui_cur(s), &changes) : 0;
 	struct err je;
-	int jrc = save_journal(s->job_path, fixes, nfixes, (const char *const *)changes, nchanges,
-			       &je);
+	int jrc = source_journal(s->src, fixes, nfixes, (const char *const *)changes, nchanges,
+				 &je);
 	if (nchanges)
 		doc_changes_free(changes, nchanges);
 
-	save_stamp(s->job_path, &s->stamp, e);
 	set_base(s, copy_doc(ui_cur(s), e));
 	s->base_pos = s->pos;
 	err_clear(e);
@@ -593,5 +600,36 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 		*e = je;
 		return ERR_OK; /* saved; the caller shows the journal's error as a warning */
 	}
+	return ERR_OK;
+}
+
+int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e)
+{
+	struct logidx *li = NULL;
+	char *path;
+	int rc;
+
+	if (worker || s->diag_pending)
+		return err_set(e, ERR_TEMPFAIL, NULL, 0, 0, "%s",
+			       _("Still reading the log; try again in a moment."));
+	if (!(path = strdup(log_path)))
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	if ((rc = logidx_open(log_path, &li, e))) {
+		free(path);
+		return rc;
+	}
+	diag_state_free(&s->live); /* it followed the log being replaced */
+	logidx_close(&s->log);
+	free(s->log_path);
+	s->log = li;
+	s->log_path = path;
+	s->have_diag = false;
+	memset(&s->diag, 0, sizeof s->diag);
+	s->log_lines = 0;
+	s->lines_known = false;
+	s->diag_rc = ERR_OK;
+	err_clear(&s->diag_err);
+	ui_session_refresh(s);
+	ui_session_diag_start(s);
 	return ERR_OK;
 }

@@ -29,6 +29,7 @@
 #include "oomfix/logidx.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
+#include "oomfix/source.h"
 #include "ui_main.h"
 
 /* ---- colour roles (theme.c) ---------------------------------------------------------------- */
@@ -87,7 +88,7 @@ attr_t ui_attr(enum ui_role role);
 #define UI_VIEWS(X) \
 	X(TRAINING, ui_view_training) X(DATASETS, ui_view_datasets) X(SAMPLE, ui_view_sample) \
 	X(MODEL, ui_view_model) X(ADVANCED, ui_view_advanced) X(LOG, ui_view_log) \
-	X(PLAN, ui_view_plan) X(DIFF, ui_view_diff)
+	X(PLAN, ui_view_plan) X(DIFF, ui_view_diff) X(JOBS, ui_view_jobs)
 
 #define UI_VIEW_ENUM(id, ops) UI_V_##id,
 enum ui_view { UI_VIEWS(UI_VIEW_ENUM) UI_V_COUNT };
@@ -107,6 +108,7 @@ enum {
 	UI_CTX_PROMPT = 1u << 7,   /* a line of text being typed */
 	UI_CTX_HELP = 1u << 8,
 	UI_CTX_PLAN = 1u << 9,     /* the Plan view's list of steps */
+	UI_CTX_JOBS = 1u << 10,    /* the web UI's job list */
 };
 
 #define UI_ACTIONS(X) \
@@ -115,7 +117,8 @@ enum {
 	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
-	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW) X(PICK)
+	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW) X(PICK) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB) \
+	X(NEXT_RUN)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -156,7 +159,9 @@ struct ui_hist {
 };
 
 struct ui_session {
-	char *job_path;                 /* NULL when no job was given */
+	char *job_path;                 /* NULL when no job was given; for a web UI job the path
+					 * its backup, journal and emergency save are named after */
+	struct source *src;             /* where the job lives: a file or a web UI database row */
 	char *log_path;                 /* NULL when no log was given */
 	struct ui_hist *hist;           /* hist[pos] is the current version */
 	size_t nhist, pos, cap;
@@ -164,7 +169,6 @@ struct ui_session {
 	size_t base_pos;                /* hist index of base's version, (size_t)-1 once undone past
 					 * it and edited; the journal lists the fixes after it */
 	struct job *job, *base_job;     /* typed views of hist[pos] and base (NULL without a job) */
-	struct save_stamp stamp;        /* the file as loaded, to notice a change on disk */
 	bool have_diag;
 	struct diag_result diag;
 	struct plan plan;
@@ -237,6 +241,10 @@ int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, s
 
 /* The unified diff of unsaved edits (base → current); malloc'd, "" when none. */
 char *ui_session_diff(const struct ui_session *s, int context);
+
+/* Shows another log in place of the current one (an earlier run of a web UI job) and starts
+ * diagnosing it. ERR_TEMPFAIL while the current log is still being read. */
+int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e);
 
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */
@@ -346,8 +354,9 @@ struct ui_ctx {
 /* A view's answer to an action (tig's "request"): not its own, handled, or a request the app
  * carries out. */
 enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE,
-	      UI_REQ_APPLY /* apply the fix in ui_app.pick_fix, asking first when the last change
-			    * has not been tried */ };
+	      UI_REQ_APPLY,   /* apply the fix in ui_app.pick_fix, asking first when the last change
+			       * has not been tried */
+	      UI_REQ_OPEN_JOB /* open the job selected in the job list */ };
 
 /* Sets the one-line status message (printf format; already translated). */
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
@@ -424,6 +433,7 @@ struct ui_app {
 	bool quit;
 	bool script;
 	bool log_moved;             /* the user moved in the log before the verdict came */
+	bool jobs_on;               /* a web UI database is in use: the Jobs tab is shown */
 	int rows, cols;
 	bool follow_off;            /* F: the Log view does not follow the log as it grows */
 	bool bell_done;             /* the bell rang for this run's OOM or end */
@@ -447,6 +457,8 @@ struct ui_view_ops {
 	void (*prompt_done)(struct ui_app *a, const struct ui_ctx *c);
 	/* Frees what the view keeps between turns, at exit. */
 	void (*fini)(struct ui_app *a);
+	/* Whether the view has a tab now (NULL: always). */
+	bool (*shown)(const struct ui_app *a);
 };
 
 #define UI_VIEW_DECL(id, ops) extern const struct ui_view_ops ops;
@@ -458,6 +470,14 @@ extern const struct ui_view_ops *const ui_views[UI_V_COUNT];
 
 /* The field panels' rows (view_fields.c); v is one of the four field views. */
 size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, size_t max);
+
+/* The job list (view_jobs.c): whether its worker is still reading logs, whether verdicts came
+ * since the last call (redraw then), the job under the cursor (NULL when none), and a reload of
+ * the list on its next draw. */
+bool ui_jobs_pending(void);
+bool ui_jobs_poll(void);
+const char *ui_jobs_selected(struct ui_app *a);
+void ui_jobs_reload(void);
 
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);

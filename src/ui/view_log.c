@@ -717,11 +717,51 @@ static void next_evidence(struct ui_app *a, const struct ui_ctx *cx)
 	ui_status(cx, false, _("Evidence at line %llu"), (unsigned long long)best);
 }
 
+/* The trail of tries: R shows the web UI job's next earlier run (logs/<n>_log.txt), newest
+ * first, and comes back to the current log after the oldest; the diagnosis follows. */
+static void next_run(struct ui_app *a, const struct ui_ctx *cx)
+{
+	char **runs = NULL;
+	size_t n = a->s.src ? source_runs(a->s.src, &runs) : 0;
+	if (n < 2) {
+		ui_status(cx, false, "%s", source_row(a->s.src)
+			  ? _("This job has no earlier runs (logs/<n>_log.txt).")
+			  : _("Earlier runs belong to web UI jobs (aitk:NAME)."));
+		source_runs_free(runs, n);
+		return;
+	}
+	size_t cur = 0;
+	for (size_t i = 0; a->s.log_path && i < n; i++)
+		if (!strcmp(runs[i], a->s.log_path))
+			cur = i;
+	size_t next = (cur + 1) % n;
+	struct err e;
+	err_clear(&e);
+	if (ui_session_set_log(&a->s, runs[next], &e)) {
+		ui_status_err(cx, &e);
+	} else {
+		cache_drop();
+		a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
+		diag_pos = (struct ui_pos){ 0, 0 };
+		a->log_focus_diag = false;
+		a->log_moved = false;
+		if (a->script)
+			ui_session_diag_poll(&a->s, true);
+		ui_status(cx, false, _("Run %zu of %zu (1 is the latest): %s; R shows the next one."),
+			  next + 1, n, runs[next]);
+	}
+	source_runs_free(runs, n);
+}
+
 static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui_act act)
 {
 	struct ui_lines l = { 0 };
 	bool done = true;
 
+	if (act == UI_A_NEXT_RUN) {
+		next_run(a, cx);
+		return UI_REQ_DONE;
+	}
 	if (!a->s.log) {
 		switch (act) {
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:

@@ -1,0 +1,117 @@
+/* source.h — where a job lives: a file, or a row of the AI Toolkit web UI's database.
+ *
+ * Every command and the UI go through this one interface and never ask which kind they hold:
+ * load the text, notice a change made by someone else since it was loaded, save safely (the
+ * previous version kept, the change journal appended), and find the job's log.
+ *
+ * A job argument "aitk:NAME" names the job NAME in the database of the folder given with
+ * source_set_aitk_dir (the CLI's --aitk DIR), or else of the nearest folder at or above the
+ * working directory that holds aitk_db.db. Anything else is a file path.
+ *
+ * For a database job the previous version, the journal and the emergency save live in the job's
+ * run folder, beside its log: <TRAINING_FOLDER>/<name>/job_config.json~ (and .oomfix.md,
+ * .oomfix-save after "job_config.json").
+ */
+#ifndef OOMFIX_SOURCE_H
+#define OOMFIX_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "oomfix/err.h"
+
+#define SOURCE_AITK_PREFIX "aitk:"
+
+struct source;
+struct aitk_job;
+
+/* Sets the folder "aitk:" names are looked up in (NULL: search from the working directory).
+ * The string is copied. */
+void source_set_aitk_dir(const char *dir);
+const char *source_aitk_dir(void);
+
+/* True when `arg` names a database job ("aitk:NAME"). */
+bool source_is_aitk_arg(const char *arg);
+
+/* Opens and reads the job named by `arg`. For a database job the job_config must be JSON
+ * (ERR_DATA with the column of the first error otherwise). *out is freed with source_free. */
+int source_open(const char *arg, struct source **out, struct err *e);
+void source_free(struct source **s);
+
+/* The text as loaded (or as last saved); owned by the source. */
+const char *source_text(const struct source *s, size_t *len);
+
+/* How the job is called in messages and diff headers: the path, or "aitk:NAME". */
+const char *source_label(const struct source *s);
+
+/* The path its backup, journal and emergency save are named after: the file itself, or
+ * <run folder>/job_config.json for a database job. Owned by the source. */
+const char *source_path(const struct source *s);
+
+/* The job's current log (<run folder>/log.txt) for a database job, NULL for a file. */
+const char *source_log(const struct source *s);
+
+/* The run folder of a database job (NULL for a file); it may not exist yet. */
+const char *source_run_dir(const struct source *s);
+
+/* The database row as loaded (NULL for a file). */
+const struct aitk_job *source_row(const struct source *s);
+
+/* True when the job text is JSON (a database job, or a .json file). */
+bool source_is_json(const struct source *s);
+
+/* Checks whether someone else changed the job since it was loaded or last saved: *changed is
+ * set; `why` (may be NULL) gets a sentence. For a database job a status of running counts too. */
+int source_changed(struct source *s, bool *changed, char *why, size_t whysize, struct err *e);
+
+/* True when the job is a web UI job whose status is now running (read from the database). */
+bool source_running(struct source *s);
+
+enum { SOURCE_FORCE = 1 << 0 }; /* overwrite even when it changed since it was loaded */
+
+/* Saves `text` as the job: a file through save_file (FILE~ kept), a database job in one
+ * transaction (refused while running; job_config checked against what was loaded; the text must
+ * be JSON and keep config.name, sqlite_db_path and training_folder; the previous job_config is
+ * written to the backup file first). ERR_TEMPFAIL when it changed since it was loaded (unless
+ * SOURCE_FORCE) or the job is running or the database stayed locked. On success the source holds
+ * the new text. Nothing is written on failure. */
+int source_save(struct source *s, const char *text, size_t len, unsigned flags, struct err *e);
+
+/* The backup (previous version) path and the journal path: malloc'd, the caller frees. */
+char *source_backup_name(const struct source *s);
+char *source_journal_name(const struct source *s);
+
+/* Appends a journal entry (see save_journal). */
+int source_journal(const struct source *s, const char *const *fixes, size_t nfixes,
+		   const char *const *changes, size_t nchanges, struct err *e);
+
+/* Reads the previous version (the backup) into *text (malloc'd, caller frees). ERR_NOINPUT when
+ * there is none. */
+int source_read_backup(const struct source *s, char **text, size_t *len, struct err *e);
+
+/* A unified diff of two versions of a job for people: when both texts are JSON, of their
+ * indented renderings (json_indent), so a one-line config gives a readable diff. Malloc'd. */
+char *source_diff(const char *label, const char *old, size_t oldlen, const char *new_,
+		  size_t newlen, int context);
+
+/* The logs of a web UI job's runs, newest first: the current log.txt (when it exists), then
+ * logs/<n>_log.txt by descending n (the UI moves the previous log there at each start): the trail
+ * of tries. *paths is a malloc'd array of malloc'd strings; free with source_runs_free. A file
+ * job has none (0). */
+size_t source_runs(const struct source *s, char ***paths);
+void source_runs_free(char **paths, size_t n);
+
+/* The verdict of a job's log in one line's worth: for the job list. */
+struct source_verdict {
+	bool have_log;         /* the log exists and was read */
+	bool oom;              /* it shows a GPU out-of-memory */
+	char timing;           /* 'A'..'E', or 0 when there is no OOM */
+	const char *first_fix; /* the first fix's id (static), or NULL */
+};
+
+/* Diagnoses `log` with the job text (JSON or YAML; `label` names it in errors) and fills *out.
+ * A log that does not exist is not an error (have_log = false). */
+int source_verdict_of(const char *label, const char *text, size_t len, const char *log,
+		      struct source_verdict *out, struct err *e);
+
+#endif

@@ -1,0 +1,467 @@
+/* cmd_aitk.c — jobs kept by the AI Toolkit web UI: `oomfix jobs`, `oomfix queue aitk:NAME`,
+ * `oomfix restore JOB`, and the job loading every subcommand shares (a file or "aitk:NAME"). */
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "oomfix/aitkdb.h"
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/i18n.h"
+#include "oomfix/job.h"
+#include "oomfix/json.h"
+#include "oomfix/source.h"
+#include "oomfix/text.h"
+#include "cli.h"
+
+static int fail(const struct err *e)
+{
+	err_print(e, stderr);
+	return e->code ? e->code : ERR_SOFTWARE;
+}
+
+int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job **j, struct err *e)
+{
+	*d = NULL;
+	if (j)
+		*j = NULL;
+	int rc = source_open(arg, s, e);
+	if (rc)
+		return rc;
+	size_t len;
+	const char *text = source_text(*s, &len);
+	rc = doc_load(source_label(*s), text, len, d, e);
+	if (rc == ERR_OK && j)
+		rc = job_from_doc(*d, j, e);
+	if (rc) {
+		doc_free(d);
+		source_free(s);
+	}
+	return rc;
+}
+
+int cli_job_log(const struct source *s, const char **log, struct err *e)
+{
+	*log = source_log(s);
+	if (!*log)
+		return ERR_OK;
+	struct stat st;
+	if (stat(source_run_dir(s), &st) != 0)
+		return err_set(e, ERR_NOINPUT, source_run_dir(s), 0, 0, "%s",
+			       _("the job's run folder does not exist (has it ever run?); give a LOG"));
+	if (stat(*log, &st) != 0)
+		return err_set(e, ERR_NOINPUT, *log, 0, 0, "%s",
+			       _("the job has no current log; give a LOG"));
+	return ERR_OK;
+}
+
+int cli_save_failed(const struct source *s, const struct err *e)
+{
+	err_print(e, stderr);
+	if (e->code == ERR_TEMPFAIL && !source_row(s))
+		fprintf(stderr, "%s\n", _("oomfix: the file changed on disk since it was read; run "
+					  "again, or use --force to overwrite it."));
+	return e->code ? e->code : ERR_SOFTWARE;
+}
+
+/* ---- jobs -------------------------------------------------------------------------------------- */
+
+static void jobs_help(FILE *fp)
+{
+	fputs(_("Usage: oomfix jobs [--aitk DIR] [--json | --names]\n"
+		"\n"
+		"Lists the jobs of the AI Toolkit web UI whose database (aitk_db.db) is in DIR, or in\n"
+		"the nearest folder at or above the working directory: name, status, step/total,\n"
+		"last change, the verdict of the current log (timing letter A-E and first fix) and the\n"
+		"first line of the job's info. Failed jobs come first. Open one with aitk:NAME.\n"
+		"\n"
+		"  --aitk DIR  the ai-toolkit folder\n"
+		"  --json      a list of objects: name, status, step, total_steps, updated_at,\n"
+		"              info, log, timing, first_fix\n"
+		"  --names     only the names, one per line (for shell completion)\n"
+		"\n"
+		"Exit status: 0 success, 64 usage, 65 not the web UI's database, 66 no database.\n"),
+	      fp);
+}
+
+static void first_line(const char *s, char *out, size_t size)
+{
+	if (!s)
+		s = "";
+	size_t n = strcspn(s, "\r\n");
+	text_sanitize(s, n, out, size);
+}
+
+static void pad_print(const char *s, int cells)
+{
+	int used = 0;
+	size_t n = text_fit(s, strlen(s), cells, &used);
+	printf("%.*s%*s", (int)n, s, cells - used + 2, "");
+}
+
+static int open_db(struct aitk_db **db, struct err *e)
+{
+	char *root = NULL;
+	int rc = aitkdb_find(source_aitk_dir(), &root, e);
+	if (rc == ERR_OK)
+		rc = aitkdb_open(root, db, e);
+	free(root);
+	return rc;
+}
+
+int cmd_jobs(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "aitk", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "names", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false, names = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': source_set_aitk_dir(optarg); break;
+		case 'j': json = true; break;
+		case 'n': names = true; break;
+		case 'h': jobs_help(stdout); return 0;
+		default:
+			fprintf(stderr, _("oomfix jobs: unknown or incomplete option '%s'\n"),
+				argv[optind - 1]);
+			return ERR_USAGE;
+		}
+	}
+	if (optind != argc || (json && names)) {
+		fprintf(stderr, "%s\n", _("usage: oomfix jobs [--aitk DIR] [--json | --names]"));
+		return ERR_USAGE;
+	}
+	struct err e;
+	err_clear(&e);
+	struct aitk_db *db = NULL;
+	struct aitk_job *rows = NULL;
+	size_t n = 0;
+	int rc = open_db(&db, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_list(db, &rows, &n, &e);
+	if (rc) {
+		aitkdb_close(&db);
+		return fail(&e);
+	}
+	if (names) {
+		for (size_t i = 0; i < n; i++)
+			printf("%s\n", rows[i].name);
+		goto out;
+	}
+	aitkdb_sort_failed_first(rows, n);
+	if (json)
+		setlocale(LC_MESSAGES, "C");
+	struct json js;
+	if (json) {
+		json_init(&js, stdout, true);
+		json_arr_begin(&js);
+	} else if (n == 0) {
+		printf("%s\n", _("No jobs in this database."));
+	} else {
+		pad_print(_("NAME"), 24);
+		pad_print(_("STATUS"), 9);
+		pad_print(_("STEP"), 11);
+		pad_print(_("UPDATED"), 16);
+		pad_print(_("VERDICT"), 24);
+		printf("%s\n", _("INFO"));
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct aitk_job *r = &rows[i];
+		char *log = NULL;
+		if (asprintf(&log, "%s/%s/log.txt", aitkdb_training_folder(db), r->name) < 0)
+			log = NULL;
+		struct source_verdict v;
+		struct err ve;
+		err_clear(&ve);
+		const char *cfg = r->job_config ? r->job_config : "";
+		char label[300];
+		snprintf(label, sizeof label, "aitk:%s", r->name);
+		if (source_verdict_of(label, cfg, strlen(cfg), log, &v, &ve) != ERR_OK)
+			err_print(&ve, stderr);
+		char when[40] = "";
+		if (r->updated_ms >= 0)
+			aitkdb_iso8601(r->updated_ms, when, sizeof when);
+		char info[512];
+		first_line(r->info, info, sizeof info);
+		if (json) {
+			json_obj_begin(&js);
+			json_key(&js, "name");
+			json_str(&js, r->name);
+			json_key(&js, "status");
+			json_str(&js, r->status);
+			json_key(&js, "step");
+			if (r->step >= 0)
+				json_int(&js, r->step);
+			else
+				json_null(&js);
+			json_key(&js, "total_steps");
+			if (r->total_steps >= 0)
+				json_int(&js, r->total_steps);
+			else
+				json_null(&js);
+			json_key(&js, "updated_at");
+			json_str(&js, when[0] ? when : NULL);
+			json_key(&js, "info");
+			json_str(&js, r->info);
+			json_key(&js, "log");
+			json_str(&js, v.have_log ? log : NULL);
+			json_key(&js, "timing");
+			char t[2] = { v.timing, 0 };
+			json_str(&js, v.timing ? t : NULL);
+			json_key(&js, "first_fix");
+			json_str(&js, v.first_fix);
+			json_obj_end(&js);
+		} else {
+			char name[256], step[48], verdict[96];
+			text_sanitize(r->name, strlen(r->name), name, sizeof name);
+			if (r->total_steps >= 0)
+				snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step,
+					 r->total_steps);
+			else
+				snprintf(step, sizeof step, "%lld", r->step < 0 ? 0 : r->step);
+			if (!v.have_log)
+				snprintf(verdict, sizeof verdict, "%s", _("no log"));
+			else if (!v.oom)
+				snprintf(verdict, sizeof verdict, "%s", _("no OOM"));
+			else
+				snprintf(verdict, sizeof verdict, "%c %s", v.timing ? v.timing : '?',
+					 v.first_fix ? v.first_fix : "-");
+			/* "2026-08-21 13:31" reads faster in a table than the full ISO form. */
+			if (when[0]) {
+				when[10] = ' ';
+				when[16] = '\0';
+			}
+			pad_print(name, 24);
+			pad_print(r->status ? r->status : "?", 9);
+			pad_print(step, 11);
+			pad_print(when[0] ? when : "-", 16);
+			pad_print(verdict, 24);
+			int used;
+			size_t k = text_fit(info, strlen(info), 60, &used);
+			printf("%.*s\n", (int)k, info);
+		}
+		free(log);
+	}
+	if (json) {
+		json_arr_end(&js);
+		json_finish(&js);
+	}
+out:
+	aitkdb_rows_free(rows, n);
+	aitkdb_close(&db);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
+		return fail(&e);
+	}
+	return 0;
+}
+
+/* ---- queue ------------------------------------------------------------------------------------- */
+
+int cmd_queue(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(_("Usage: oomfix queue [--aitk DIR] aitk:NAME\n"
+			"\n"
+			"Queues the web UI job NAME again, as the UI's start button does (and starts its\n"
+			"GPU's queue). A running job is refused: stop it first.\n"
+			"\n"
+			"Exit status: 0 queued, 64 usage, 66 no such job, 75 the job is running or the\n"
+			"database stayed locked.\n"), stdout);
+		return 0;
+	}
+	if (argc != 2 || !source_is_aitk_arg(argv[1])) {
+		fprintf(stderr, "%s\n", _("usage: oomfix queue [--aitk DIR] aitk:NAME"));
+		return ERR_USAGE;
+	}
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	int rc = source_open(argv[1], &s, &e);
+	if (rc)
+		return fail(&e);
+	struct aitk_db *db = NULL;
+	char *was = NULL;
+	const char *name = argv[1] + strlen(SOURCE_AITK_PREFIX);
+	rc = open_db(&db, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_queue(db, name, &was, &e);
+	if (rc == ERR_OK)
+		fprintf(stderr, _("%s: queued (it was %s)\n"), source_label(s), was ? was : "?");
+	else
+		fail(&e);
+	free(was);
+	aitkdb_close(&db);
+	source_free(&s);
+	return rc;
+}
+
+/* ---- restore ----------------------------------------------------------------------------------- */
+
+int cmd_restore(int argc, char **argv)
+{
+	bool force = false;
+	int i = 1;
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(_("Usage: oomfix restore [--force] JOB\n"
+			"\n"
+			"Puts the previous version of JOB back (JOB~ for a file; for aitk:NAME the\n"
+			"job_config.json~ kept in the job's run folder), through the same safe save; the\n"
+			"version it replaces becomes the previous one, so restoring twice undoes it.\n"
+			"\n"
+			"  --force   overwrite even if JOB changed since it was read\n"
+			"\n"
+			"Exit status: 0 restored, 64 usage, 65 the previous version is not a job,\n"
+			"66 no previous version, 75 JOB is running or changed meanwhile.\n"), stdout);
+		return 0;
+	}
+	if (i < argc && !strcmp(argv[i], "--force")) {
+		force = true;
+		i++;
+	}
+	if (argc - i != 1) {
+		fprintf(stderr, "%s\n", _("usage: oomfix restore [--force] JOB"));
+		return ERR_USAGE;
+	}
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	struct doc *cur = NULL, *prev = NULL;
+	struct job *pj = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = cli_open_job(argv[i], &s, &cur, NULL, &e);
+	if (rc)
+		return fail(&e);
+	char *bak = source_backup_name(s);
+	if ((rc = source_read_backup(s, &text, &len, &e)) != ERR_OK ||
+	    (rc = doc_load(bak ? bak : source_label(s), text, len, &prev, &e)) != ERR_OK ||
+	    (rc = job_from_doc(prev, &pj, &e)) != ERR_OK) {
+		fail(&e);
+		goto done;
+	}
+	size_t clen;
+	const char *ctext = source_text(s, &clen);
+	if (clen == len && !memcmp(ctext, text, len)) {
+		fprintf(stderr, _("%s: already the same as the previous version; nothing to do\n"),
+			source_label(s));
+		goto done;
+	}
+	if ((rc = source_save(s, text, len, force ? SOURCE_FORCE : 0, &e)) != ERR_OK) {
+		cli_save_failed(s, &e);
+		goto done;
+	}
+	char **changes;
+	size_t nch = doc_changes(cur, prev, &changes);
+	const char *what = "restore";
+	struct err je;
+	err_clear(&je);
+	if (source_journal(s, &what, 1, (const char *const *)changes, nch, &je) != ERR_OK)
+		err_print(&je, stderr);
+	doc_changes_free(changes, nch);
+	fprintf(stderr, _("%s: previous version restored (the replaced one is now in %s)\n"),
+		source_label(s), bak ? bak : "~");
+done:
+	free(bak);
+	free(text);
+	job_free(&pj);
+	doc_free(&prev);
+	doc_free(&cur);
+	source_free(&s);
+	return rc;
+}
+
+/* ---- runs -------------------------------------------------------------------------------------- */
+
+int cmd_runs(int argc, char **argv)
+{
+	bool json = false;
+	const char *arg = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(_("Usage: oomfix runs [--aitk DIR] [--json] aitk:NAME\n"
+				"\n"
+				"The trail of tries of a web UI job: its current log.txt and the earlier runs'\n"
+				"logs/<n>_log.txt, newest first, each with its verdict (timing letter A-E and\n"
+				"the first fix for it, diagnosed with the job as it is now).\n"
+				"\n"
+				"Exit status: 0 success, 64 usage, 65 bad job, 66 no such job.\n"), stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!arg && argv[i][0] != '-')
+			arg = argv[i];
+		else
+			arg = NULL, i = argc;
+	}
+	if (!arg || !source_is_aitk_arg(arg)) {
+		fprintf(stderr, "%s\n", _("usage: oomfix runs [--aitk DIR] [--json] aitk:NAME"));
+		return ERR_USAGE;
+	}
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	if (source_open(arg, &s, &e))
+		return fail(&e);
+	if (json)
+		setlocale(LC_MESSAGES, "C");
+	char **runs;
+	size_t n = source_runs(s, &runs);
+	size_t len;
+	const char *text = source_text(s, &len);
+	struct json js;
+	if (json) {
+		json_init(&js, stdout, true);
+		json_arr_begin(&js);
+	} else if (!n) {
+		printf(_("%s: no run logs yet in %s\n"), source_label(s), source_run_dir(s));
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct source_verdict v;
+		if (source_verdict_of(source_label(s), text, len, runs[i], &v, &e) != ERR_OK) {
+			err_print(&e, stderr);
+			err_clear(&e);
+		}
+		char t[2] = { v.timing, 0 };
+		if (json) {
+			json_obj_begin(&js);
+			json_key(&js, "log");
+			json_str(&js, runs[i]);
+			json_key(&js, "oom");
+			json_bool(&js, v.oom);
+			json_key(&js, "timing");
+			json_str(&js, v.timing ? t : NULL);
+			json_key(&js, "first_fix");
+			json_str(&js, v.first_fix);
+			json_obj_end(&js);
+		} else {
+			char shown[64];
+			if (!v.have_log)
+				snprintf(shown, sizeof shown, "%s", _("unreadable"));
+			else if (!v.oom)
+				snprintf(shown, sizeof shown, "%s", _("no OOM"));
+			else
+				snprintf(shown, sizeof shown, "%s %s", t[0] ? t : "?",
+					 v.first_fix ? v.first_fix : "-");
+			printf("%2zu. %-22s %s\n", i + 1, shown, runs[i]);
+		}
+	}
+	if (json) {
+		json_arr_end(&js);
+		json_finish(&js);
+	}
+	source_runs_free(runs, n);
+	source_free(&s);
+	return ferror(stdout) ? ERR_IOERR : 0;
+}

@@ -1,0 +1,718 @@
+/* aitkdb.c — see aitkdb.h. */
+#include "oomfix/aitkdb.h"
+#include "oomfix/i18n.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct aitk_db {
+	sqlite3 *h;
+	char *root, *path, *training;
+	/* Which optional columns of Job this database has (older UIs lack some). */
+	bool has_status, has_info, has_step, has_total, has_updated, has_id, has_gpu, has_qpos,
+		has_stop, has_rtq;
+};
+
+static char *join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *r = malloc(la + lb + 2);
+	if (r) {
+		memcpy(r, a, la);
+		r[la] = '/';
+		memcpy(r + la + 1, b, lb + 1);
+		if (la && a[la - 1] == '/')
+			memmove(r + la, r + la + 1, lb + 1);
+	}
+	return r;
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int aitkdb_find(const char *dir, char **root, struct err *e)
+{
+	*root = NULL;
+	if (dir) {
+		char *p = join(dir, AITKDB_FILE);
+		if (!p)
+			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		bool ok = is_file(p);
+		free(p);
+		if (!ok)
+			return err_set(e, ERR_NOINPUT, dir, 0, 0,
+				       _("no %s in this folder (give the ai-toolkit folder with --aitk)"),
+				       AITKDB_FILE);
+		/* Absolute, so the log paths shown and written in journals mean the same from anywhere. */
+		*root = realpath(dir, NULL);
+		if (!*root)
+			*root = strdup(dir);
+		return *root ? ERR_OK : err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof cwd))
+		return err_set(e, ERR_NOINPUT, NULL, 0, 0, _("cannot read the working directory: %s"),
+			       strerror(errno));
+	char here[PATH_MAX];
+	snprintf(here, sizeof here, "%s", cwd);
+	for (;;) {
+		char *p = join(here, AITKDB_FILE);
+		if (!p)
+			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		bool ok = is_file(p);
+		free(p);
+		if (ok) {
+			*root = strdup(here);
+			return *root ? ERR_OK
+				     : err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		}
+		char *slash = strrchr(here, '/');
+		if (!slash || !strcmp(here, "/"))
+			break;
+		if (slash == here)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return err_set(e, ERR_NOINPUT, NULL, 0, 0,
+		       _("no %s in %s or any folder above it; give the ai-toolkit folder with --aitk DIR"),
+		       AITKDB_FILE, cwd);
+}
+
+static int busy_ms(void)
+{
+	/* A test hook: the lock test cannot wait half a minute. */
+	const char *s = getenv("OOMFIX_DB_BUSY_MS");
+	if (s && *s) {
+		long v = strtol(s, NULL, 10);
+		if (v > 0 && v < INT_MAX)
+			return (int)v;
+	}
+	return AITKDB_BUSY_MS;
+}
+
+static int db_error(struct aitk_db *db, int rc, struct err *e)
+{
+	rc &= 0xff; /* extended codes are on */
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
+			       _("the database stayed locked by another program for %d s; nothing was "
+				 "written, try again"), (busy_ms() + 999) / 1000);
+	if (rc == SQLITE_NOTADB)
+		return err_set(e, ERR_DATA, db->path, 0, 0, "%s", _("not an SQLite database"));
+	if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM)
+		return err_set(e, ERR_CANTCREAT, db->path, 0, 0, _("cannot write the database: %s"),
+			       sqlite3_errmsg(db->h));
+	return err_set(e, ERR_IOERR, db->path, 0, 0, _("database error: %s"), sqlite3_errmsg(db->h));
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? strdup((const char *)t) : NULL;
+}
+
+/* Reads the Settings value for `key`; NULL when absent, empty or there is no Settings table. */
+static char *setting(struct aitk_db *db, const char *key)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+	if (sqlite3_prepare_v2(db->h, "SELECT value FROM Settings WHERE key = ?", -1, &st, NULL))
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = col_text(st, 0);
+	sqlite3_finalize(st);
+	if (v && !*v) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+int aitkdb_open(const char *root, struct aitk_db **out, struct err *e)
+{
+	*out = NULL;
+	struct aitk_db *db = calloc(1, sizeof *db);
+	if (!db || !(db->root = strdup(root)) || !(db->path = join(root, AITKDB_FILE))) {
+		if (db)
+			free(db->root);
+		free(db);
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	int rc = sqlite3_open_v2(db->path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		rc = err_set(e, ERR_NOINPUT, db->path, 0, 0, _("cannot open the database: %s"),
+			     db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc));
+		aitkdb_close(&db);
+		return rc;
+	}
+	sqlite3_busy_timeout(db->h, busy_ms());
+	sqlite3_extended_result_codes(db->h, 1);
+
+	sqlite3_stmt *st = NULL;
+	rc = sqlite3_prepare_v2(db->h, "SELECT name FROM pragma_table_info('Job')", -1, &st, NULL);
+	bool has_name = false, has_config = false;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(st, 0);
+		rc = SQLITE_OK;
+		if (!c)
+			continue;
+		has_name |= !strcmp(c, "name");
+		has_config |= !strcmp(c, "job_config");
+		db->has_status |= !strcmp(c, "status");
+		db->has_info |= !strcmp(c, "info");
+		db->has_step |= !strcmp(c, "step");
+		db->has_total |= !strcmp(c, "total_steps");
+		db->has_updated |= !strcmp(c, "updated_at");
+		db->has_id |= !strcmp(c, "id");
+		db->has_gpu |= !strcmp(c, "gpu_ids");
+		db->has_qpos |= !strcmp(c, "queue_position");
+		db->has_stop |= !strcmp(c, "stop");
+		db->has_rtq |= !strcmp(c, "return_to_queue");
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		rc = db_error(db, rc, e);
+		aitkdb_close(&db);
+		return rc;
+	}
+	if (!has_name || !has_config) {
+		rc = err_set(e, ERR_DATA, db->path, 0, 0, "%s",
+			     !has_name && !has_config
+				     ? _("no Job table: this is not the AI Toolkit web UI's database")
+				     : _("the Job table has no name or job_config column"));
+		aitkdb_close(&db);
+		return rc;
+	}
+	char *tf = setting(db, "TRAINING_FOLDER");
+	db->training = tf ? tf : join(root, "output");
+	if (!db->training) {
+		aitkdb_close(&db);
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	*out = db;
+	return ERR_OK;
+}
+
+void aitkdb_close(struct aitk_db **db)
+{
+	if (!db || !*db)
+		return;
+	if ((*db)->h)
+		sqlite3_close((*db)->h);
+	free((*db)->root);
+	free((*db)->path);
+	free((*db)->training);
+	free(*db);
+	*db = NULL;
+}
+
+const char *aitkdb_path(const struct aitk_db *db)
+{
+	return db->path;
+}
+
+const char *aitkdb_training_folder(const struct aitk_db *db)
+{
+	return db->training;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian), no time zone involved. */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	long long era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.fff]" or with 'T', optional 'Z' (the text forms a DATETIME column may
+ * hold) → milliseconds since the epoch; -1 when it is something else. */
+static long long parse_datetime(const char *s)
+{
+	int y, mo, d, h, mi, sec, n = 0;
+	if (!s || sscanf(s, "%4d-%2d-%2d%*1[ T]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
+		return -1;
+	long long ms = 0;
+	if (s[n] == '.') {
+		int k = 0;
+		for (n++; isdigit((unsigned char)s[n]); n++, k++)
+			if (k < 3)
+				ms = ms * 10 + (s[n] - '0');
+		for (; k < 3; k++)
+			ms *= 10;
+	}
+	return ((days_from_civil(y, (unsigned)mo, (unsigned)d) * 24 + h) * 60 + mi) * 60000LL +
+	       sec * 1000LL + ms;
+}
+
+void aitkdb_iso8601(long long ms, char *buf, size_t size)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+/* The SELECT list for a row, with NULL where this database lacks a column. */
+static void select_sql(const struct aitk_db *db, char *buf, size_t size, const char *where)
+{
+	snprintf(buf, size,
+		 "SELECT %s, name, %s, %s, job_config, %s, %s, %s, %s, %s FROM Job%s",
+		 db->has_id ? "id" : "NULL", db->has_status ? "status" : "NULL",
+		 db->has_info ? "info" : "NULL", db->has_gpu ? "gpu_ids" : "NULL",
+		 db->has_step ? "step" : "NULL", db->has_total ? "total_steps" : "NULL",
+		 db->has_updated ? "typeof(updated_at)" : "NULL",
+		 db->has_updated ? "updated_at" : "NULL", where);
+}
+
+static int read_row(sqlite3_stmt *st, struct aitk_job *j)
+{
+	memset(j, 0, sizeof *j);
+	j->id = col_text(st, 0);
+	j->name = col_text(st, 1);
+	j->status = col_text(st, 2);
+	j->info = col_text(st, 3);
+	j->job_config = col_text(st, 4);
+	j->gpu_ids = col_text(st, 5);
+	j->step = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+	j->total_steps = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
+	const char *ty = (const char *)sqlite3_column_text(st, 8);
+	if (ty && (!strcmp(ty, "integer") || !strcmp(ty, "real")))
+		j->updated_ms = sqlite3_column_int64(st, 9);
+	else if (ty && !strcmp(ty, "text"))
+		j->updated_ms = parse_datetime((const char *)sqlite3_column_text(st, 9));
+	else
+		j->updated_ms = -1;
+	if (!j->name)
+		j->name = strdup("");
+	if (!j->name)
+		return ERR_SOFTWARE;
+	return ERR_OK;
+}
+
+void aitkdb_job_clear(struct aitk_job *j)
+{
+	if (!j)
+		return;
+	free(j->id);
+	free(j->name);
+	free(j->status);
+	free(j->info);
+	free(j->job_config);
+	free(j->gpu_ids);
+	memset(j, 0, sizeof *j);
+}
+
+void aitkdb_rows_free(struct aitk_job *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		aitkdb_job_clear(&rows[i]);
+	free(rows);
+}
+
+int aitkdb_list(struct aitk_db *db, struct aitk_job **rows, size_t *n, struct err *e)
+{
+	*rows = NULL;
+	*n = 0;
+	char sql[512];
+	select_sql(db, sql, sizeof sql, " ORDER BY rowid");
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc)
+		return db_error(db, rc, e);
+	struct aitk_job *v = NULL;
+	size_t cnt = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct aitk_job *nv = realloc(v, (cnt + 1) * sizeof *nv);
+		if (!nv || (v = nv, read_row(st, &v[cnt])) != ERR_OK) {
+			sqlite3_finalize(st);
+			aitkdb_rows_free(v, cnt);
+			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		}
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		aitkdb_rows_free(v, cnt);
+		return db_error(db, rc, e);
+	}
+	*rows = v;
+	*n = cnt;
+	return ERR_OK;
+}
+
+/* Edit distance, bounded to short names (only used to suggest names). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 200 || lb > 200)
+		return SIZE_MAX;
+	size_t row[201];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t sub = prev + (tolower((unsigned char)a[i - 1]) !=
+					     tolower((unsigned char)b[j - 1]));
+			size_t m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+			row[j] = m < sub ? m : sub;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static bool contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	if (!n)
+		return false;
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return true;
+	return false;
+}
+
+static int no_such_job(struct aitk_db *db, const char *name, struct err *e)
+{
+	struct aitk_job *rows;
+	size_t n;
+	char close[600] = "";
+	size_t used = 0, found = 0;
+	if (aitkdb_list(db, &rows, &n, e) == ERR_OK) {
+		size_t lim = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2;
+		for (size_t i = 0; i < n && found < 5; i++) {
+			if (distance(name, rows[i].name) <= lim || contains_ci(rows[i].name, name) ||
+			    contains_ci(name, rows[i].name)) {
+				int w = snprintf(close + used, sizeof close - used, "%s'%s'",
+						 found ? ", " : "", rows[i].name);
+				if (w < 0 || (size_t)w >= sizeof close - used)
+					break;
+				used += (size_t)w;
+				found++;
+			}
+		}
+		aitkdb_rows_free(rows, n);
+	}
+	if (found)
+		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
+			       _("no job named '%s'; close names: %s"), name, close);
+	return err_set(e, ERR_NOINPUT, db->path, 0, 0,
+		       _("no job named '%s' (oomfix jobs lists them)"), name);
+}
+
+int aitkdb_get(struct aitk_db *db, const char *name, struct aitk_job *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	char sql[512];
+	select_sql(db, sql, sizeof sql, " WHERE name = ?");
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc)
+		return db_error(db, rc, e);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		rc = read_row(st, out) == ERR_OK
+			     ? ERR_OK
+			     : err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_error(db, rc, e);
+	return no_such_job(db, name, e);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void rollback(struct aitk_db *db)
+{
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Binds "now" for updated_at in the form the row holds: integer milliseconds (what the UI's ORM
+ * writes) unless the row holds text, then the same text layout. */
+static void bind_now(sqlite3_stmt *st, int i, const char *type, const char *old)
+{
+	long long ms = now_ms();
+	if (type && !strcmp(type, "text") && old && parse_datetime(old) >= 0) {
+		char buf[40];
+		time_t t = (time_t)(ms / 1000);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		bool iso = strchr(old, 'T') != NULL, frac = strchr(old, '.') != NULL;
+		const char *zone = strchr(old, 'Z') ? "Z" : strstr(old, "+00:00") ? "+00:00" : "";
+		int w = snprintf(buf, sizeof buf, "%04d-%02d-%02d%c%02d:%02d:%02d", tm.tm_year + 1900,
+				 tm.tm_mon + 1, tm.tm_mday, iso ? 'T' : ' ', tm.tm_hour, tm.tm_min,
+				 tm.tm_sec);
+		if (frac && w > 0)
+			w += snprintf(buf + w, sizeof buf - (size_t)w, ".%03d", (int)(ms % 1000));
+		if (w > 0)
+			snprintf(buf + w, sizeof buf - (size_t)w, "%s", zone);
+		sqlite3_bind_text(st, i, buf, -1, SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_int64(st, i, ms);
+	}
+}
+
+/* Inside a transaction: the row's status, job_config and updated_at form. */
+struct rowstate {
+	char *status, *config, *utype, *utext;
+	bool found;
+};
+
+static void rowstate_free(struct rowstate *r)
+{
+	free(r->status);
+	free(r->config);
+	free(r->utype);
+	free(r->utext);
+	memset(r, 0, sizeof *r);
+}
+
+static int read_state(struct aitk_db *db, const char *name, struct rowstate *r, struct err *e)
+{
+	memset(r, 0, sizeof *r);
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT %s, job_config, %s, %s FROM Job WHERE name = ?",
+		 db->has_status ? "status" : "NULL",
+		 db->has_updated ? "typeof(updated_at)" : "NULL",
+		 db->has_updated ? "updated_at" : "NULL");
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc)
+		return db_error(db, rc, e);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		r->found = true;
+		r->status = col_text(st, 0);
+		r->config = col_text(st, 1);
+		r->utype = col_text(st, 2);
+		r->utext = col_text(st, 3);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_error(db, rc, e);
+	if (!r->found)
+		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
+			       _("the job '%s' is no longer in the database"), name);
+	return ERR_OK;
+}
+
+static int begin(struct aitk_db *db, struct err *e)
+{
+	int rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	return rc ? db_error(db, rc, e) : ERR_OK;
+}
+
+static int commit(struct aitk_db *db, struct err *e)
+{
+	int rc = sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+	if (rc) {
+		int r = db_error(db, rc, e);
+		rollback(db);
+		return r;
+	}
+	return ERR_OK;
+}
+
+static int refuse_running(struct aitk_db *db, const char *name, struct err *e)
+{
+	return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
+		       _("the job '%s' is running: stop it first (in the web UI), then try again"),
+		       name);
+}
+
+int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded, const char *config,
+		       bool force, aitkdb_before_write before, void *arg, struct err *e)
+{
+	int rc = begin(db, e);
+	if (rc)
+		return rc;
+	struct rowstate r;
+	if ((rc = read_state(db, name, &r, e)) != ERR_OK)
+		goto fail;
+	if (r.status && !strcmp(r.status, "running")) {
+		rc = refuse_running(db, name, e);
+		goto fail;
+	}
+	if (!force && loaded && (!r.config || strcmp(r.config, loaded))) {
+		rc = err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
+			     _("the job '%s' was changed in the database since it was read; read it "
+			       "again, or use --force to overwrite it"), name);
+		goto fail;
+	}
+	if (before && (rc = before(arg, r.config ? r.config : "", e)) != ERR_OK)
+		goto fail;
+	char sql[128];
+	snprintf(sql, sizeof sql, "UPDATE Job SET job_config = ?%s WHERE name = ?",
+		 db->has_updated ? ", updated_at = ?" : "");
+	sqlite3_stmt *st;
+	if ((rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL)) != SQLITE_OK) {
+		rc = db_error(db, rc, e);
+		goto fail;
+	}
+	int k = 1;
+	sqlite3_bind_text(st, k++, config, -1, SQLITE_STATIC);
+	if (db->has_updated)
+		bind_now(st, k++, r.utype, r.utext);
+	sqlite3_bind_text(st, k, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		rc = db_error(db, rc, e);
+		goto fail;
+	}
+	rowstate_free(&r);
+	return commit(db, e);
+fail:
+	rowstate_free(&r);
+	rollback(db);
+	return rc;
+}
+
+static int exec_bound(struct aitk_db *db, const char *sql, const char *a, const char *b,
+		      struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc)
+		return db_error(db, rc, e);
+	if (a)
+		sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+	if (b)
+		sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? ERR_OK : db_error(db, rc, e);
+}
+
+static bool table_exists(struct aitk_db *db, const char *t)
+{
+	sqlite3_stmt *st;
+	bool ok = false;
+	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+		ok = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	return ok;
+}
+
+int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e)
+{
+	if (was)
+		*was = NULL;
+	if (!db->has_status)
+		return err_set(e, ERR_DATA, db->path, 0, 0, "%s",
+			       _("the Job table has no status column: this UI cannot queue jobs"));
+	int rc = begin(db, e);
+	if (rc)
+		return rc;
+	struct rowstate r;
+	if ((rc = read_state(db, name, &r, e)) != ERR_OK)
+		goto fail;
+	if (r.status && !strcmp(r.status, "running")) {
+		rc = refuse_running(db, name, e);
+		goto fail;
+	}
+	if (db->has_qpos &&
+	    (rc = exec_bound(db, "UPDATE Job SET queue_position = (SELECT COALESCE(MAX(queue_position), 0) "
+				 "+ 1000 FROM Job) WHERE name = ?", name, NULL, e)))
+		goto fail;
+	char sql[256];
+	snprintf(sql, sizeof sql,
+		 "UPDATE Job SET status = 'queued'%s%s%s%s WHERE name = ?",
+		 db->has_stop ? ", stop = 0" : "", db->has_rtq ? ", return_to_queue = 0" : "",
+		 db->has_info ? ", info = 'Job queued'" : "", db->has_updated ? ", updated_at = ?" : "");
+	sqlite3_stmt *st;
+	if ((rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL)) != SQLITE_OK) {
+		rc = db_error(db, rc, e);
+		goto fail;
+	}
+	int k = 1;
+	if (db->has_updated)
+		bind_now(st, k++, r.utype, r.utext);
+	sqlite3_bind_text(st, k, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		rc = db_error(db, rc, e);
+		goto fail;
+	}
+	/* The start button also starts the GPU's queue, creating it when it is missing. */
+	if (db->has_gpu && table_exists(db, "Queue")) {
+		if ((rc = exec_bound(db, "INSERT INTO Queue (gpu_ids, is_running) SELECT j.gpu_ids, 1 "
+				     "FROM Job j WHERE j.name = ? AND NOT EXISTS (SELECT 1 FROM Queue "
+				     "q WHERE q.gpu_ids = j.gpu_ids)", name, NULL, e)) ||
+		    (rc = exec_bound(db, "UPDATE Queue SET is_running = 1 WHERE gpu_ids = "
+				     "(SELECT gpu_ids FROM Job WHERE name = ?)", name, NULL, e)))
+			goto fail;
+	}
+	if (was) {
+		*was = r.status;
+		r.status = NULL;
+	}
+	rowstate_free(&r);
+	return commit(db, e);
+fail:
+	rowstate_free(&r);
+	rollback(db);
+	return rc;
+}
+
+static int status_rank(const char *s)
+{
+	static const char *const order[] = { "error", "stopped", "queued", "running", "completed" };
+	for (int i = 0; s && i < 5; i++)
+		if (!strcmp(s, order[i]))
+			return i;
+	return 5;
+}
+
+static int cmp_failed_first(const void *pa, const void *pb)
+{
+	const struct aitk_job *a = pa, *b = pb;
+	int ra = status_rank(a->status), rb = status_rank(b->status);
+	if (ra != rb)
+		return ra - rb;
+	if (a->updated_ms != b->updated_ms)
+		return a->updated_ms > b->updated_ms ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+void aitkdb_sort_failed_first(struct aitk_job *rows, size_t n)
+{
+	if (n > 1)
+		qsort(rows, n, sizeof *rows, cmp_failed_first);
+}

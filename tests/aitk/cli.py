@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""CLI tests of web UI jobs (aitk:NAME) against real database files, in WAL and rollback-journal
+mode: the happy paths, and one test per fault in the issue. Prints TAP."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import uidb  # noqa: E402
+
+OOMFIX = os.environ["OOMFIX"]
+SRC = os.environ["SOURCE_ROOT"]
+LOG = os.path.join(SRC, "examples", "train.log")
+ODD = "it's \"ünï\" job 1"  # spaces, quotes and non-ASCII
+
+n = 0
+failed = 0
+
+
+def ok(cond, what, detail=""):
+    global n, failed
+    n += 1
+    if cond:
+        print("ok %d - %s" % (n, what))
+    else:
+        failed += 1
+        print("not ok %d - %s" % (n, what))
+        for line in str(detail).splitlines()[:40]:
+            print("#   " + line)
+
+
+def run(*args, cwd=None, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([OOMFIX] + list(args), cwd=cwd, env=e, capture_output=True)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def fresh(mode="wal", jobs=None, log_for=("my lora",)):
+    root = tempfile.mkdtemp(prefix="oomfix-aitk-")
+    jobs = jobs if jobs is not None else [
+        {"name": "my lora", "status": "error", "step": 6,
+         "info": "CUDA out of memory. Tried to allocate 2.00 GiB"},
+        {"name": ODD, "status": "stopped", "step": 10},
+        {"name": "runner", "status": "running", "step": 50},
+        {"name": "finished", "status": "completed", "step": 3000},
+    ]
+    db = uidb.create(root, mode, jobs)
+    for name in log_for:
+        d = os.path.join(root, "output", name)
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(LOG, os.path.join(d, "log.txt"))
+    return root, db
+
+
+def backup_of(root, name):
+    return os.path.join(root, "output", name, "job_config.json~")
+
+
+def happy(mode):
+    root, db = fresh(mode, log_for=("my lora", ODD))
+    before = uidb.row(db, "my lora")
+    rc, out, err = run("--aitk", root, "jobs")
+    ok(rc == 0 and out.splitlines()[1].startswith("my lora") and "B batch_size" in out,
+       "%s: jobs lists the failed job first with its verdict" % mode, out + err)
+    rc, out, err = run("jobs", "--json", cwd=os.path.join(root, "output"))
+    js = json.loads(out) if rc == 0 else []
+    first = js[0] if js else {}
+    ok(rc == 0 and first.get("name") == "my lora" and first.get("timing") == "B" and
+       first.get("first_fix") == "batch_size" and first.get("log", "").endswith("my lora/log.txt")
+       and first.get("updated_at", "").endswith("Z") and set(first) == {
+           "name", "status", "step", "total_steps", "updated_at", "info", "log", "timing",
+           "first_fix"},
+       "%s: jobs --json from a folder below the database" % mode, out + err)
+    rc, out, err = run("--aitk", root, "jobs", "--names")
+    ok(rc == 0 and sorted(out.splitlines()) == sorted(["my lora", ODD, "runner", "finished"]),
+       "%s: jobs --names" % mode, out + err)
+    rc, out, err = run("--aitk", root, "diagnose", "--job", "aitk:my lora")
+    ok(rc == 0 and "step 6" in out, "%s: diagnose --job aitk: without LOG uses log.txt" % mode,
+       out + err)
+    rc, out, err = run("--aitk", root, "fix", "--diff", "aitk:my lora", "batch_size")
+    ok(rc == 0 and '-          "batch_size": 4,' in out and '+          "batch_size": 1,' in out,
+       "%s: fix --diff shows an indented diff of the one-line config" % mode, out + err)
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:my lora", "next")
+    after = uidb.row(db, "my lora")
+    old, new = before["job_config"], after["job_config"]
+    # the only difference is the value 4 → 1: every other byte is the same, still one line
+    i = 0
+    while i < len(old) and old[i] == new[i]:
+        i += 1
+    ok(rc == 0 and "\n" not in new and old[:i] + "4" + old[i + 1:] == old and
+       new == old[:i] + "1" + old[i + 1:] and list(json.loads(new)) == list(json.loads(old)),
+       "%s: fix -i writes compact JSON, key order and untouched bytes kept" % mode,
+       err + "\n" + new)
+    ok(after["ut"] == "integer" and after["updated_at"] > before["updated_at"] and
+       after["name"] == before["name"] and after["id"] == before["id"] and
+       after["status"] == before["status"] and after["step"] == before["step"],
+       "%s: updated_at is integer ms, other columns untouched" % mode, str(after))
+    bak = backup_of(root, "my lora")
+    ok(os.path.exists(bak) and open(bak, encoding="utf-8").read() == old,
+       "%s: the previous job_config is kept beside the log" % mode)
+    jr = os.path.join(root, "output", "my lora", "job_config.json.oomfix.md")
+    ok(os.path.exists(jr) and "batch_size`: 4 → 1" in open(jr, encoding="utf-8").read(),
+       "%s: the journal is written beside the log" % mode)
+    rc, out, err = run("--aitk", root, "get", "aitk:my lora", "config.process[0].train.batch_size")
+    ok(rc == 0 and out == "1\n", "%s: get reads the saved value" % mode, out + err)
+    rc, out, err = run("--aitk", root, "restore", "aitk:my lora")
+    ok(rc == 0 and uidb.row(db, "my lora")["job_config"] == old,
+       "%s: restore puts the previous version back" % mode, err)
+    # the odd name: spaces, quotes, non-ASCII — in the log path too
+    rc, out, err = run("--aitk", root, "set", "-i", "aitk:" + ODD,
+                       "config.process[0].train.lr=2e-4")
+    cfg = json.loads(uidb.row(db, ODD)["job_config"])
+    ok(rc == 0 and cfg["config"]["process"][0]["train"]["lr"] == 2e-4 and
+       os.path.exists(backup_of(root, ODD)), "%s: set -i on a job named %s" % (mode, ODD), err)
+    rc, out, err = run("--aitk", root, "plan", "aitk:" + ODD)
+    ok(rc == 0 and "Verdict:" in out, "%s: plan of the odd name uses its log" % mode, out + err)
+    # queue
+    rc, out, err = run("--aitk", root, "queue", "aitk:my lora")
+    r = uidb.row(db, "my lora")
+    con = sqlite3.connect(db)
+    q = con.execute("SELECT is_running FROM Queue WHERE gpu_ids='0'").fetchall()
+    maxpos = con.execute("SELECT MAX(queue_position) FROM Job WHERE name != 'my lora'").fetchone()[0]
+    con.close()
+    ok(rc == 0 and r["status"] == "queued" and r["info"] == "Job queued" and r["stop"] == 0 and
+       r["queue_position"] == maxpos + 1000 and q == [(1,)],
+       "%s: queue does what the start button does" % mode, str(r) + err)
+    rc, out, err = run("--aitk", root, "queue", "aitk:runner")
+    ok(rc == 75 and "stop it first" in err and uidb.row(db, "runner")["status"] == "running",
+       "%s: queue refuses a running job" % mode, err)
+    shutil.rmtree(root)
+
+
+def faults():
+    root, db = fresh()
+    empty = tempfile.mkdtemp(prefix="oomfix-nodb-")
+    rc, out, err = run("jobs", cwd=empty)
+    ok(rc == 66 and empty in err and "--aitk" in err, "no aitk_db.db: says where it looked", err)
+    rc, out, err = run("--aitk", empty, "get", "aitk:x", "config.name")
+    ok(rc == 66 and "no aitk_db.db" in err, "--aitk folder without a database", err)
+    with open(os.path.join(empty, "aitk_db.db"), "w") as f:
+        f.write("this is not a database, just text\n" * 100)
+    rc, out, err = run("--aitk", empty, "jobs")
+    ok(rc == 65 and "not an SQLite database" in err, "a file that is not SQLite", err)
+    os.unlink(os.path.join(empty, "aitk_db.db"))
+    con = sqlite3.connect(os.path.join(empty, "aitk_db.db"))
+    con.execute("CREATE TABLE Other (x)")
+    con.commit()
+    con.close()
+    rc, out, err = run("--aitk", empty, "jobs")
+    ok(rc == 65 and "no Job table" in err, "a database without a Job table", err)
+    shutil.rmtree(empty)
+
+    # an older column set: open what is there
+    old = tempfile.mkdtemp(prefix="oomfix-old-")
+    con = sqlite3.connect(os.path.join(old, "aitk_db.db"))
+    con.execute('CREATE TABLE "Job" ("id" TEXT NOT NULL PRIMARY KEY, "name" TEXT NOT NULL, '
+                '"gpu_ids" TEXT NOT NULL, "job_config" TEXT NOT NULL, '
+                '"status" TEXT NOT NULL DEFAULT \'stopped\')')
+    con.execute("INSERT INTO Job VALUES ('1', 'old', '0', ?, 'error')",
+                (uidb.job_config("old", old + "/output"),))
+    con.commit()
+    con.close()
+    rc, out, err = run("--aitk", old, "jobs", "--json")
+    ok(rc == 0 and json.loads(out)[0]["step"] is None and json.loads(out)[0]["updated_at"] is None,
+       "an older column set lists what is there", out + err)
+    rc, out, err = run("--aitk", old, "set", "-i", "aitk:old", "config.process[0].train.steps=100")
+    con = sqlite3.connect(os.path.join(old, "aitk_db.db"))
+    saved = con.execute("SELECT job_config FROM Job WHERE name='old'").fetchone()[0]
+    con.close()
+    ok(rc == 0 and '"steps":100' in saved,
+       "an older column set saves (no updated_at to set)", err)
+    shutil.rmtree(old)
+
+    rc, out, err = run("--aitk", root, "get", "aitk:my_lora", "config.name")
+    ok(rc == 66 and "'my lora'" in err and "close names" in err, "no such job lists close names", err)
+
+    con = sqlite3.connect(db)
+    uidb.add_job(con, {"name": "broken", "job_config": '{"job":"extension","config":{"name":'},
+                 os.path.join(root, "output"))
+    uidb.add_job(con, {"name": "notajob", "job_config": '{"hello":"world"}'},
+                 os.path.join(root, "output"))
+    con.commit()
+    con.close()
+    rc, out, err = run("--aitk", root, "get", "aitk:broken", "config")
+    ok(rc == 65 and "not valid JSON" in err and ":1:" in err, "job_config that is not JSON", err)
+    rc, out, err = run("--aitk", root, "plan", "aitk:notajob")
+    ok(rc == 65, "job_config that is not a job", err)
+    rc, out, err = run("--aitk", root, "jobs")
+    ok(rc == 0 and "broken" in out, "jobs still lists a job with a broken config", out + err)
+
+    rc, out, err = run("--aitk", root, "diagnose", "--job", "aitk:finished")
+    ok(rc == 66 and "run folder does not exist" in err and os.path.join("output", "finished") in err,
+       "a job whose log folder does not exist", err)
+
+    # locked longer than the timeout: exit 75, nothing written
+    before = uidb.row(db, "my lora")
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sqlite3,sys,time\n"
+                               "c=sqlite3.connect(sys.argv[1],isolation_level=None)\n"
+                               "c.execute('BEGIN IMMEDIATE')\n"
+                               "print('locked',flush=True)\n"
+                               "time.sleep(5)\n"
+                               "c.execute('COMMIT')\n", db], stdout=subprocess.PIPE)
+    holder.stdout.readline()
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:my lora", "batch_size",
+                       env={"OOMFIX_DB_BUSY_MS": "700"})
+    holder.kill()
+    holder.wait()
+    ok(rc == 75 and "locked" in err and uidb.row(db, "my lora") == before and
+       not os.path.exists(backup_of(root, "my lora")),
+       "a database locked longer than the timeout: 75, nothing written", err)
+
+    # protected fields
+    for path in ("config.name=other", "config.process[0].sqlite_db_path=/x.db",
+                 "config.process[0].training_folder=/elsewhere"):
+        rc, out, err = run("--aitk", root, "set", "-i", "aitk:my lora", path)
+        ok(rc == 65 and "cannot be changed" in err and uidb.row(db, "my lora") == before,
+           "protected field refused: " + path.split("=")[0], err)
+
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:runner", "batch_size")
+    ok(rc == 75 and "stop it first" in err, "saving a running job is refused", err)
+
+    # updated_at held as text keeps its text form
+    con = sqlite3.connect(db)
+    con.execute("UPDATE Job SET updated_at='2026-08-21 13:31:02' WHERE name='my lora'")
+    con.commit()
+    con.close()
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:my lora", "batch_size")
+    r = uidb.row(db, "my lora")
+    ok(rc == 0 and r["ut"] == "text" and len(r["updated_at"]) == 19 and r["updated_at"][10] == " "
+       and r["updated_at"] > "2026-08-21 13:31:02",
+       "updated_at held as text is written as text", str(r["updated_at"]) + err)
+    shutil.rmtree(root)
+
+
+def runs():
+    root, db = fresh()
+    d = os.path.join(root, "output", "my lora", "logs")
+    os.makedirs(d)
+    with open(os.path.join(d, "0_log.txt"), "w") as f:
+        f.write("Loading Flux model\nLoading transformer\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of "
+                "memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB\n")
+    shutil.copy(LOG, os.path.join(d, "10_log.txt"))  # numbers sort as numbers: 10 after 0
+    rc, out, err = run("--aitk", root, "runs", "--json", "aitk:my lora")
+    js = json.loads(out) if rc == 0 else []
+    ok(rc == 0 and [os.path.basename(r["log"]) for r in js] == ["log.txt", "10_log.txt", "0_log.txt"]
+       and [r["timing"] for r in js] == ["B", "B", "A"],
+       "runs lists the trail of tries newest first, each with its verdict", out + err)
+    rc, out, err = run("--aitk", root, "runs", "aitk:finished")
+    ok(rc == 0 and "no run logs yet" in out, "runs of a job that never ran", out + err)
+    shutil.rmtree(root)
+
+
+def json_file():
+    d = tempfile.mkdtemp(prefix="oomfix-json-")
+    p = os.path.join(d, "job.json")
+    with open(p, "w") as f:
+        f.write(uidb.job_config("j", "output"))
+    rc, out, err = run("fix", "--diff", p, "batch_size")
+    ok(rc == 0 and '+          "batch_size": 1,' in out, "a .json job file gets the indented diff",
+       out + err)
+    orig = open(p).read()
+    rc, out, err = run("fix", "-i", p, "batch_size")
+    fixed = open(p).read()
+    ok(rc == 0 and fixed != orig and "\n" not in fixed and '"batch_size":1,' in fixed,
+       "a .json job file saved in place stays compact JSON", err)
+    rc, out, err = run("restore", p)
+    ok(rc == 0 and open(p).read() == orig and open(p + "~").read() == fixed,
+       "restore of a file puts JOB~ back and keeps the replaced version", err)
+    rc, out, err = run("restore", os.path.join(d, "missing.yaml"))
+    ok(rc == 66, "restore without a job", err)
+    shutil.rmtree(d)
+
+
+happy("wal")
+happy("delete")
+faults()
+runs()
+json_file()
+print("1..%d" % n)
+sys.exit(1 if failed else 0)

@@ -1,0 +1,112 @@
+#!/bin/bash
+# The web UI's job list in a real terminal (tmux): `oomfix --aitk DIR` opens the list with the
+# failed job first and its verdict; Enter opens it with its log; `a` applies the first fix; `s`
+# and `y` save it into the database; J goes back to the list, which shows the new verdict. The
+# database is checked after: the config changed, compact, everything else as it was.
+# Skipped without tmux.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+if ! command -v tmux > /dev/null; then
+	echo "1..0 # SKIP tmux is not installed"
+	exit 0
+fi
+WORK=$(mktemp -d)
+SOCK=oomfix-jobs-$$
+T() { tmux -L "$SOCK" -f "$WORK/tmux.conf" "$@"; }
+cleanup() { T kill-server 2> /dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+printf 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 0\n' > "$WORK/tmux.conf"
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+screen() { T capture-pane -p -t "$1"; }
+wait_for() {
+	for _ in $(seq 100); do
+		screen "$1" | grep -qF -- "$2" && return 0
+		sleep 0.1
+	done
+	echo "# waited in vain for '$2'; screen:"
+	screen "$1" | sed 's/^/#   /'
+	return 1
+}
+
+# A database as the UI's ORM makes it, a failed job with its log, and two others.
+python3 - "$WORK/ai" "$SOURCE_ROOT/examples/train.log" <<'PY'
+import os, shutil, sys
+sys.path.insert(0, os.environ["TESTS_DIR"] + "/aitk")
+import uidb
+root, log = sys.argv[1], sys.argv[2]
+uidb.create(root, "wal", [
+    {"name": "finished", "status": "completed", "step": 3000},
+    {"name": "my lora", "status": "error", "step": 6,
+     "info": "CUDA out of memory. Tried to allocate 2.00 GiB"},
+    {"name": "runner", "status": "running", "step": 50},
+])
+os.makedirs(os.path.join(root, "output", "my lora"))
+shutil.copy(log, os.path.join(root, "output", "my lora", "log.txt"))
+os.makedirs(os.path.join(root, "output", "my lora", "logs"))
+with open(os.path.join(root, "output", "my lora", "logs", "0_log.txt"), "w") as f:
+    f.write("Loading Flux model\nLoading transformer\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of "
+            "memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB\n")
+PY
+cfg() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT job_config FROM Job WHERE name=?", ("my lora",)).fetchone()[0])' "$WORK/ai/aitk_db.db"; }
+before=$(cfg)
+# what the same fix gives on the command line (printed, not saved)
+expected=$("$OOMFIX" --aitk "$WORK/ai" fix "aitk:my lora" batch_size 2> /dev/null)
+
+T new-session -d -s j -x 120 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai'"
+check "the list opens" wait_for j "Jobs of the web UI"
+check "the failed job's verdict arrives" wait_for j "B batch_size"
+first=$(screen j | sed -n 4p)
+check "failed first" bash -c "printf '%s' \"\$1\" | grep -q '^  my lora  *error'" _ "$first"
+T send-keys -t j Enter
+check "Enter opens the job with its log" wait_for j "aitk:my lora"
+check "its log is shown" wait_for j "log.txt"
+T send-keys -t j R
+check "R opens the earlier run" wait_for j "Run 2 of 2"
+check "with its own verdict" wait_for j "before training started"
+T send-keys -t j R
+check "R again comes back to the current log" wait_for j "Run 1 of 2"
+T send-keys -t j a
+check "a applies the first fix" wait_for j "[+]"
+T send-keys -t j s
+check "s shows the save screen" wait_for j "Write these changes?"
+check "the save screen's diff is indented JSON" wait_for j '"batch_size": 1,'
+T send-keys -t j y
+check "y saves" wait_for j "Saved"
+T send-keys -t j J
+check "J goes back to the list" wait_for j "Jobs of the web UI"
+check "the list shows the next fix for the saved job" wait_for j "B drop_largest_bucket"
+T send-keys -t j q
+sleep 0.3
+after=$(cfg)
+check "the database holds the fix" bash -c "printf '%s' \"\$1\" | grep -q '\"batch_size\":1,'" _ "$after"
+check "the same text as the command line's fix, one line" \
+	bash -c '[ "$1" = "$2" ] && [ "$(printf "%s" "$2" | wc -l)" = 0 ]' _ "$expected" "$after"
+check "the previous config is kept beside the log" \
+	bash -c "[ \"\$(cat '$WORK/ai/output/my lora/job_config.json~')\" = \"\$1\" ]" _ "$before"
+
+# A hang-up with unsaved edits: the edits go to the emergency file beside the log, the database
+# keeps its config, and the next start offers to recover them.
+T new-session -d -s h -x 120 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
+wait_for h "aitk:my lora" > /dev/null
+T send-keys -t h a
+wait_for h "[+]" > /dev/null
+saved=$(cfg)
+kill -HUP "$(T display-message -p -t h '#{pane_pid}')"
+for _ in $(seq 50); do [ -s "$WORK/ai/output/my lora/job_config.json.oomfix-save" ] && break; sleep 0.1; done
+check "SIGHUP writes the emergency save beside the log" \
+	test -s "$WORK/ai/output/my lora/job_config.json.oomfix-save"
+check "the database is untouched by the hang-up" bash -c '[ "$1" = "$2" ]' _ "$saved" "$(cfg)"
+T new-session -d -s r -x 120 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
+check "the next start offers to recover it" wait_for r "newer than the job"
+
+echo "1..$n"
+exit $((fails > 0))
