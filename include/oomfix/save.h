@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 #include <sys/types.h>
 
 #include "oomfix/err.h"
@@ -62,5 +63,10 @@ int save_journal(const char *path, const char *const *fixes, size_t nfixes,
  * `oomfix retry` the fixes answer and where its log is. */
 int save_journal_note(const char *path, const char *note, const char *const *fixes,
 		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e);
+
+/* When the newest entry of the change journal PATH.oomfix.md was written (seconds since the
+ * epoch, from its "## 2026-12-02T21:47:12+00:00" heading). Returns false when there is no journal
+ * or no entry in it. Only the journal's last 64 KiB are read. */
+bool save_journal_last(const char *path, time_t *when);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "oomfix/err.h"
 
@@ -84,6 +85,11 @@ char *source_journal_name(const struct source *s);
 /* Appends a journal entry (see save_journal). */
 int source_journal(const struct source *s, const char *const *fixes, size_t nfixes,
 		   const char *const *changes, size_t nchanges, struct err *e);
+
+/* One change, then a run (SPEC §3.4): true when the journal holds a change saved after `log` was
+ * last written, so the log cannot show whether that change helped. *when receives the change's
+ * time (may be NULL). False when there is no journal or the log cannot be stat'ed. */
+bool source_log_untried(const struct source *s, const char *log, time_t *when);
 
 /* Reads the previous version (the backup) into *text (malloc'd, caller frees). ERR_NOINPUT when
  * there is none. */

@@ -340,6 +340,9 @@ static void fix_help(FILE *fp)
 		"not apply to this job (nothing is printed or written then), or the job is invalid;\n"
 		"64 usage; 66 cannot open input; 73 cannot create output; 74 I/O error; 75 JOB changed\n"
 		"on disk (use --force).\n"), fp);
+	fputs(_("\n'next' is refused (75) when LOG is older than the last change saved to JOB (its\n"
+		"journal says when): that change has not been tried yet. Run the job again and give\n"
+		"its new log, or add --force to choose from the old log anyway.\n"), fp);
 	fputs(_("\n'oomfix fix --list [JOB]' prints the FIX words, one a line: 'next' and every fix, or\n"
 		"with JOB the fixes that would still change it (used by shell completion).\n"), fp);
 }
@@ -380,6 +383,15 @@ static int write_all(FILE *fp, const char *s, size_t len)
 	if (len && fwrite(s, 1, len, fp) != len)
 		return ERR_IOERR;
 	return fflush(fp) ? ERR_IOERR : 0;
+}
+
+/* True when one of the FIX words is `next`. */
+static bool wants_next(int n, char **fixes)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(fixes[i], "next"))
+			return true;
+	return false;
 }
 
 /* `fix --list [JOB]`: the FIX words, one a line, for shell completion: `next` and every fix, or
@@ -483,6 +495,23 @@ int cmd_fix(int argc, char **argv)
 			status = fail(&e);
 			goto done;
 		}
+	}
+
+	/* One change, then a run (SPEC §3.4): `next` from a log that predates the last saved change
+	 * would stack a second change on one nobody has tried. */
+	time_t changed;
+	if (v && !force && wants_next(argc - optind - 1, argv + optind + 1) &&
+	    source_log_untried(src, log, &changed)) {
+		char when[64];
+		struct tm tm;
+		if (!localtime_r(&changed, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof when, "%lld", (long long)changed);
+		err_set(&e, ERR_TEMPFAIL, log, 0, 0,
+			_("this log is older than the last change saved to the job (%s), so it cannot "
+			  "show whether that change helped; run the job again and give its new log, or "
+			  "use --force to choose from this log anyway"), when);
+		status = fail(&e);
+		goto done;
 	}
 
 	for (int i = optind + 1; i < argc; i++) {

@@ -701,3 +701,60 @@ out:
 	free(name);
 	return rc;
 }
+
+/* Parses "2026-12-02T21:47:12+00:00" (or a bare number of seconds, iso_now's fallback). */
+static bool parse_iso(const char *s, time_t *out)
+{
+	struct tm tm = { 0 };
+	const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	long off = 0;
+
+	if (!rest) {
+		char *end;
+		long long v = strtoll(s, &end, 10);
+		if (end == s || (*end && *end != '\n'))
+			return false;
+		*out = (time_t)v;
+		return true;
+	}
+	if ((rest[0] == '+' || rest[0] == '-') && rest[1] && rest[2] && rest[3] == ':') {
+		int h = (rest[1] - '0') * 10 + (rest[2] - '0');
+		int m = (rest[4] - '0') * 10 + (rest[5] - '0');
+		off = (h * 60L + m) * 60L * (rest[0] == '-' ? -1 : 1);
+	}
+	*out = timegm(&tm) - off;
+	return true;
+}
+
+bool save_journal_last(const char *path, time_t *when)
+{
+	char *name = save_journal_name(path);
+	char buf[64 * 1024 + 1];
+	bool found = false;
+	FILE *f;
+
+	if (!name)
+		return false;
+	f = fopen(name, "rb");
+	free(name);
+	if (!f)
+		return false;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long size = ftell(f);
+		if (size > (long)(sizeof buf - 1))
+			fseek(f, size - (long)(sizeof buf - 1), SEEK_SET);
+		else
+			rewind(f);
+	}
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (char *p = buf; (p = strstr(p, "\n## ")) != NULL; p += 4) {
+		time_t t;
+		if (parse_iso(p + 4, &t)) {
+			*when = t;
+			found = true;
+		}
+	}
+	return found;
+}

@@ -271,6 +271,19 @@ int source_journal(const struct source *s, const char *const *fixes, size_t nfix
 	return save_journal(s->path, fixes, nfixes, changes, nchanges, e);
 }
 
+bool source_log_untried(const struct source *s, const char *log, time_t *when)
+{
+	struct stat st;
+	time_t last;
+
+	if (!log || stat(log, &st) != 0 || !save_journal_last(s->path, &last))
+		return false;
+	if (when)
+		*when = last;
+	/* whole seconds on both sides: a run that ends in the second of the save counts as newer */
+	return last > st.st_mtim.tv_sec;
+}
+
 /* The fields the web UI and its worker rely on: a database job never changes them. */
 static const char *const protected_paths[] = {
 	"config.name",

@@ -260,12 +260,34 @@ flux_load_walk() {
 	grep -q "next: low_vram" "$tmp/err" || return 1
 	[ "$("$OOMFIX" get "$tmp/fl.yaml" config.process[0].model.low_vram)" = true ] || return 1
 	cp "$tmp/fl.yaml" "$tmp/fl.before"
-	"$OOMFIX" fix -i --log "$LOADLOG" "$tmp/fl.yaml" next 2>"$tmp/err"
+	# the next run fails the same way: its log is written after the change was saved
+	cp "$LOADLOG" "$tmp/run2.log"
+	"$OOMFIX" fix -i --log "$tmp/run2.log" "$tmp/fl.yaml" next 2>"$tmp/err"
 	[ $? -eq 65 ] || return 1
 	grep -q "exhausted for this phase (loading the model)" "$tmp/err" || return 1
 	cmp -s "$tmp/fl.yaml" "$tmp/fl.before"
 }
 check "fix --log next on a FLUX model load: low_vram, then exhausted (never batch size)" flux_load_walk
+
+# One change, then a run (SPEC §3.4): `next` from the log the last saved change came from would
+# stack a second change on one nobody has tried. Refused with 75 and the file untouched; a newer
+# log, or --force, chooses again.
+untried_change() {
+	cp "$SOURCE_ROOT/examples/job.yaml" "$tmp/u.yaml" || return 1
+	cp "$SOURCE_ROOT/examples/train.log" "$tmp/u.log"
+	touch -d '1 hour ago' "$tmp/u.log"
+	"$OOMFIX" fix -i --log "$tmp/u.log" "$tmp/u.yaml" next 2>"$tmp/err" || return 1
+	cp "$tmp/u.yaml" "$tmp/u.before"
+	"$OOMFIX" fix -i --log "$tmp/u.log" "$tmp/u.yaml" next 2>"$tmp/err"
+	[ $? -eq 75 ] || return 1
+	grep -q "older than the last change saved" "$tmp/err" || return 1
+	cmp -s "$tmp/u.yaml" "$tmp/u.before" || return 1
+	"$OOMFIX" fix --force --log "$tmp/u.log" "$tmp/u.yaml" next >/dev/null 2>&1 || return 1
+	touch "$tmp/u.log"
+	"$OOMFIX" fix -i --log "$tmp/u.log" "$tmp/u.yaml" next 2>"$tmp/err" || return 1
+	! cmp -s "$tmp/u.yaml" "$tmp/u.before"
+}
+check "fix --log next refuses a log older than the last saved change (75, untouched); a newer log or --force chooses" untried_change
 plan_marks() {
 	"$OOMFIX" plan --json --log "$LOADLOG" "$FIXTURES/per_dataset_batch.yaml" >"$tmp/pm.json" || return 1
 	jq -e '.first_fix == "low_vram" and .fixes_exhausted == false
