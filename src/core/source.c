@@ -85,7 +85,14 @@ static int open_file(struct source *s, const char *path, struct err *e)
 		s->len = len;
 	}
 	doc_free(&d);
-	if (!s->text || !(s->label = strdup(path)) || !(s->path = strdup(path)))
+	if (!s->text || !(s->label = strdup(path)))
+		return oom(e);
+	/* A symlinked job is saved through to its target (SPEC §5): the backup, the journal and the
+	 * emergency save go beside the target too, where the messages say they are. */
+	struct stat ls;
+	if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+		s->path = realpath(path, NULL);
+	if (!s->path && !(s->path = strdup(path)))
 		return oom(e);
 	return ERR_OK;
 }

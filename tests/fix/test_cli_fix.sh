@@ -288,6 +288,20 @@ untried_change() {
 	! cmp -s "$tmp/u.yaml" "$tmp/u.before"
 }
 check "fix --log next refuses a log older than the last saved change (75, untouched); a newer log or --force chooses" untried_change
+
+# A job reached through a symlink is saved through to its target; the backup and the journal go
+# beside the target, and the message names the backup where it really is. The link stays a link.
+symlinked_job() {
+	mkdir -p "$tmp/real" "$tmp/links"
+	cp "$SOURCE_ROOT/examples/job.yaml" "$tmp/real/job.yaml"
+	ln -sf ../real/job.yaml "$tmp/links/job.yaml"
+	"$OOMFIX" fix -i "$tmp/links/job.yaml" batch_size 2>"$tmp/err" || return 1
+	[ -L "$tmp/links/job.yaml" ] && [ -f "$tmp/real/job.yaml~" ] &&
+		[ -f "$tmp/real/job.yaml.oomfix.md" ] && [ ! -e "$tmp/links/job.yaml~" ] &&
+		[ ! -e "$tmp/links/job.yaml.oomfix.md" ] && grep -qF "$tmp/real/job.yaml~" "$tmp/err" &&
+		[ "$("$OOMFIX" get "$tmp/real/job.yaml" config.process[0].train.batch_size)" = 1 ]
+}
+check "fix -i through a symlink: the target is saved, its backup and journal beside it, the message names them" symlinked_job
 plan_marks() {
 	"$OOMFIX" plan --json --log "$LOADLOG" "$FIXTURES/per_dataset_batch.yaml" >"$tmp/pm.json" || return 1
 	jq -e '.first_fix == "low_vram" and .fixes_exhausted == false
