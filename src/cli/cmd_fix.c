@@ -171,6 +171,29 @@ static void print_wrapped(const char *s, int indent, int width)
 	}
 }
 
+/* Prints `head` and then `text` wrapped to `width` cells, its further lines indented by `indent`
+ * (a checklist item or a plan step whose reason is long). */
+static void print_item(const char *head, const char *text, int indent, int width)
+{
+	int used = text_width(head, strlen(head));
+	size_t len = strlen(text);
+	bool first = true;
+
+	fputs(head, stdout);
+	if (!len)
+		putchar('\n');
+	while (len) {
+		int room = width - (first ? used : indent);
+		size_t next, cut = text_wrap_next(text, len, room < 20 ? 20 : room, &next);
+		if (!first)
+			printf("%*s", indent, "");
+		printf("%.*s\n", (int)cut, text);
+		text += next;
+		len -= next;
+		first = false;
+	}
+}
+
 /* What the verdict's timing is called in sentences (the JSON keeps the ids). */
 static const char *const timing_words[DIAG_T_COUNT] = {
 	[DIAG_T_NONE] = N_("none"),
@@ -193,7 +216,9 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	for (int c = 0; c < CHECK_COUNT; c++) {
 		const char *box = cl->item[c] == FIX_DONE ? "[x]" : cl->item[c] == FIX_TODO ? "[ ]"
 											      : "[-]";
-		printf("  %s %s — %s\n", box, checklist_label((enum check_item)c), cl->reason[c]);
+		char head[256];
+		snprintf(head, sizeof head, "  %s %s — ", box, checklist_label((enum check_item)c));
+		print_item(head, cl->reason[c], 6, 80);
 	}
 	printf("\n");
 	printf(j->kind == JOB_KIND_VIDEO ? _("Rollback plan (video model)\n")
@@ -203,10 +228,14 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		fix_status(j, p->steps[i].fix, reason, sizeof reason);
 		const char *mark = status_mark(p->steps[i].status);
 		int pad = 6 - text_width(mark, strlen(mark)); /* columns line up in cells, not bytes */
-		printf("  %zu. %s%*s %-23s %s — %s\n", i + 1, mark, pad > 0 ? pad : 0, "",
-		       fix_name(p->steps[i].fix), _(fix_defs[p->steps[i].fix].title), reason);
+		char head[128], text[512];
+		snprintf(head, sizeof head, "  %zu. %s%*s %-23s ", i + 1, mark, pad > 0 ? pad : 0, "",
+			 fix_name(p->steps[i].fix));
+		snprintf(text, sizeof text, "%s — %s", _(fix_defs[p->steps[i].fix].title), reason);
+		int indent = text_width(head, strlen(head));
+		print_item(head, text, indent, 80);
 		if (!p->steps[i].helps)
-			printf("%*s(%s)\n", 34, "", plan_no_help_label());
+			printf("%*s(%s)\n", indent, "", plan_no_help_label());
 	}
 	printf("\n");
 	if (v) {

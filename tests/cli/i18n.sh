@@ -279,4 +279,10 @@ t=$(tr_ "Write these changes? y = save, n = not now" 2>&1)
 check "UI under LANGUAGE=ja asks before saving in Japanese" contains "$UI/save.txt" "$t"
 check "UI under LANGUAGE=ja: answering n left the job file alone" cmp "$EX/job.yaml" "$UI/job.yaml"
 
+# plan's text wraps its checklist reasons and plan steps at 80 cells, in both languages.
+ja plan --log "$EX/train.log" "$EX/job.yaml" > "$WORK/plan-wide.ja" 2>&1
+en plan --log "$EX/train.log" "$EX/job.yaml" > "$WORK/plan-wide.en" 2>&1
+check "plan: no line wider than 80 cells (English and Japanese)" \
+	po wide 80 "$WORK/plan-wide.en" "$WORK/plan-wide.ja"
+
 echo "1..$n"
