@@ -374,20 +374,30 @@ char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err
 	return d;
 }
 
-int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, struct err *e)
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, bool *changed,
+		    struct err *e)
 {
 	struct doc *nd = NULL;
+	struct job *j = NULL;
 	int rc;
 
+	*changed = false;
 	if (!ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
 	if ((rc = doc_apply(ui_cur(s), ed, n, &nd, e)))
 		return rc;
+	/* An edit that would leave no readable job is refused: the panels never go blank. */
+	if ((rc = job_from_doc(nd, &j, e))) {
+		doc_free(&nd);
+		return rc;
+	}
+	job_free(&j);
 	if (same_text(nd, ui_cur(s))) {
 		doc_free(&nd);
 		return ERR_OK;
 	}
 	ui_session_push(s, nd, FIX_NONE);
+	*changed = true;
 	return ERR_OK;
 }
 

@@ -210,8 +210,10 @@ int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, ch
 /* What the fix would do to the current doc: a malloc'd unified diff ("" when nothing). */
 char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err *e);
 
-/* Applies one edit to the current doc and pushes it. */
-int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, struct err *e);
+/* Applies edits to the current doc and pushes the result; *changed is false when the text stayed
+ * the same (nothing is pushed). An edit that leaves no readable job is refused (e says why). */
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, bool *changed,
+		    struct err *e);
 
 /* The unified diff of unsaved edits (base → current); malloc'd, "" when none. */
 char *ui_session_diff(const struct ui_session *s, int context);

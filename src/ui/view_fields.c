@@ -356,16 +356,23 @@ static void yaml_quote(const char *s, char *out, size_t outsz)
 	out[w] = '\0';
 }
 
-static void apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit *ed,
+/* Applies one edit; says whether it changed anything. Returns true when the edit was made (or
+ * there was nothing to change), false when it was refused (the status says why). */
+static bool apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit *ed,
 		       const char *what)
 {
 	struct err e;
+	bool changed;
 
-	if (ui_session_edit(&a->s, ed, 1, &e)) {
+	if (ui_session_edit(&a->s, ed, 1, &changed, &e)) {
 		ui_status_err(c, &e);
-		return;
+		return false;
 	}
-	ui_status(c, false, _("%s changed (u to undo, d for the diff)"), what);
+	if (changed)
+		ui_status(c, false, _("%s changed (u to undo, d for the diff)"), what);
+	else
+		ui_status(c, false, _("%s: nothing changed, the file already says so."), what);
+	return true;
 }
 
 static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
@@ -430,6 +437,17 @@ static void toggle_bool(struct ui_app *a, const struct ui_ctx *c, const struct u
 		snprintf(val, sizeof val, "false");
 	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
 	ed.value = !strcmp(val, "true") ? "false" : "true";
+	/* Back to what the loaded file had: when the key was absent there and the new value is
+	 * the default it showed, remove the key again, so toggling twice leaves no change. */
+	char old[64];
+	bool oldef = false;
+	const struct job *bj = a->s.base_job;
+	if (bj && (strncmp(r->f->path, "datasets[]", 10) != 0 || r->ds < bj->ndatasets) &&
+	    job_field_value(bj, r->f, r->ds, old, sizeof old, &oldef) && oldef &&
+	    !strcmp(old, ed.value)) {
+		ed.op = DOC_EDIT_REMOVE_KEY;
+		ed.value = NULL;
+	}
 	apply_edit(a, c, &ed, _(r->f->label));
 }
 
@@ -452,18 +470,6 @@ static void start_edit(struct ui_app *a, const struct ui_ctx *c, const struct ui
 					  : _("Type a number; empty removes the key (back to the default)."));
 }
 
-static bool parse_number(const char *s, bool integer)
-{
-	char *end;
-
-	errno = 0;
-	if (integer)
-		(void)strtoll(s, &end, 10);
-	else
-		(void)strtod(s, &end);
-	return errno == 0 && end != s && *end == '\0';
-}
-
 static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
 {
 	const struct job_field *f = a->prompt_field;
@@ -482,20 +488,23 @@ static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
 	if (!a->s.job || !f)
 		return;
 	job_field_path(a->s.job, f, a->prompt_ds, path, sizeof path);
+	/* The trainer's rules for the field: a refused value stays in the editor to be corrected. */
+	struct err e;
+	if (job_field_check(a->s.job, f, text, &e)) {
+		ui_status(c, true, "%s", e.msg);
+		a->mode = UI_M_PROMPT;
+		return;
+	}
 	if (!text[0]) {
 		ed.op = DOC_EDIT_REMOVE_KEY;
 		ed.value = NULL;
 	} else if (f->type == JOB_F_INT || f->type == JOB_F_FLOAT) {
-		if (!parse_number(text, f->type == JOB_F_INT)) {
-			ui_status(c, true, f->type == JOB_F_INT ? _("'%s' is not a whole number")
-								: _("'%s' is not a number"), text);
-			return;
-		}
 		snprintf(val, sizeof val, "%s", text);
 	} else {
 		yaml_quote(text, val, sizeof val);
 	}
-	apply_edit(a, c, &ed, _(f->label));
+	if (!apply_edit(a, c, &ed, _(f->label)))
+		a->mode = UI_M_PROMPT;
 }
 
 static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)

@@ -108,7 +108,7 @@ dump good.txt
 s
 y
 K
-check "edit: a non-number is refused" has "$WORK/edit/bad.txt" "'abc' is not a whole number"
+check "edit: a non-number is refused" hasj "$WORK/edit/bad.txt" "must be a whole number of at least 1; 'abc' is not"
 check "edit: the new value is shown as changed" grep -qE '^\*  Batch Size +4  \(was 2\)' "$WORK/edit/good.txt"
 check "edit: the value is saved" grep -q '^        batch_size: 4  # two at a time' "$WORK/edit/job.yaml"
 
