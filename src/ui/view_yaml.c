@@ -253,8 +253,31 @@ static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 	ui_status(c, false, "%s", _("Loaded the edited YAML as unsaved changes (d: diff, u: undo)."));
 }
 
+/* The number of lines the view shows for the current text. */
+static long long text_lines(const struct ui_session *s)
+{
+	size_t len;
+	const char *t = doc_text(ui_cur(s), &len);
+	long long n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += t[i] == '\n';
+	return n + (len && t[len - 1] != '\n');
+}
+
 static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
+	switch (act) {
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		/* Bounded by the text, so the cursor never goes past the last line. */
+		if (!ui_cur(&a->s))
+			return UI_REQ_PASS;
+		ui_pos_move(&a->pos[UI_V_ADVANCED], act, text_lines(&a->s), c->page);
+		return UI_REQ_DONE;
+	default:
+		break;
+	}
 	if (act != UI_A_EDITOR)
 		return UI_REQ_PASS;
 	if (!ui_cur(&a->s)) {

@@ -63,5 +63,41 @@ keys range Down Down Down Down Enter C-u; typ range -1; keys range Enter
 check "range: a learning rate of -1 is refused" on range "greater than 0"
 keys range Escape q
 
+# 5. Advanced: the cursor stops at the last line (G, j x5, then one k is the line above)
+# cursor_row SESSION: the text of the row drawn in reverse video (the cursor)
+cursor_row() { T capture-pane -e -p -t "$1" | sed -n '2,$p' | grep -a $'^\e\[7m' | head -1; }
+fresh adv
+start adv adv 80 24 "NO_COLOR=1" job.yaml
+wait_for adv "Batch Size" > /dev/null
+keys adv Tab Tab Tab Tab G
+sleep 0.3
+last=$(cursor_row adv)
+keys adv j j j j j k
+sleep 0.3
+check "advanced: j past the end stays on the last line, one k goes up one" \
+	bash -c "[[ '$last' == *' 53 '* ]] && [[ '$(cursor_row adv)' == *' 52 '* ]]"
+keys adv q
+
+# 7. a switch toggled twice leaves no change; an empty value where the key is absent changes
+# nothing and leaves nothing to undo
+fresh tog
+start tog tog 80 24 "" job.yaml
+wait_for tog "Batch Size" > /dev/null
+keys tog Tab Tab G Space
+check "toggle: the first Space changes Disable Sampling" on tog "[+]"
+keys tog Space
+check "toggle: the second Space restores the loaded file" off tog "[+]"
+keys tog d
+check "toggle: the Diff has nothing" on tog "No unsaved changes"
+keys tog q
+fresh arch
+start arch arch 80 24 "" legacy.yaml
+wait_for arch "Batch Size" > /dev/null
+keys arch Tab Tab Tab Enter C-u Enter
+check "arch: an empty value on an absent key says nothing changed" on arch "nothing changed"
+keys arch u
+check "arch: and there is nothing to undo" on arch "Nothing to undo"
+keys arch q
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
