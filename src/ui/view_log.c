@@ -504,6 +504,17 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 	struct ui_rect lr = r, dr = r;
 
 	diag_stacked = false;
+	if (a->s.log && !a->s.diag_pending && a->s.diag_rc == ERR_DATA) {
+		/* The diagnosis refused the file (not text: a binary given as the log). Its bytes
+		 * would only draw as noise: say what it is instead. */
+		ui_lines_wrap(&l, UI_R_ERROR, a->s.diag_err.msg, r.w - 4, 2);
+		ui_lines_wrap(&l, UI_R_DIM, _("This file cannot be shown as a log. Start oomfix with "
+					      "the training log (the text the trainer printed)."),
+			      r.w - 4, 2);
+		ui_draw_lines(c->win, r, &l, 0, &diag_pos.top, false);
+		ui_lines_free(&l);
+		return;
+	}
 	if (!a->s.log) {
 		ui_diag_lines(a, &l, r.w - 2);
 		ui_draw_lines(c->win, r, &l, 0, &diag_pos.top, false);

