@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -317,7 +318,7 @@ static void draw_status(struct ui_app *a)
 		return;
 	}
 	/* Messages can quote a file's text (an error's value): sanitise them too. */
-	text_sanitize(a->msg.text, strlen(a->msg.text), buf, sizeof buf);
+	ui_for_terminal(buf, text_sanitize(a->msg.text, strlen(a->msg.text), buf, sizeof buf));
 	enum ui_role role = a->msg.error ? UI_R_ERROR : UI_R_STATUS;
 	const char *lead = a->msg.error ? _("error: ") : NULL;
 	int lw = lead ? text_width(lead, strlen(lead)) : 0;
@@ -1074,6 +1075,13 @@ int ui_main(int argc, char **argv)
 	}
 	load_theme(a, o.theme);
 	a->themes = ui_theme_names(&a->nthemes);
+	/* Decided once: a terminal without UTF-8 (LANG=C in a container) gets ASCII stand-ins, and
+	 * is told once how to get the full display. */
+	ui_set_ascii(strcmp(nl_langinfo(CODESET), "UTF-8") != 0);
+	if (ui_ascii() && !a->msg.text[0])
+		snprintf(a->msg.text, sizeof a->msg.text, "%s",
+			 _("The locale is not UTF-8, so the screen uses plain ASCII; a UTF-8 locale "
+			   "(e.g. LANG=C.UTF-8) gives the full display."));
 	a->script = o.script != NULL;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
 

@@ -19,8 +19,18 @@ int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s
 	int used = 0;
 	mbstate_t st;
 
+	char abuf[2048];
+
 	if (cells <= 0 || !s)
 		return 0;
+	/* Without UTF-8, chrome and messages are drawn with ASCII stand-ins, measured as drawn. */
+	if (ui_ascii()) {
+		if (len >= sizeof abuf)
+			len = sizeof abuf - 1;
+		memcpy(abuf, s, len);
+		len = ui_for_terminal(abuf, len);
+		s = abuf;
+	}
 	len = text_fit(s, len, cells, &used);
 	memset(&st, 0, sizeof st);
 	wattrset(w, ui_attr(role));

@@ -255,6 +255,13 @@ struct ui_lines {
 	size_t n, cap;
 };
 
+/* Without a UTF-8 locale the terminal shows only ASCII: set once at start-up (app.c). */
+void ui_set_ascii(bool on);
+bool ui_ascii(void);
+/* Makes sanitised text what the terminal can show, in place (ASCII stand-ins without UTF-8:
+ * text_ascii); s must have room for the terminating NUL. Returns the new length. */
+size_t ui_for_terminal(char *s, size_t len);
+
 void ui_lines_clear(struct ui_lines *l);
 void ui_lines_free(struct ui_lines *l);
 /* Appends a line (the text is sanitised and copied); returns it for more segments. */

@@ -136,7 +136,7 @@ static const struct cline *get_line(struct ui_app *a, uint64_t line)
 			vis[vn++] = buf[start + i];
 		}
 	}
-	c->len = text_sanitize(vis, vn, c->text, vn * 4 + 1);
+	c->len = ui_for_terminal(c->text, text_sanitize(vis, vn, c->text, vn * 4 + 1));
 	free(vis);
 	c->line = line;
 	c->redraws = segs;

@@ -99,6 +99,27 @@ keys arch u
 check "arch: and there is nothing to undo" on arch "Nothing to undo"
 keys arch q
 
+# 2. LANG=C: ASCII stand-ins measured as drawn, and one word on how to get the full display
+fresh asc
+printf 'step bar\nmug:  25%%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88      | 500/2000 [01:00<03:00]\n' > "$WORK/asc/bar.log"
+start asc asc 80 24 "LANG=C" job.yaml bar.log
+wait_for asc "Diagnosis" > /dev/null
+check "LANG=C: says once that UTF-8 gives the full display" on asc "UTF-8 locale"
+check "LANG=C: a progress bar is drawn with #" on asc "25%|#####      | 500/2000"
+keys asc Tab
+check "LANG=C: an arrow is ->" on asc "batch size 2 -> 1"
+check "LANG=C: a times sign is x" on asc "samples 1024x1024"
+check "LANG=C: no ? stands for a character on the Plan" bash -c "! tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t asc | sed -n '2,21p' | grep -qF '?'"
+keys asc q
+# and the same in a UTF-8 locale keeps the real characters
+fresh utf
+cp "$WORK/asc/bar.log" "$WORK/utf/"
+start utf utf 80 24 "" job.yaml bar.log
+wait_for utf "Diagnosis" > /dev/null
+check "UTF-8: the bar keeps its blocks" on utf "25%|█████      |"
+check "UTF-8: no word about the locale" off utf "UTF-8 locale"
+keys utf q
+
 # 9. a binary file given as the log: the Log view says so instead of drawing its bytes
 fresh bin
 head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
