@@ -38,6 +38,8 @@ static struct sig_matcher *matcher;
 static struct ui_pos diag_pos;
 static int diag_width = 78;   /* the width the panel was last drawn at: its lines wrap by it */
 static bool diag_stacked;     /* drawn below the log (few rows) rather than beside it */
+static bool diag_compact;     /* the timing table shows only its header and the marked row */
+static long long diag_mark_end; /* the line after the marked timing row, -1 when none */
 
 static void cache_drop(void)
 {
@@ -297,7 +299,13 @@ static void timing_table(struct ui_lines *l, const struct diag_result *d, int wi
 		bool hit = d->oom && d->timing == timing_rows[i].t;
 		const char *cells[3] = { _(timing_rows[i].when), _(timing_rows[i].cause),
 					 _(timing_rows[i].change) };
+		/* Compact: when the whole table would push the marked row out of a short pane,
+		 * only that row is shown (the row and its first change are what matter). */
+		if (diag_compact && !hit)
+			continue;
 		table_row(l, hit ? UI_R_MARK : UI_R_NORMAL, hit ? ">" : " ", cells, w);
+		if (hit)
+			diag_mark_end = (long long)l->n;
 	}
 }
 
@@ -308,6 +316,7 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	char buf[1024];
 	struct ui_line *ln;
 
+	diag_mark_end = -1;
 	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
 	if (s->diag_pending) {
 		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
@@ -539,7 +548,13 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 	}
 	draw_log(a, c->win, lr);
 	diag_width = dr.w - 1;
+	diag_compact = false;
 	ui_diag_lines(a, &l, diag_width);
+	if (diag_mark_end > dr.h) {
+		diag_compact = true;
+		ui_lines_free(&l);
+		ui_diag_lines(a, &l, diag_width);
+	}
 	if (a->log_focus_diag)
 		diag_settle(&l, 1);
 	ui_draw_lines(c->win, dr, &l, diag_pos.cursor, &diag_pos.top, a->log_focus_diag);

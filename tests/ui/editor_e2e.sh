@@ -120,6 +120,30 @@ check "UTF-8: the bar keeps its blocks" on utf "25%|█████      |"
 check "UTF-8: no word about the locale" off utf "UTF-8 locale"
 keys utf q
 
+# 3. at 80x24 the marked timing row and its first change are on screen for every verdict
+CASES=$HERE/../diag
+for v in "C|cases/c-sampling-after-save|C while sampling|lighter sampling, then" \
+	 "D|cases/d-skips-survived|D later, or skips|drop the largest bucket" \
+	 "E|cases2/e-cublas-model-load-conservative|E environment|fresh worker; escalate"; do
+	IFS='|' read -r id dir when change <<< "$v"
+	fresh "t$id"
+	cp "$CASES/$dir/train.log" "$WORK/t$id/case.log"
+	args=case.log
+	[ -f "$CASES/$dir/job.yaml" ] && cp "$CASES/$dir/job.yaml" "$WORK/t$id/case.yaml" && args="case.yaml case.log"
+	start "t$id" "t$id" 80 24 "" $args
+	wait_for "t$id" "Diagnosis" > /dev/null
+	check "80x24: the $id row is marked on screen" on "t$id" "> $when"
+	check "80x24: the $id row's first change is on screen" on "t$id" "$change"
+	keys "t$id" q
+done
+# with room the whole table is there
+start tbig tC 120 40 "" case.log
+wait_for tbig "Diagnosis" > /dev/null
+wait_for tbig "> C while sampling" > /dev/null
+check "120x40: the whole table is shown" on tbig "A before training"
+check "120x40: the C row is marked" on tbig "> C while sampling"
+keys tbig q
+
 # 9. a binary file given as the log: the Log view says so instead of drawing its bytes
 fresh bin
 head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
