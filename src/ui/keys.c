@@ -56,6 +56,10 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_FOCUS_DIAG, UI_CTX_LOG, { F(KEY_RIGHT), 'l' }, N_("move to the diagnosis panel"),
 	  NULL },
 	{ UI_A_FOCUS_LOG, UI_CTX_LOG, { F(KEY_LEFT), 'h' }, N_("move back to the log"), NULL },
+	{ UI_A_SCROLL_RIGHT, UI_CTX_LOG, { '>' }, N_("scroll long log lines to the right"), NULL },
+	{ UI_A_SCROLL_LEFT, UI_CTX_LOG, { '<' }, N_("scroll long log lines back to the left"),
+	  NULL },
+	{ UI_A_WRAP, UI_CTX_LOG, { 'W' }, N_("wrap long log lines, or cut them again"), NULL },
 	{ UI_A_JUMP, UI_CTX_LOG, { ENTER_KEYS }, N_("show the selected evidence line in the log"),
 	  NULL },
 

@@ -40,6 +40,9 @@ static int diag_width = 78;   /* the width the panel was last drawn at: its line
 static bool diag_stacked;     /* drawn below the log (few rows) rather than beside it */
 static bool diag_compact;     /* the timing table shows only its header and the marked row */
 static long long diag_mark_end; /* the line after the marked timing row, -1 when none */
+static int log_hoff;          /* cells of every log line scrolled out at the left (as less -S) */
+static bool log_wrap;         /* long log lines wrap onto the next rows instead */
+static int log_avail = 60;    /* cells for a line's text, as last drawn */
 
 static void cache_drop(void)
 {
@@ -376,11 +379,28 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 	ui_lines_add(l, UI_R_HEADING, _("Evidence (Enter shows the line in the log)"));
 	for (size_t i = 0; i < d->nevidence; i++) {
+		/* The whole line, wrapped under its text: its end is often what matters (the
+		 * missing path, the abort message). The first row carries the line number and is
+		 * the one selected. */
+		size_t first = l->n;
+		ui_lines_wrap(l, UI_R_EVIDENCE, d->evidence[i].text[0] ? d->evidence[i].text : " ",
+			      width - 1, 10);
+		for (size_t k = first; k < l->n; k++) {
+			l->v[k].gutter = ' ';
+			l->v[k].gutter_role = UI_R_EVIDENCE;
+		}
+		if (l->n == first)
+			continue;
+		ln = &l->v[first];
 		snprintf(buf, sizeof buf, "%8llu  ", (unsigned long long)d->evidence[i].line);
-		ln = ui_lines_add(l, UI_R_DIM, buf);
-		ui_line_append(ln, UI_R_EVIDENCE, d->evidence[i].text);
+		if (ln->len >= 10)
+			memcpy(ln->text, buf, 10);
+		ln->seg[0].off = 0;
+		ln->seg[0].role = UI_R_DIM;
+		ln->seg[1].off = 10;
+		ln->seg[1].role = UI_R_EVIDENCE;
+		ln->nseg = 2;
 		ln->gutter = '>';
-		ln->gutter_role = UI_R_EVIDENCE;
 		ln->target = (long long)d->evidence[i].line;
 		ln->selectable = true;
 	}
@@ -394,24 +414,81 @@ static const char *mark_legend(void)
 	return _("> evidence  ! out of memory  ~ redrawn line");
 }
 
+/* Part of a display line, bytes [off, off + len), with the segments that fall in it. */
+static struct ui_line slice(const struct ui_line *ln, size_t off, size_t len)
+{
+	struct ui_line s = *ln;
+
+	s.text = ln->text + off;
+	s.len = len;
+	s.nseg = 0;
+	for (int i = 0; i < ln->nseg; i++) {
+		size_t st = ln->seg[i].off, en = i + 1 < ln->nseg ? ln->seg[i + 1].off : ln->len;
+		if (en <= off || st >= off + len)
+			continue;
+		s.seg[s.nseg].off = st > off ? st - off : 0;
+		s.seg[s.nseg].role = ln->seg[i].role;
+		s.nseg++;
+	}
+	if (s.nseg == 0) {
+		s.seg[0].off = 0;
+		s.seg[0].role = ln->seg[0].role;
+		s.nseg = 1;
+	}
+	return s;
+}
+
+/* Bytes of the next wrapped row of s (at least one character, so a row always advances). */
+static size_t row_bytes(const char *s, size_t len, int cells)
+{
+	size_t k = text_fit(s, len, cells > 0 ? cells : 1, NULL);
+	uint32_t cp;
+
+	if (k == 0 && len > 0) {
+		k = text_utf8_decode((const unsigned char *)s, len, &cp);
+		if (k == 0)
+			k = 1;
+	}
+	return k;
+}
+
+/* The rows a log line takes: one, or as many as wrapping needs. */
+static int line_rows(struct ui_app *a, uint64_t line, int avail)
+{
+	const struct cline *c;
+	int rows = 0;
+
+	if (!log_wrap || !(c = get_line(a, line)) || c->missing)
+		return 1;
+	for (size_t off = 0; off < c->len; rows++)
+		off += row_bytes(c->text + off, c->len - off, avail);
+	return rows > 0 ? rows : 1;
+}
+
 static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	/* Until the worker has counted, the end is found by reading: a line that is not there. */
 	bool known = a->s.lines_known;
 	long long n = known ? (long long)a->s.log_lines : (1LL << 62);
-	char buf[512];
+	char buf[512], how[64] = "";
 	int numw = 1;
 
 	for (uint64_t k = known ? a->s.log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10; k /= 10)
 		numw++;
-	/* Header row: which log, where we are. */
+	/* Header row: which log, where we are, and how long lines are shown when not cut. */
+	if (log_wrap)
+		snprintf(how, sizeof how, "%s", _("  [wrapped]"));
+	else if (log_hoff)
+		snprintf(how, sizeof how, _("  [from column %d]"), log_hoff + 1);
 	if (known)
 		snprintf(buf, sizeof buf, _("%s  line %lld of %lld%s"), logidx_name(a->s.log),
 			 n ? p->cursor + 1 : 0, n, logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
 	else
 		snprintf(buf, sizeof buf, _("%s  line %lld (counting...)"), logidx_name(a->s.log),
 			 p->cursor + 1);
+	if (strlen(buf) + strlen(how) < sizeof buf)
+		strcat(buf, how);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	const char *leg = mark_legend();
 	int lw = text_width(leg, strlen(leg));
@@ -439,7 +516,21 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		p->top = n - r.h;
 	if (p->top < 0)
 		p->top = 0;
-	for (int i = 0; i < r.h && p->top + i < n; i++) {
+	int avail = r.w - (numw + 2);
+	log_avail = avail > 1 ? avail : 1;
+	if (log_wrap) {
+		/* Wrapped lines take several rows: start late enough for the cursor's to fit. */
+		for (;;) {
+			int rows = 0;
+			for (long long l = p->top; l <= p->cursor && rows <= r.h; l++)
+				rows += line_rows(a, (uint64_t)l + 1, log_avail);
+			if (rows <= r.h || p->top >= p->cursor)
+				break;
+			p->top++;
+		}
+	}
+	int row = 0;
+	for (long long i = 0; row < r.h && p->top + i < n; i++) {
 		uint64_t line = (uint64_t)(p->top + i) + 1;
 		const struct cline *c = get_line(a, line);
 		struct ui_line ln = { 0 };
@@ -459,12 +550,14 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 			 ev ? '>' : c && c->sig == 1 ? '!' : c && c->redraws ? '~' : ' ', numw,
 			 (unsigned long long)line);
 		if (cur)
-			ui_fill(win, r.y + i, r.x, r.w, UI_R_CURSOR);
-		int used = ui_put(win, r.y + i, r.x, r.w,
+			ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
+		int used = ui_put(win, r.y + row, r.x, r.w,
 				  cur ? UI_R_CURSOR : ev ? UI_R_EVIDENCE : c && c->sig == 1 ? UI_R_OOM
 									: UI_R_DIM, num);
-		if (!c)
+		if (!c) {
+			row++;
 			continue;
+		}
 		ln.text = c->text;
 		ln.len = c->len;
 		ln.nseg = 1;
@@ -481,7 +574,24 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 				ln.nseg = ov[0] == 0 ? (ln.seg[0] = ln.seg[1], ln.seg[1] = ln.seg[2], 2) : 3;
 			}
 		}
-		ui_draw_line(win, r.y + i, r.x + used, r.w - used, &ln, cur);
+		if (!log_wrap) {
+			/* Cut at the right edge ('>' says there is more), from the scrolled column. */
+			size_t skip = log_hoff ? text_fit(c->text, c->len, log_hoff, NULL) : 0;
+			struct ui_line part = slice(&ln, skip, c->len - skip);
+			ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
+			row++;
+			continue;
+		}
+		size_t off = 0;
+		do {
+			size_t k = row_bytes(c->text + off, c->len - off, log_avail);
+			struct ui_line part = slice(&ln, off, k);
+			if (off && cur)
+				ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
+			ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
+			off += k;
+			row++;
+		} while (off < c->len && row < r.h);
 	}
 }
 
@@ -752,6 +862,26 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		break;
 	case UI_A_FOCUS_LOG:
 		a->log_focus_diag = false;
+		break;
+	case UI_A_SCROLL_RIGHT:
+		/* Half a width at a time, as less -S does. */
+		if (log_wrap)
+			ui_status(cx, false, "%s", _("Long lines are wrapped; W cuts them again to scroll "
+						     "sideways."));
+		else
+			log_hoff += log_avail / 2 > 1 ? log_avail / 2 : 1;
+		break;
+	case UI_A_SCROLL_LEFT:
+		log_hoff -= log_avail / 2 > 1 ? log_avail / 2 : 1;
+		if (log_hoff < 0)
+			log_hoff = 0;
+		break;
+	case UI_A_WRAP:
+		log_wrap = !log_wrap;
+		log_hoff = 0;
+		ui_status(cx, false, "%s", log_wrap ? _("Long log lines are wrapped (W cuts them again).")
+						    : _("Long log lines are cut at the edge (> and < "
+							"scroll sideways)."));
 		break;
 	case UI_A_JUMP:
 		if (!a->log_focus_diag) {

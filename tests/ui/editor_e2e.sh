@@ -144,6 +144,26 @@ check "120x40: the whole table is shown" on tbig "A before training"
 check "120x40: the C row is marked" on tbig "> C while sampling"
 keys tbig q
 
+# 4. long lines: the evidence is shown whole, the log scrolls sideways (>) or wraps (W)
+fresh long
+cp "$HERE/../../examples/train.log" "$WORK/long/ex.log"
+cp "$CASES/cases2/missing-control-image/train.log" "$WORK/long/miss.log"
+start long long 120 40 "" ex.log
+wait_for long "Evidence" > /dev/null
+# line 137 is one physical line: the bar, then the abort message glued to it
+keys long W o o o
+check "120x40: with W the log shows line 137's abort message" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t long | sed -n '3,19p' | grep -qF 'aborting training'"
+keys long q
+start miss long 80 24 "" miss.log
+wait_for miss "Evidence" > /dev/null
+check "80x24: the evidence names the whole missing path" on miss "'/app/ai-toolkit/datasets/kontext_missing_ctrl/control/img_0042.png'"
+keys miss '>'
+check "80x24: > scrolls the log sideways" on miss "kontext_missing_ctrl/control/"
+keys miss '<' W j
+check "80x24: W wraps long lines" on miss "[wrapped]"
+check "80x24: the wrapped line shows its end" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t miss | sed -n '3,11p' | grep -qF 'img_0042.png'"
+keys miss q
+
 # 9. a binary file given as the log: the Log view says so instead of drawing its bytes
 fresh bin
 head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
