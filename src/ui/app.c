@@ -237,6 +237,8 @@ static const char *question(const struct ui_app *a)
 	case UI_Q_QUIT: return _("Quit and lose the unsaved changes? y = quit, n = stay");
 	case UI_Q_RECOVER: return _("Recover the unsaved edits from the last session? y = load "
 				    "them as unsaved changes, n = leave them");
+	case UI_Q_RELOAD: return _("Reload it? y = reload (unsaved edits are re-applied where "
+				   "they still apply), n = keep this version");
 	}
 	return "";
 }
@@ -293,7 +295,8 @@ static void draw_status(struct ui_app *a)
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {
 		/* The recovery question names the file it found (set as the status when asked). */
-		if (a->confirm_kind == UI_Q_RECOVER && a->msg.text[0])
+		if ((a->confirm_kind == UI_Q_RECOVER || a->confirm_kind == UI_Q_RELOAD) &&
+		    a->msg.text[0])
 			snprintf(buf, sizeof buf, "%s %s", a->msg.text, question(a));
 		else
 			snprintf(buf, sizeof buf, "%s", question(a));
@@ -389,6 +392,52 @@ static void draw(struct ui_app *a)
 
 /* ---- actions ------------------------------------------------------------------------------------ */
 
+static bool same_stamp(const struct save_stamp *x, const struct save_stamp *y)
+{
+	return x->exists == y->exists && x->dev == y->dev && x->ino == y->ino &&
+	       x->size == y->size && x->mtime_sec == y->mtime_sec && x->mtime_nsec == y->mtime_nsec;
+}
+
+/* When the job changed on disk (another program, another oomfix) and the user has not already
+ * chosen to keep this version of it, asks whether to reload. True when it asked. */
+static bool check_disk(struct ui_app *a, const struct ui_ctx *c)
+{
+	struct save_stamp now;
+
+	if (!ui_session_changed_on_disk(&a->s, &now))
+		return false;
+	if (a->have_declined && same_stamp(&now, &a->declined))
+		return false;
+	a->declined = now; /* the version asked about */
+	a->confirm_return = a->mode == UI_M_CONFIRM ? UI_M_NORMAL : a->mode;
+	a->mode = UI_M_CONFIRM;
+	a->confirm_kind = UI_Q_RELOAD;
+	const char *base = strrchr(a->s.job_path, '/');
+	ui_status(c, false, _("%s changed on disk."), base ? base + 1 : a->s.job_path);
+	return true;
+}
+
+static void reload(struct ui_app *a, const struct ui_ctx *c)
+{
+	struct err e;
+	size_t kept, lost;
+	bool had = ui_dirty(&a->s);
+
+	if (ui_session_reload(&a->s, &kept, &lost, &e)) {
+		ui_status_err(c, &e);
+		return;
+	}
+	a->have_declined = false;
+	if (!had)
+		ui_status(c, false, "%s", _("Reloaded the file from disk."));
+	else if (!lost)
+		ui_status(c, false, "%s", _("Reloaded the file from disk; your unsaved edits are "
+					    "re-applied (d shows them)."));
+	else
+		ui_status(c, true, _("Reloaded the file from disk; %zu of your unsaved edits no longer "
+				     "apply there and were dropped (%zu kept)."), lost, kept);
+}
+
 /* Asks to save (shows the save screen); from the walk-through or the `s` key. */
 static void ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 {
@@ -400,6 +449,9 @@ static void ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back
 		ui_status(c, false, "%s", _("Nothing to save: no unsaved changes."));
 		return;
 	}
+	/* A newer file on disk is offered first: saving would overwrite it. */
+	if (check_disk(a, c))
+		return;
 	a->mode = UI_M_CONFIRM;
 	a->confirm_kind = UI_Q_SAVE;
 	a->confirm_return = back;
@@ -456,6 +508,15 @@ static void answer(struct ui_app *a, bool yes)
 	case UI_Q_QUIT:
 		if (yes)
 			a->quit = true;
+		break;
+	case UI_Q_RELOAD:
+		if (yes) {
+			reload(a, &c);
+		} else {
+			a->have_declined = true;
+			ui_status(&c, false, "%s", _("Kept this version; saving will ask before it "
+						     "overwrites the file on disk."));
+		}
 		break;
 	case UI_Q_RECOVER: {
 		struct err e;
@@ -612,6 +673,10 @@ static void handle_key(struct ui_app *a, int key)
 	}
 	if (a->mode != UI_M_PROMPT && a->mode != UI_M_CONFIRM)
 		a->msg.text[0] = '\0';
+	/* The first key after the file changed on disk (the user was away, in another editor)
+	 * gets the question instead of acting on a version that is no longer the file. */
+	if ((a->mode == UI_M_NORMAL || a->mode == UI_M_HELP) && check_disk(a, &c))
+		return;
 	if (act == UI_A_REDRAW) {
 		clearok(curscr, TRUE); /* the only full clear: the user asked for it */
 		return;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
@@ -436,6 +437,83 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 	return ERR_OK;
 }
 
+bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now)
+{
+	struct err e;
+
+	if (!s->job_path || save_stamp(s->job_path, now, &e) != ERR_OK)
+		return false;
+	return now->exists != s->stamp.exists || now->dev != s->stamp.dev ||
+	       now->ino != s->stamp.ino || now->size != s->stamp.size ||
+	       now->mtime_sec != s->stamp.mtime_sec || now->mtime_nsec != s->stamp.mtime_nsec;
+}
+
+int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e)
+{
+	struct doc *d = NULL, *nd = NULL;
+	struct job *j = NULL;
+	struct save_stamp st;
+	int rc;
+
+	*kept = *lost = 0;
+	if (!s->job_path || !ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	/* The stamp first: a change made while reading is noticed next time. */
+	if ((rc = save_stamp(s->job_path, &st, e)) || (rc = doc_load_file(s->job_path, &d, e)))
+		return rc;
+	if ((rc = job_from_doc(d, &j, e))) {
+		doc_free(&d);
+		return rc;
+	}
+	job_free(&j);
+	/* The unsaved edits, as a diff to re-apply to the new text where they still apply. */
+	char *patch = ui_dirty(s) ? ui_session_diff(s, 3) : NULL;
+	if (patch && *patch) {
+		size_t len, plen = 0;
+		const char *t = doc_text(d, &len);
+		char *pt = diff_apply(t, len, patch, &plen, kept, lost);
+		if (pt && *kept && (doc_load(s->job_path, pt, plen, &nd, e) ||
+				    job_from_doc(nd, &j, e))) {
+			/* Together they no longer make a job: keep the disk's text alone. */
+			doc_free(&nd);
+			*lost += *kept;
+			*kept = 0;
+		}
+		job_free(&j);
+		free(pt);
+	}
+	free(patch);
+	err_clear(e);
+
+	/* A fresh history: the disk's text, then the re-applied edits as one unsaved change. The
+	 * old versions are freed only once nothing points at them. */
+	struct ui_hist *old = s->hist;
+	size_t nold = s->nhist;
+	s->hist = NULL;
+	s->nhist = s->cap = s->pos = 0;
+	s->base_pos = 0;
+	s->stamp = st;
+	if (hist_append(s, d, FIX_NONE)) {
+		doc_free(&d);
+		doc_free(&nd);
+		s->hist = old;
+		s->nhist = s->cap = nold;
+		s->pos = nold - 1;
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	set_base(s, copy_doc(d, e));
+	err_clear(e);
+	if (nd && !hist_append(s, nd, FIX_NONE))
+		s->pos = 1;
+	else
+		doc_free(&nd);
+	ui_session_refresh(s);
+	for (size_t i = 0; i < nold; i++)
+		doc_free(&old[i].doc);
+	free(old);
+	return ERR_OK;
+}
+
 enum fix_id ui_session_next_fix(const struct ui_session *s)
 {
 	if (s->plan.first_fix != FIX_NONE) {
@@ -471,6 +549,21 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 		if (name && !dup)
 			fixes[nfixes++] = name;
 	}
+	/* Text that came whole (a recovered emergency save, $EDITOR) carries no fix of its own:
+	 * name the fixes it completed, as the model sees them, rather than "Manual edits". */
+	for (int f = 0; s->base_job && s->job && f < FIX_COUNT && nfixes < 64; f++) {
+		bool dup = false;
+		for (size_t k = 0; k < nfixes; k++)
+			dup |= !strcmp(fixes[k], fix_name((enum fix_id)f));
+		if (!dup && fix_status(s->base_job, (enum fix_id)f, NULL, 0) == FIX_TODO &&
+		    fix_status(s->job, (enum fix_id)f, NULL, 0) == FIX_DONE)
+			fixes[nfixes++] = fix_name((enum fix_id)f);
+	}
+	/* A save supersedes an emergency save of this job: it must not be offered again. */
+	char *emerg = save_emergency_name(s->job_path);
+	if (emerg)
+		unlink(emerg);
+	free(emerg);
 	char **changes;
 	size_t nchanges = s->base ? doc_changes(s->base, ui_cur(s), &changes) : 0;
 	struct err je;

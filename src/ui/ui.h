@@ -222,6 +222,14 @@ char *ui_session_diff(const struct ui_session *s, int context);
  * journal. ERR_TEMPFAIL when the file changed on disk. */
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
 
+/* True when the job file on disk is not the one loaded or last saved (*now: its stamp). */
+bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now);
+
+/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are kept as
+ * a diff re-applied to the new text where their lines are still there: *kept hunks applied,
+ * *lost left out. An unreadable file or one that is no job changes nothing (e says why). */
+int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e);
+
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
 int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
 
@@ -338,7 +346,7 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
 enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
-enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER };
+enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_RELOAD };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -369,6 +377,8 @@ struct ui_app {
 	enum ui_confirm_kind confirm_kind;
 	enum ui_mode confirm_return;
 	struct ui_pos save_pos;     /* scrolling of the save screen's diff */
+	struct save_stamp declined; /* the disk version the user chose not to reload */
+	bool have_declined;
 
 	/* help */
 	struct ui_pos help_pos;

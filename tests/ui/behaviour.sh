@@ -55,12 +55,16 @@ run disk job.yaml <<'K'
 a
 sleep 1.8
 s
+dump reload.txt
+n
+s
 y
 dump asked.txt
 y
 dump forced.txt
 K
 wait
+check "changed on disk: the next key offers to reload it" hasj "$WORK/disk/reload.txt" "changed on disk. Reload it?"
 check "changed on disk: asks to overwrite" has "$WORK/disk/asked.txt" "Overwrite it anyway?"
 check "changed on disk: y forces the save" grep -q '^        batch_size: 1' "$WORK/disk/job.yaml"
 check "changed on disk: the other edit is in the backup" grep -q '^# edited elsewhere' "$WORK/disk/job.yaml~"
@@ -70,6 +74,8 @@ fresh disk2
 run disk2 job.yaml <<'K'
 a
 sleep 1.8
+s
+n
 s
 y
 n

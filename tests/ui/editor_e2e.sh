@@ -164,6 +164,36 @@ check "80x24: W wraps long lines" on miss "[wrapped]"
 check "80x24: the wrapped line shows its end" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t miss | sed -n '3,11p' | grep -qF 'img_0042.png'"
 keys miss q
 
+# 8. the file changes on disk: the next key offers to reload it, with the unsaved edits kept
+fresh disk
+start disk disk 80 24 "" job.yaml
+wait_for disk "Batch Size" > /dev/null
+keys disk a
+wait_for disk "[+]" > /dev/null
+sed -i 's/steps: 2000/steps: 3000/' "$WORK/disk/job.yaml"
+keys disk j
+check "disk: the next key offers to reload" on disk "changed on disk. Reload it?"
+keys disk y
+check "disk: reloaded, the unsaved edits re-applied" on disk "re-applied"
+keys disk s y
+sleep 0.5
+check "disk: the saved file has the other program's change" grep -q '^        steps: 3000' "$WORK/disk/job.yaml"
+check "disk: and the unsaved edit" grep -q '^        batch_size: 1' "$WORK/disk/job.yaml"
+keys disk q
+# a recovered emergency save: once saved, the recovery file is gone and the journal names the fix
+fresh rec
+"$OOMFIX" fix "$WORK/rec/job.yaml" batch_size > "$WORK/rec/job.yaml.oomfix-save" 2> /dev/null
+touch -d '+2 seconds' "$WORK/rec/job.yaml.oomfix-save"
+start rec rec 80 24 "" job.yaml
+wait_for rec "Recover the unsaved edits" > /dev/null
+keys rec y s y
+sleep 0.5
+check "recover: saved" grep -q '^        batch_size: 1' "$WORK/rec/job.yaml"
+check "recover: the .oomfix-save file is removed after the save" test ! -e "$WORK/rec/job.yaml.oomfix-save"
+check "recover: the journal names the fix" grep -q '^Fixes:.*batch_size' "$WORK/rec/job.yaml.oomfix.md"
+check "recover: the journal does not say Manual edits" bash -c "! grep -q 'Manual edits' '$WORK/rec/job.yaml.oomfix.md'"
+keys rec q
+
 # 9. a binary file given as the log: the Log view says so instead of drawing its bytes
 fresh bin
 head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
