@@ -202,30 +202,78 @@ static void draw_tabs(struct ui_app *a)
 	}
 }
 
+/* Actions that only work with a job file open: without one the footer does not offer them. */
+static bool needs_job(enum ui_act act)
+{
+	switch (act) {
+	case UI_A_APPLY_FIRST: case UI_A_UNDO: case UI_A_DIFF: case UI_A_SAVE: case UI_A_WALK:
+	case UI_A_EDIT: case UI_A_TOGGLE: case UI_A_EDITOR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The way to help and the way out are always in the footer; the others give way first. */
+static bool pinned(enum ui_act act)
+{
+	return act == UI_A_HELP || act == UI_A_QUIT || act == UI_A_HELP_CLOSE ||
+	       act == UI_A_WALK_QUIT;
+}
+
 static void draw_footer(struct ui_app *a)
 {
 	unsigned ctx = current_ctx(a);
-	int x = 1, y = a->rows - 1;
-	char keys[64], word[128];
+	int y = a->rows - 1, n = 0, gap = 2;
+	struct { char keys[64], word[128]; int w; bool pin, on; } e[32];
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_FOOTER);
-	for (size_t i = 0; i < ui_nactions; i++) {
+	for (size_t i = 0; i < ui_nactions && n < 32; i++) {
 		const struct ui_action *act = &ui_actions[i];
-		if (!act->footer || !(act->ctx & ctx))
+		if (!act->footer || !(act->ctx & ctx) || (!a->s.job && needs_job(act->act)))
 			continue;
-		ui_action_keys(act, keys, sizeof keys);
+		ui_action_keys(act, e[n].keys, sizeof e[n].keys);
 		/* Only the first key in the footer: it is a hint, the help lists them all. */
-		char *slash = strchr(keys, '/');
-		if (slash && slash != keys)
+		char *slash = strchr(e[n].keys, '/');
+		if (slash && slash != e[n].keys)
 			*slash = '\0';
-		snprintf(word, sizeof word, " %s", _(act->footer));
-		int need = text_width(keys, strlen(keys)) + text_width(word, strlen(word)) + 2;
-		if (x + need > a->cols)
-			break;
-		x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER_KEY, keys);
-		x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER, word);
-		x += 2;
+		/* In Plan and Diff q goes back, and the footer says so. */
+		bool back = act->act == UI_A_QUIT && a->mode == UI_M_NORMAL && ui_views[a->view]->sub;
+		snprintf(e[n].word, sizeof e[n].word, " %s", back ? _("back") : _(act->footer));
+		e[n].w = text_width(e[n].keys, strlen(e[n].keys)) +
+			 text_width(e[n].word, strlen(e[n].word));
+		e[n].pin = pinned(act->act);
+		e[n].on = true;
+		n++;
 	}
+	/* Fit: first closer together, then leave out the last entries that are not pinned. */
+	for (;;) {
+		int total = 1;
+		for (int k = 0; k < n; k++)
+			total += e[k].on ? e[k].w + gap : 0;
+		if (total - gap <= a->cols)
+			break;
+		if (gap == 2) {
+			gap = 1;
+			continue;
+		}
+		int drop = -1;
+		for (int k = n - 1; k >= 0 && drop < 0; k--)
+			if (e[k].on && !e[k].pin)
+				drop = k;
+		if (drop < 0)
+			break;
+		e[drop].on = false;
+	}
+	int x = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < n; k++) {
+			if (!e[k].on || e[k].pin != (pass == 1) || x >= a->cols)
+				continue;
+			x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER_KEY, e[k].keys);
+			x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER, e[k].word);
+			x += gap;
+		}
 }
 
 static const char *question(const struct ui_app *a)
@@ -234,7 +282,8 @@ static const char *question(const struct ui_app *a)
 	case UI_Q_SAVE: return _("Write these changes? y = save, n = not now");
 	case UI_Q_OVERWRITE: return _("The file changed on disk since it was loaded. Overwrite it "
 				      "anyway? y = overwrite, n = keep the disk version");
-	case UI_Q_QUIT: return _("Quit and lose the unsaved changes? y = quit, n = stay");
+	case UI_Q_QUIT: return _("Quit with unsaved changes? s = save them and quit, y = quit "
+				 "without saving, n = stay");
 	case UI_Q_RECOVER: return _("Recover the unsaved edits from the last session? y = load "
 				    "them as unsaved changes, n = leave them");
 	case UI_Q_RELOAD: return _("Reload it? y = reload (unsaved edits are re-applied where "
@@ -473,6 +522,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	}
 	if (rc) {
 		ui_status_err(&c, &e);
+		a->quit_after_save = false;
 		return;
 	}
 	if (e.code)
@@ -481,6 +531,8 @@ static void do_save(struct ui_app *a, unsigned flags)
 	else
 		ui_status(&c, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
 			  a->s.job_path, a->s.job_path, a->s.job_path);
+	if (a->quit_after_save && !ui_dirty(&a->s))
+		a->quit = true;
 }
 
 static char *recover_text;
@@ -655,11 +707,27 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		ask_save(a, c, UI_M_NORMAL);
 }
 
+static void handle_view_key(struct ui_app *a, int key);
+
 static void handle_key(struct ui_app *a, int key)
+{
+	enum ui_view before = a->view;
+
+	handle_view_key(a, key);
+	/* Entering a sub-view remembers where from, for Esc and q. */
+	if (a->view != before && ui_views[a->view]->sub && !ui_views[before]->sub)
+		a->back_view = before;
+}
+
+static void handle_view_key(struct ui_app *a, int key)
 {
 	unsigned ctx = current_ctx(a);
 	enum ui_act act = ui_action_for(ctx, key);
 	struct ui_ctx c = ctx_of(a);
+
+	/* Digits go straight to a view (the table holds only '1', for the help). */
+	if (act == UI_A_NONE && (ctx & UI_CTX_VIEWS) && key > '1' && key < '1' + UI_V_COUNT)
+		act = UI_A_GOTO_VIEW;
 	const struct ui_view_ops *view = ui_views[a->view];
 	enum ui_req req;
 
@@ -686,6 +754,15 @@ static void handle_key(struct ui_app *a, int key)
 		prompt_key(a, &c, act, key);
 		return;
 	case UI_M_CONFIRM:
+		/* Quitting with edits: s saves first (the save screen, then quit once saved). */
+		if (a->confirm_kind == UI_Q_QUIT && (key == 's' || key == 'S')) {
+			a->mode = a->confirm_return;
+			a->quit_after_save = true;
+			ask_save(a, &c, UI_M_NORMAL);
+			return;
+		}
+		a->quit_after_save = a->quit_after_save && a->confirm_kind != UI_Q_QUIT &&
+				     act != UI_A_NO;
 		if (act == UI_A_YES || act == UI_A_NO)
 			answer(a, act == UI_A_YES);
 		else if (act != UI_A_NONE)
@@ -702,6 +779,10 @@ static void handle_key(struct ui_app *a, int key)
 		return;
 	default:
 		break;
+	}
+	if (ui_views[a->view]->sub && (key == 27 || act == UI_A_QUIT)) {
+		a->view = ui_views[a->back_view]->sub ? UI_V_TRAINING : a->back_view;
+		return;
 	}
 	if (act == UI_A_NONE) {
 		char k[16];
@@ -720,6 +801,9 @@ static void handle_key(struct ui_app *a, int key)
 		break;
 	case UI_A_PREV_VIEW:
 		a->view = (enum ui_view)((a->view + UI_V_COUNT - 1) % UI_V_COUNT);
+		break;
+	case UI_A_GOTO_VIEW:
+		a->view = (enum ui_view)(key - '1');
 		break;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:

@@ -114,7 +114,7 @@ enum {
 	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
-	X(PROMPT_CLEAR) X(HELP_CLOSE) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP)
+	X(PROMPT_CLEAR) X(HELP_CLOSE) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP) X(GOTO_VIEW)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -379,6 +379,8 @@ struct ui_app {
 	struct ui_pos save_pos;     /* scrolling of the save screen's diff */
 	struct save_stamp declined; /* the disk version the user chose not to reload */
 	bool have_declined;
+	enum ui_view back_view;     /* where Esc or q in a sub-view returns to */
+	bool quit_after_save;       /* the quit question's s: quit once the save succeeded */
 
 	/* help */
 	struct ui_pos help_pos;
@@ -416,6 +418,8 @@ struct ui_app {
 struct ui_view_ops {
 	const char *name;           /* N_(): the tab label */
 	unsigned keys;              /* the view's own key contexts (UI_CTX_*), beside UI_CTX_VIEWS */
+	bool sub;                   /* looked at on the way (Plan, Diff): Esc and q go back to the
+				     * view the user came from, and never quit */
 	/* Draws the view into c->r. */
 	void (*draw)(struct ui_app *a, const struct ui_ctx *c);
 	/* The view's own handling of an action, first: UI_REQ_PASS leaves it to the app. */

@@ -178,8 +178,8 @@ void ui_save_draw(struct ui_app *a, const struct ui_ctx *c)
 	ui_lines_free(&l);
 }
 
-const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .draw = plan_draw };
-const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .draw = diff_draw };
+const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .draw = plan_draw, .sub = true };
+const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .draw = diff_draw, .sub = true };
 
 /* Groups of the help screen, in order; an action is listed under the first group it has. */
 static const struct { unsigned ctx; const char *title; } help_groups[] = {

@@ -94,7 +94,7 @@ dump asked.txt
 n
 dump stayed.txt
 K
-check "quit: asks when there are edits" has "$WORK/quit/asked.txt" "Quit and lose the unsaved changes?"
+check "quit: asks when there are edits" hasj "$WORK/quit/asked.txt" "Quit with unsaved changes? s = save them and quit"
 check "quit: n stays in the UI" has "$WORK/quit/stayed.txt" "[+]"
 check "quit: the file is untouched" cmp -s "$WORK/quit/job.yaml" "$FIX/job.yaml"
 

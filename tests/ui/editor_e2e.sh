@@ -194,6 +194,31 @@ check "recover: the journal names the fix" grep -q '^Fixes:.*batch_size' "$WORK/
 check "recover: the journal does not say Manual edits" bash -c "! grep -q 'Manual edits' '$WORK/rec/job.yaml.oomfix.md'"
 keys rec q
 
+# friction: the footer always offers help and quit; digits go to views; Esc and q leave Plan and
+# Diff back to where the user was; the quit question offers to save first
+fresh fr
+start fr fr 80 24 "" job.yaml train.log
+wait_for fr "Diagnosis" > /dev/null
+check "footer at 80x24 on the Log view has ? help" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t fr | tail -1 | grep -qF '? help'"
+check "footer at 80x24 on the Log view has q quit" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t fr | tail -1 | grep -qF 'q quit'"
+keys fr 7
+check "digit 7 goes to the Plan" on fr "[Plan]"
+check "the Plan's footer says q goes back" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t fr | tail -1 | grep -qF 'q back'"
+keys fr Escape
+check "Esc leaves the Plan back to the Log" on fr "[Log]"
+keys fr 1 d
+check "d shows the Diff" on fr "[Diff]"
+keys fr q
+check "q in the Diff goes back to Training, not out" on fr "[Training]"
+keys fr a q
+check "quitting with edits offers to save first" on fr "s = save them and quit"
+keys fr s
+check "s shows the save screen" on fr "Write these changes?"
+keys fr y
+sleep 0.5
+check "after the save the program has quit" test "$(T display-message -p -t fr '#{pane_dead}')" = 1
+check "and the file was saved" grep -q '^        batch_size: 1' "$WORK/fr/job.yaml"
+
 # 9. a binary file given as the log: the Log view says so instead of drawing its bytes
 fresh bin
 head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
