@@ -357,7 +357,7 @@ static void draw_status(struct ui_app *a)
 	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_SEARCH) {
 		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt_label);
 		used += ui_put_input(stdscr, y, used, a->cols - used, UI_R_DIALOG, a->prompt_buf,
-				     a->prompt_len);
+				     a->prompt_len, a->prompt_cur);
 		wmove(stdscr, y, used);
 		return;
 	}
@@ -660,8 +660,30 @@ static void next_theme(struct ui_app *a)
 		  name);
 }
 
+/* The start of the UTF-8 character before byte p, and the end of the one at p. */
+static size_t utf8_back(const char *s, size_t p)
+{
+	while (p > 0 && ((unsigned char)s[--p] & 0xC0) == 0x80)
+		;
+	return p;
+}
+
+static size_t utf8_fwd(const char *s, size_t len, size_t p)
+{
+	if (p < len)
+		p++;
+	while (p < len && ((unsigned char)s[p] & 0xC0) == 0x80)
+		p++;
+	return p;
+}
+
+/* The line editor: typing goes in at the cursor; the keys move and delete as in a shell. */
 static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, int key)
 {
+	if (a->prompt_cur > a->prompt_len)
+		a->prompt_cur = a->prompt_len;
+	size_t p = a->prompt_cur;
+
 	switch (act) {
 	case UI_A_PROMPT_OK:
 		a->mode = UI_M_NORMAL;
@@ -674,15 +696,48 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 		ui_status(c, false, "%s", _("Cancelled."));
 		return;
 	case UI_A_PROMPT_BS:
-		/* Back over one whole UTF-8 character. */
-		while (a->prompt_len > 0 &&
-		       ((unsigned char)a->prompt_buf[--a->prompt_len] & 0xC0) == 0x80)
-			;
-		a->prompt_buf[a->prompt_len] = '\0';
+		/* Back over one whole UTF-8 character, before the cursor. */
+		if (p > 0) {
+			size_t q = utf8_back(a->prompt_buf, p);
+			memmove(a->prompt_buf + q, a->prompt_buf + p, a->prompt_len - p + 1);
+			a->prompt_len -= p - q;
+			a->prompt_cur = q;
+		}
 		return;
-	case UI_A_PROMPT_CLEAR:
-		a->prompt_len = 0;
-		a->prompt_buf[0] = '\0';
+	case UI_A_PROMPT_DEL:
+		if (p < a->prompt_len) {
+			size_t q = utf8_fwd(a->prompt_buf, a->prompt_len, p);
+			memmove(a->prompt_buf + p, a->prompt_buf + q, a->prompt_len - q + 1);
+			a->prompt_len -= q - p;
+		}
+		return;
+	case UI_A_PROMPT_CLEAR: /* C-u: everything before the cursor, as in a shell */
+		memmove(a->prompt_buf, a->prompt_buf + p, a->prompt_len - p + 1);
+		a->prompt_len -= p;
+		a->prompt_cur = 0;
+		return;
+	case UI_A_PROMPT_WORD: { /* C-w: the word before the cursor and the spaces after it */
+		size_t q = p;
+		while (q > 0 && a->prompt_buf[q - 1] == ' ')
+			q--;
+		while (q > 0 && a->prompt_buf[q - 1] != ' ')
+			q--;
+		memmove(a->prompt_buf + q, a->prompt_buf + p, a->prompt_len - p + 1);
+		a->prompt_len -= p - q;
+		a->prompt_cur = q;
+		return;
+	}
+	case UI_A_PROMPT_LEFT:
+		a->prompt_cur = utf8_back(a->prompt_buf, p);
+		return;
+	case UI_A_PROMPT_RIGHT:
+		a->prompt_cur = utf8_fwd(a->prompt_buf, a->prompt_len, p);
+		return;
+	case UI_A_PROMPT_HOME:
+		a->prompt_cur = 0;
+		return;
+	case UI_A_PROMPT_END:
+		a->prompt_cur = a->prompt_len;
 		return;
 	default:
 		break;
@@ -693,9 +748,10 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 		memset(&st, 0, sizeof st);
 		size_t n = wcrtomb(mb, (wchar_t)key, &st);
 		if (n != (size_t)-1 && a->prompt_len + n < sizeof a->prompt_buf) {
-			memcpy(a->prompt_buf + a->prompt_len, mb, n);
+			memmove(a->prompt_buf + p + n, a->prompt_buf + p, a->prompt_len - p + 1);
+			memcpy(a->prompt_buf + p, mb, n);
 			a->prompt_len += n;
-			a->prompt_buf[a->prompt_len] = '\0';
+			a->prompt_cur = p + n;
 		}
 	}
 }

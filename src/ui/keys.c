@@ -23,7 +23,18 @@ const struct ui_action ui_actions[] = {
 	  N_("cancel") },
 	{ UI_A_PROMPT_BS, UI_CTX_PROMPT, { F(KEY_BACKSPACE), 127, 8 }, N_("delete a character"),
 	  NULL },
-	{ UI_A_PROMPT_CLEAR, UI_CTX_PROMPT, { UI_CTRL('u') }, N_("clear the input"), NULL },
+	{ UI_A_PROMPT_CLEAR, UI_CTX_PROMPT, { UI_CTRL('u') }, N_("delete back to the start"), NULL },
+	{ UI_A_PROMPT_WORD, UI_CTX_PROMPT, { UI_CTRL('w') }, N_("delete the word before the cursor"),
+	  NULL },
+	{ UI_A_PROMPT_DEL, UI_CTX_PROMPT, { F(KEY_DC), UI_CTRL('d') },
+	  N_("delete the character under the cursor"), NULL },
+	{ UI_A_PROMPT_LEFT, UI_CTX_PROMPT, { F(KEY_LEFT), UI_CTRL('b') }, N_("cursor left"), NULL },
+	{ UI_A_PROMPT_RIGHT, UI_CTX_PROMPT, { F(KEY_RIGHT), UI_CTRL('f') }, N_("cursor right"),
+	  NULL },
+	{ UI_A_PROMPT_HOME, UI_CTX_PROMPT, { F(KEY_HOME), UI_CTRL('a') }, N_("cursor to the start"),
+	  NULL },
+	{ UI_A_PROMPT_END, UI_CTX_PROMPT, { F(KEY_END), UI_CTRL('e') }, N_("cursor to the end"),
+	  NULL },
 
 	/* walk-through */
 	{ UI_A_WALK_APPLY, UI_CTX_WALK, { 'a', 'y' }, N_("apply this step and go on"), N_("apply") },
@@ -113,7 +124,8 @@ static const struct { int key; const char *name; } key_names[] = {
 	{ UI_FKEY(KEY_PPAGE), "PgUp" }, { UI_FKEY(KEY_NPAGE), "PgDn" },
 	{ UI_FKEY(KEY_HOME), "Home" }, { UI_FKEY(KEY_END), "End" },
 	{ UI_FKEY(KEY_BACKSPACE), "Backspace" }, { UI_FKEY(KEY_F(1)), "F1" },
-	{ UI_FKEY(KEY_ENTER), "KEnter" }, { '\r', "Return" }, { 127, "DEL" }, { 8, "C-h" },
+	{ UI_FKEY(KEY_ENTER), "KEnter" }, { UI_FKEY(KEY_DC), "Delete" }, { '\r', "Return" },
+	{ 127, "DEL" }, { 8, "C-h" },
 };
 
 const char *ui_key_name(int key)

@@ -114,7 +114,8 @@ enum {
 	X(EDIT) X(TOGGLE) X(EDITOR) X(SEARCH) X(SEARCH_NEXT) X(SEARCH_PREV) X(FOCUS_DIAG) \
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
-	X(PROMPT_CLEAR) X(HELP_CLOSE) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP) X(GOTO_VIEW)
+	X(PROMPT_CLEAR) X(HELP_CLOSE) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP) X(GOTO_VIEW) X(PROMPT_LEFT) X(PROMPT_RIGHT) X(PROMPT_HOME) X(PROMPT_END) \
+	X(PROMPT_WORD) X(PROMPT_DEL)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -292,9 +293,10 @@ struct ui_rect { int y, x, h, w; };
 /* Writes trusted UTF-8 at (y, x), at most `cells` cells; returns cells used. */
 int ui_put(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s);
 int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
-/* Draws text being typed in a field of `cells` cells: all of it when it fits, else its end after
- * a '<'. Returns the cells used, where the cursor goes. */
-int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
+/* Draws text being typed in a field of `cells` cells, scrolled so that the cursor (byte `cur`)
+ * is visible, a '<' when its start is out of view. Returns the cell the cursor is in. */
+int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len,
+		 size_t cur);
 /* Fills `cells` cells with spaces in role. */
 void ui_fill(WINDOW *w, int y, int x, int cells, enum ui_role role);
 /* Draws one display line in a row of the rect; `cursor` draws it as the selection. */
@@ -370,6 +372,7 @@ struct ui_app {
 	char prompt_label[128];
 	char prompt_buf[512];
 	size_t prompt_len;
+	size_t prompt_cur;          /* the cursor, a byte offset in prompt_buf (a start sets it) */
 	const struct job_field *prompt_field;
 	size_t prompt_ds;
 

@@ -329,7 +329,8 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 			ui_put(c->win, y, r.x + 1, value_col - 1, UI_R_CURSOR, l.v[p->cursor].text);
 		}
 		ui_fill(c->win, y, x, w, UI_R_DIALOG);
-		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
+		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len,
+					a->prompt_cur);
 		wmove(c->win, y, x + used);
 	}
 	ui_lines_free(&l);
@@ -464,7 +465,7 @@ static void start_edit(struct ui_app *a, const struct ui_ctx *c, const struct ui
 	a->prompt_ds = r->ds;
 	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", _(r->f->label));
 	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", val);
-	a->prompt_len = strlen(a->prompt_buf);
+	a->prompt_len = a->prompt_cur = strlen(a->prompt_buf);
 	ui_status(c, false, "%s", r->f->type == JOB_F_STR
 					  ? _("Type the text; Enter sets it (s saves the file), Esc cancels.")
 					  : _("Type a number; empty removes the key (back to the default)."));

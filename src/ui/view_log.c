@@ -840,7 +840,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		a->mode = UI_M_PROMPT;
 		a->prompt_kind = UI_P_SEARCH;
 		snprintf(a->prompt_label, sizeof a->prompt_label, "/");
-		a->prompt_len = 0;
+		a->prompt_len = a->prompt_cur = 0;
 		a->prompt_buf[0] = '\0';
 		ui_status(cx, false, "%s", "");
 		break;

@@ -219,6 +219,18 @@ sleep 0.5
 check "after the save the program has quit" test "$(T display-message -p -t fr '#{pane_dead}')" = 1
 check "and the file was saved" grep -q '^        batch_size: 1' "$WORK/fr/job.yaml"
 
+# the line editor: Home/C-a, End/C-e, Left/Right, C-w, and typing at the cursor
+fresh ed
+start ed ed 80 24 "" job.yaml
+wait_for ed "Batch Size" > /dev/null
+keys ed Enter C-a; typ ed 1; keys ed Enter
+check "line editor: C-a then 1 makes 2 into 12" on ed "Batch Size              12"
+keys ed Enter End BSpace Left; typ ed 3; keys ed Enter
+check "line editor: End, Backspace, Left, 3 makes 12 into 31" on ed "Batch Size              31"
+keys ed Down Down Down Down Enter C-w; typ ed 2e-4; keys ed Enter
+check "line editor: C-w deletes the word before the cursor" on ed "Learning Rate           2e-4"
+keys ed Escape
+
 # 9. a binary file given as the log: the Log view says so instead of drawing its bytes
 fresh bin
 head -c 200000 "$OOMFIX" > "$WORK/bin/binary.log"
