@@ -412,8 +412,8 @@ struct ui_app {
 };
 
 /* Minimum usable terminal. */
-#define UI_MIN_COLS 80
-#define UI_MIN_ROWS 24
+#define UI_MIN_COLS 60
+#define UI_MIN_ROWS 20
 
 /* ---- the views (one file each; the table in views.c) ------------------------------------- */
 

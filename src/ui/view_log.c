@@ -640,7 +640,7 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 		ui_lines_free(&l);
 		return;
 	}
-	if (r.w >= 140) { /* side by side: the diagnosis gets 45%, so its table hardly wraps */
+	if (r.w >= 120) { /* side by side: the diagnosis gets 45%, so its table hardly wraps */
 		lr.w = r.w * 55 / 100;
 		dr.x = r.x + lr.w + 1;
 		dr.w = r.w - lr.w - 1;
