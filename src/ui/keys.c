@@ -60,11 +60,13 @@ const struct ui_action ui_actions[] = {
 	  N_("editor") },
 
 	/* log */
-	{ UI_A_SEARCH, UI_CTX_LOG, { '/' }, N_("search the log (PCRE2 pattern)"), N_("search") },
-	{ UI_A_SEARCH_NEXT, UI_CTX_LOG, { 'n' }, N_("next match"), NULL },
-	{ UI_A_SEARCH_PREV, UI_CTX_LOG, { 'N' }, N_("previous match"), NULL },
+	{ UI_A_SEARCH, UI_CTX_LOG | UI_CTX_TEXT, { '/' },
+	  N_("search the log, the Plan, the Diff or the YAML (PCRE2 pattern)"), N_("search") },
+	{ UI_A_SEARCH_NEXT, UI_CTX_LOG | UI_CTX_TEXT, { 'n' }, N_("next match"), NULL },
+	{ UI_A_SEARCH_PREV, UI_CTX_LOG | UI_CTX_TEXT, { 'N' }, N_("previous match"), NULL },
 	{ UI_A_NEXT_EVIDENCE, UI_CTX_LOG, { 'o' }, N_("jump to the next evidence line"),
 	  N_("evidence") },
+	{ UI_A_PREV_EVIDENCE, UI_CTX_LOG, { 'O' }, N_("jump to the previous evidence line"), NULL },
 	{ UI_A_FOCUS_DIAG, UI_CTX_LOG, { F(KEY_RIGHT), 'l' }, N_("move to the diagnosis panel"),
 	  NULL },
 	{ UI_A_FOCUS_LOG, UI_CTX_LOG, { F(KEY_LEFT), 'h' }, N_("move back to the log"), NULL },

@@ -106,6 +106,7 @@ enum {
 	UI_CTX_CONFIRM = 1u << 6,  /* a yes/no question */
 	UI_CTX_PROMPT = 1u << 7,   /* a line of text being typed */
 	UI_CTX_HELP = 1u << 8,
+	UI_CTX_TEXT = 1u << 9,     /* text screens searched with / (Plan, Diff, Advanced) */
 };
 
 #define UI_ACTIONS(X) \
@@ -115,7 +116,7 @@ enum {
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
 	X(PROMPT_CLEAR) X(HELP_CLOSE) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP) X(GOTO_VIEW) X(PROMPT_LEFT) X(PROMPT_RIGHT) X(PROMPT_HOME) X(PROMPT_END) \
-	X(PROMPT_WORD) X(PROMPT_DEL)
+	X(PROMPT_WORD) X(PROMPT_DEL) X(PREV_EVIDENCE)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -445,6 +446,17 @@ size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, si
 
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);
+
+/* The search (search.c). ui_search_start opens the '/' prompt; ui_search_compile compiles what
+ * was typed into a->re (false, with the reason in the status line, when it is not a pattern);
+ * ui_search_lines finds the pattern in display lines from *line (the next after it, the one
+ * before it when backward, or *line itself when `here`), wrapping around, moves *line there and
+ * says "Match i of n". ui_search_free frees the pattern at exit. */
+void ui_search_start(struct ui_app *a, const struct ui_ctx *c);
+bool ui_search_compile(struct ui_app *a, const struct ui_ctx *c);
+bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_lines *l,
+		     long long *line, bool backward, bool here);
+void ui_search_free(struct ui_app *a);
 
 /* The screens that are modes rather than tabs. */
 enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c);

@@ -56,11 +56,7 @@ static void log_fini(struct ui_app *a)
 {
 	cache_drop();
 	sig_matcher_free(&matcher);
-	if (a->md)
-		pcre2_match_data_free(a->md);
-	if (a->re)
-		pcre2_code_free(a->re);
-	a->md = a->re = NULL;
+	ui_search_free(a);
 }
 
 static int classify(const char *raw, size_t len)
@@ -765,51 +761,29 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 
 static void log_search_done(struct ui_app *a, const struct ui_ctx *cx)
 {
-	int errcode;
-	PCRE2_SIZE erroff;
-	uint32_t opts = PCRE2_MATCH_INVALID_UTF | PCRE2_UTF;
-	bool upper = false;
-
-	if (!a->s.log || a->prompt_len == 0)
-		return;
-	snprintf(a->search, sizeof a->search, "%.*s", (int)a->prompt_len, a->prompt_buf);
-	/* Smart case, as in less and vim: lower-case patterns ignore case. */
-	for (const char *p = a->search; *p; p++)
-		upper |= *p >= 'A' && *p <= 'Z';
-	if (!upper)
-		opts |= PCRE2_CASELESS;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)a->search, PCRE2_ZERO_TERMINATED, opts, &errcode,
-				       &erroff, NULL);
-	if (!re) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(errcode, msg, sizeof msg);
-		ui_status(cx, true, _("Bad pattern at offset %zu: %s"), (size_t)erroff, (char *)msg);
-		return;
-	}
-	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-	if (a->md)
-		pcre2_match_data_free(a->md);
-	if (a->re)
-		pcre2_code_free(a->re);
-	a->re = re;
-	a->md = pcre2_match_data_create_from_pattern(re, NULL);
-	search(a, cx, false);
+	if (a->s.log && ui_search_compile(a, cx))
+		search(a, cx, false);
 }
 
-static void next_evidence(struct ui_app *a, const struct ui_ctx *cx)
+/* Jumps to the next evidence line after the cursor (or the one before it), wrapping around. */
+static void next_evidence(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 {
 	const struct diag_result *d = &a->s.diag;
-	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0;
+	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0, last = 0;
 
 	for (size_t i = 0; i < d->nevidence; i++) {
 		uint64_t ln = d->evidence[i].line;
 		if (!first || ln < first)
 			first = ln;
-		if (ln > cur && (!best || ln < best))
+		if (ln > last)
+			last = ln;
+		if (!backward && ln > cur && (!best || ln < best))
+			best = ln;
+		if (backward && ln < cur && ln > best)
 			best = ln;
 	}
 	if (!best)
-		best = first;
+		best = backward ? last : first;
 	if (!best) {
 		ui_status(cx, false, "%s", _("No evidence lines in this log."));
 		return;
@@ -826,7 +800,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 	if (!a->s.log) {
 		switch (act) {
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
-		case UI_A_NEXT_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
+		case UI_A_NEXT_EVIDENCE: case UI_A_PREV_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
 			/* The footer offers these keys here; without a log they would do nothing. */
 			ui_status(cx, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
 						    "search it and see the evidence."));
@@ -837,12 +811,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 	}
 	switch (act) {
 	case UI_A_SEARCH:
-		a->mode = UI_M_PROMPT;
-		a->prompt_kind = UI_P_SEARCH;
-		snprintf(a->prompt_label, sizeof a->prompt_label, "/");
-		a->prompt_len = a->prompt_cur = 0;
-		a->prompt_buf[0] = '\0';
-		ui_status(cx, false, "%s", "");
+		ui_search_start(a, cx);
 		break;
 	case UI_A_SEARCH_NEXT:
 		search(a, cx, false);
@@ -851,7 +820,8 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		search(a, cx, true);
 		break;
 	case UI_A_NEXT_EVIDENCE:
-		next_evidence(a, cx);
+	case UI_A_PREV_EVIDENCE:
+		next_evidence(a, cx, act == UI_A_PREV_EVIDENCE);
 		break;
 	case UI_A_FOCUS_DIAG:
 		if (a->s.diag.nevidence == 0) {

@@ -229,6 +229,21 @@ keys small 1
 check "60x20: the Training panel shows its values" on small "Batch Size"
 keys small q
 
+# search in every text view, with the match count; O goes back to the previous evidence
+fresh srch
+start srch srch 80 24 "" job.yaml train.log
+wait_for srch "Diagnosis" > /dev/null
+keys srch O
+check "O jumps to the previous evidence line (wrapping to the last)" on srch "Evidence at line 64"
+keys srch 7 /; typ srch "sampling"; keys srch Enter
+check "/ in the Plan finds a match and counts them" on srch "Match 1 of"
+keys srch n
+check "n goes to the next match in the Plan" on srch "Match 2 of"
+keys srch 5 /; typ srch "lr:"; keys srch Enter
+check "/ in Advanced finds the line" on srch "Match 1 of 1"
+check "and puts the cursor on it" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t srch | grep -qF 'lr: 1e-4'"
+keys srch q
+
 # the line editor: Home/C-a, End/C-e, Left/Right, C-w, and typing at the cursor
 fresh ed
 start ed ed 80 24 "" job.yaml
