@@ -209,6 +209,9 @@ int job_field_check(const struct job *j, const struct job_field *f, const char *
 /* The rule of field f as a short translated phrase ("a whole number of at least 1") into buf. */
 void job_field_rule(const struct job *j, const struct job_field *f, char *buf, size_t bufsz);
 
+/* What field f does to GPU memory, in one translated sentence (static; never NULL). */
+const char *job_field_memory(const struct job_field *f);
+
 /* The field an absolute doc path names ("config.process[0].datasets[2].num_frames", or the
  * legacy spelling), for job j; NULL when the path is not a panel field. *ds (may be NULL)
  * receives the dataset index of a per-dataset field. */

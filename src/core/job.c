@@ -1288,3 +1288,47 @@ const struct job_field *job_field_at(const struct job *j, const char *abs_path, 
 	}
 	return NULL;
 }
+
+const char *job_field_memory(const struct job_field *f)
+{
+	static const struct { const char *path, *text; } notes[] = {
+		{ "train.batch_size", N_("Every image in a step holds its own activations: memory grows "
+					 "with the batch.") },
+		{ "datasets[].batch_size", N_("Overrides the training batch size for this dataset: "
+					      "memory grows with it.") },
+		{ "train.gradient_accumulation", N_("Runs batches one after another before each "
+						    "update: no extra memory.") },
+		{ "train.optimizer", N_("8-bit optimizers and Adafactor keep less state than AdamW.") },
+		{ "train.gradient_checkpointing", N_("Recomputes activations instead of keeping them: "
+						     "much less memory, slower steps.") },
+		{ "train.dtype", N_("fp32 takes about twice the memory of bf16 or fp16.") },
+		{ "train.unload_text_encoder", N_("Moves the text encoder off the GPU after encoding "
+						  "the prompts.") },
+		{ "train.cache_text_embeddings", N_("Encodes the captions once, then frees the text "
+						    "encoder.") },
+		{ "datasets[].resolution", N_("The largest bucket sets the peak activation memory.") },
+		{ "datasets[].num_frames", N_("Memory grows about linearly with the frames per "
+					      "clip.") },
+		{ "datasets[].cache_latents_to_disk", N_("Encodes images once, so the VAE can leave "
+							 "the GPU during training.") },
+		{ "sample.width", N_("Samples larger than the training buckets can run out of memory "
+				     "first.") },
+		{ "sample.height", N_("Samples larger than the training buckets can run out of memory "
+				      "first.") },
+		{ "sample.num_frames", N_("Video samples grow with frames x width x height.") },
+		{ "train.disable_sampling", N_("No sampling pass at all: none of it can run out of "
+					       "memory.") },
+		{ "model.low_vram", N_("Keeps idle parts of the model in CPU memory: less GPU memory, "
+				       "slower.") },
+		{ "model.quantize", N_("Stores the transformer in 8 bits or fewer: much smaller "
+				       "weights.") },
+		{ "model.qtype", N_("Fewer bits, smaller weights, a little less precision.") },
+		{ "model.quantize_te", N_("Stores the text encoder in 8 bits: smaller weights.") },
+		{ "model.layer_offloading", N_("Moves a share of the layers to CPU RAM "
+					       "(experimental).") },
+	};
+	for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+		if (!strcmp(notes[i].path, f->path))
+			return _(notes[i].text);
+	return _("Not a memory setting.");
+}

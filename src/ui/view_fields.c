@@ -311,6 +311,23 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 	r.y++;
 	r.h--;
 
+	/* From 120 columns, the last row tells about the selected field, as menuconfig's help:
+	 * its YAML path, what it does to memory, the trainer's default and what it accepts. */
+	if (c->cols >= 120 && r.h > 6 && n > 0 && p->cursor < (long long)n && rows[p->cursor].f) {
+		const struct ui_frow *fr = &rows[p->cursor];
+		char path[256], rule[320];
+		job_field_path(a->s.job, fr->f, fr->ds, path, sizeof path);
+		job_field_rule(a->s.job, fr->f, rule, sizeof rule);
+		snprintf(buf, sizeof buf, _("%s: %s Default: %s. Accepts %s"), path,
+			 job_field_memory(fr->f), fr->f->def ? fr->f->def : _("none"), rule);
+		struct ui_lines hl = { 0 };
+		ui_lines_wrap(&hl, UI_R_DIM, buf, r.w - 2, 1);
+		int nh = hl.n < 3 ? (int)hl.n : 3;
+		r.h -= nh;
+		for (int k = 0; k < nh; k++)
+			ui_draw_line(c->win, r.y + r.h + k, r.x, r.w, &hl.v[k], false);
+		ui_lines_free(&hl);
+	}
 	build_lines(a, rows, n, &l, &value_col);
 	if (n == 0)
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM, _("Nothing to show for this model."));

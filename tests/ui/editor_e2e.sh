@@ -244,6 +244,18 @@ check "/ in Advanced finds the line" on srch "Match 1 of 1"
 check "and puts the cursor on it" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t srch | grep -qF 'lr: 1e-4'"
 keys srch q
 
+# from 120 columns a help line for the selected field: its path, memory, default, what it takes
+fresh fh
+start fh fh 120 40 "" job.yaml
+wait_for fh "Batch Size" > /dev/null
+check "120x40: the field help names the YAML path" on fh "config.process[0].train.batch_size:"
+check "120x40: and what it does to memory and its default" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t fh | tr '\\n' ' ' | tr -s ' ' | grep -qF 'memory grows with the batch. Default: 1.'"
+keys fh q
+start fh2 fh 80 24 "" job.yaml
+wait_for fh2 "Batch Size" > /dev/null
+check "80x24: no field help line" off fh2 "config.process[0].train.batch_size:"
+keys fh2 q
+
 # the line editor: Home/C-a, End/C-e, Left/Right, C-w, and typing at the cursor
 fresh ed
 start ed ed 80 24 "" job.yaml
