@@ -177,6 +177,8 @@ static void draw_tabs(struct ui_app *a)
 			break;
 		first++;
 	}
+	for (int v = 0; v < UI_V_COUNT; v++)
+		a->tab_x0[v] = a->tab_x1[v] = -1;
 	if (first) {
 		ui_put(stdscr, 0, 0, 1, UI_R_TABBAR, "<");
 		x = 1;
@@ -185,7 +187,9 @@ static void draw_tabs(struct ui_app *a)
 		bool on = v == (int)a->view && a->mode != UI_M_WALK && a->mode != UI_M_HELP;
 		/* Brackets mark the current tab without colour. */
 		snprintf(buf, sizeof buf, on ? "[%s]" : " %s ", ui_view_name((enum ui_view)v));
+		a->tab_x0[v] = x;
 		x += ui_put(stdscr, 0, x, a->cols - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
+		a->tab_x1[v] = x;
 	}
 	if (mode_tab) {
 		snprintf(buf, sizeof buf, "[%s]", mode_name);
@@ -967,6 +971,43 @@ static void offer_recovery(struct ui_app *a)
 	free(name);
 }
 
+/* ---- the mouse, where the terminal sends it ---------------------------------------------------- */
+
+/* The wheel scrolls whatever is on screen (three lines), a click on a tab opens it, a click on a
+ * panel's row selects it. Everything stays reachable from the keyboard. */
+static void handle_mouse(struct ui_app *a)
+{
+	MEVENT ev;
+
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+		int k = (ev.bstate & BUTTON4_PRESSED) ? UI_FKEY(KEY_UP) : UI_FKEY(KEY_DOWN);
+		for (int i = 0; i < 3; i++)
+			handle_key(a, k);
+		return;
+	}
+	if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) || a->mode != UI_M_NORMAL)
+		return;
+	if (ev.y == 0) {
+		for (int v = 0; v < UI_V_COUNT; v++)
+			if (ev.x >= a->tab_x0[v] && ev.x < a->tab_x1[v]) {
+				enum ui_view before = a->view;
+				a->view = (enum ui_view)v;
+				if (a->view != before && ui_views[a->view]->sub && !ui_views[before]->sub)
+					a->back_view = before;
+				a->msg.text[0] = '\0';
+			}
+		return;
+	}
+	/* A field panel's rows start under its title row (content row 1). */
+	if (ui_views[a->view]->keys & UI_CTX_FIELDS && ev.y >= 2 && ev.y < a->rows - 2) {
+		struct ui_pos *p = &a->pos[a->view];
+		p->cursor = p->top + (ev.y - 2);
+		a->msg.text[0] = '\0';
+	}
+}
+
 /* ---- input: the terminal or a script ------------------------------------------------------------ */
 
 struct script {
@@ -1305,6 +1346,11 @@ int ui_main(int argc, char **argv)
 	nonl();
 	intrflush(stdscr, FALSE);
 	keypad(stdscr, TRUE);
+	if (!o.script) {
+		/* Clicks and the wheel where the terminal sends them (Shift still selects text). */
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+		mouseinterval(0);
+	}
 	curs_set(0);
 	ui_theme_init_colors(!o.no_color && !no_color_env());
 	ui_theme_apply(&a->theme);
@@ -1322,7 +1368,9 @@ int ui_main(int argc, char **argv)
 		bool verdict = take_verdict(a, false);
 		if (key == 0)
 			break; /* end of the script */
-		if (key > 0)
+		if (key == UI_FKEY(KEY_MOUSE))
+			handle_mouse(a);
+		else if (key > 0)
 			handle_key(a, key);
 		if (key > 0 || verdict)
 			draw(a);

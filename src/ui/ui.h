@@ -384,6 +384,7 @@ struct ui_app {
 	struct save_stamp declined; /* the disk version the user chose not to reload */
 	bool have_declined;
 	enum ui_view back_view;     /* where Esc or q in a sub-view returns to */
+	int tab_x0[UI_V_COUNT], tab_x1[UI_V_COUNT]; /* the tabs' columns as drawn, for the mouse */
 	bool quit_after_save;       /* the quit question's s: quit once the save succeeded */
 
 	/* help */

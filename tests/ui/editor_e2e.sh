@@ -256,6 +256,21 @@ wait_for fh2 "Batch Size" > /dev/null
 check "80x24: no field help line" off fh2 "config.process[0].train.batch_size:"
 keys fh2 q
 
+# the mouse where the terminal sends it (tmux-256color: X10 reports, ESC [ M b x y, +32/+33)
+mouse() { T send-keys -t "$1" -l $'\e[M'"$2"; sleep 0.1; }
+fresh ms
+start ms ms 80 24 "" job.yaml train.log
+wait_for ms "Diagnosis" > /dev/null
+mouse ms ' T!'; mouse ms '#T!'
+check "mouse: a click on a tab opens it" on ms "[Plan]"
+mouse ms 'a!*'
+check "mouse: the wheel scrolls the text screen" on ms "4-24/"
+mouse ms ' !!'; mouse ms '#!!'
+check "mouse: a click on the first tab opens Training" on ms "[Training]"
+mouse ms " *&"; keys ms Enter
+check "mouse: a click on a panel row selects it (Enter edits Optimizer)" on ms "Type the text"
+keys ms Escape q
+
 # the line editor: Home/C-a, End/C-e, Left/Right, C-w, and typing at the cursor
 fresh ed
 start ed ed 80 24 "" job.yaml
