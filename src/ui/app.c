@@ -207,8 +207,10 @@ static void draw_tabs(struct ui_app *a)
 }
 
 /* Actions that only work with a job file open: without one the footer does not offer them. */
-static bool needs_job(enum ui_act act)
+static bool needs_job(const struct ui_app *a, enum ui_act act)
 {
+	if (a->s.job && !a->s.read_only)
+		return false;
 	switch (act) {
 	case UI_A_APPLY_FIRST: case UI_A_UNDO: case UI_A_DIFF: case UI_A_SAVE: case UI_A_WALK:
 	case UI_A_EDIT: case UI_A_TOGGLE: case UI_A_EDITOR:
@@ -234,7 +236,7 @@ static void draw_footer(struct ui_app *a)
 	ui_fill(stdscr, y, 0, a->cols, UI_R_FOOTER);
 	for (size_t i = 0; i < ui_nactions && n < 32; i++) {
 		const struct ui_action *act = &ui_actions[i];
-		if (!act->footer || !(act->ctx & ctx) || (!a->s.job && needs_job(act->act)))
+		if (!act->footer || !(act->ctx & ctx) || needs_job(a, act->act))
 			continue;
 		ui_action_keys(act, e[n].keys, sizeof e[n].keys);
 		/* Only the first key in the footer: it is a hint, the help lists them all. */
@@ -290,6 +292,9 @@ static const char *question(const struct ui_app *a)
 				 "without saving, n = stay");
 	case UI_Q_RECOVER: return _("Recover the unsaved edits from the last session? y = load "
 				    "them as unsaved changes, n = leave them");
+	case UI_Q_LOG_JOB: return _("The log holds the job's settings as the trainer printed them. "
+				    "Open them read-only, so the panels and the plan work? y = open, "
+				    "n = log only");
 	case UI_Q_RELOAD: return _("Reload it? y = reload (unsaved edits are re-applied where "
 				   "they still apply), n = keep this version");
 	}
@@ -565,6 +570,18 @@ static void answer(struct ui_app *a, bool yes)
 		if (yes)
 			a->quit = true;
 		break;
+	case UI_Q_LOG_JOB: {
+		struct err e;
+		if (!yes)
+			break;
+		if (ui_session_open_log_job(&a->s, false, &e))
+			ui_status_err(&c, &e);
+		else
+			ui_status(&c, false, "%s", _("Opened the settings from the log, read-only: the "
+						     "panels and the Plan show them; nothing can be "
+						     "saved."));
+		break;
+	}
 	case UI_Q_RELOAD:
 		if (yes) {
 			reload(a, &c);
@@ -938,6 +955,15 @@ static bool take_verdict(struct ui_app *a, bool wait)
 	if (a->s.diag_rc != ERR_OK)
 		ui_status_err(&c, &a->s.diag_err);
 	place_log_cursor(a);
+	/* A log without its job: when the trainer's echo of the settings is in it, offer them. */
+	struct err e;
+	if (!a->s.job_path && !a->s.job && a->s.log && !a->log_job_asked &&
+	    a->mode == UI_M_NORMAL && ui_session_open_log_job(&a->s, true, &e) == ERR_OK) {
+		a->log_job_asked = true;
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_LOG_JOB;
+		a->confirm_return = UI_M_NORMAL;
+	}
 	return true;
 }
 

@@ -41,6 +41,10 @@ static struct doc *copy_doc(const struct doc *d, struct err *e)
 	return out;
 }
 
+/* Why a job read from the log cannot be changed. */
+#define READ_ONLY_MSG _("the settings come from the log and are read-only: open the job file to " \
+			"change them (oomfix JOB.yaml LOG)")
+
 static void (*on_change)(const struct ui_session *s);
 
 void ui_session_on_change(void (*fn)(const struct ui_session *s))
@@ -349,9 +353,11 @@ static struct doc *fix_result(const struct ui_session *s, enum fix_id id, char *
 int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, char *note,
 			 size_t notesz, struct err *e)
 {
+	*changed = false;
+	if (s->read_only)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
 	struct doc *nd = fix_result(s, id, note, notesz, e);
 
-	*changed = false;
 	if (!nd)
 		return e->code;
 	ui_session_push(s, nd, id);
@@ -385,6 +391,8 @@ int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, b
 	*changed = false;
 	if (!ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	if (s->read_only)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
 	if ((rc = doc_apply(ui_cur(s), ed, n, &nd, e)))
 		return rc;
 	/* An edit that would leave no readable job is refused: the panels never go blank. */
@@ -422,6 +430,8 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 
 	if (!ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	if (s->read_only)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
 	if ((rc = doc_load(s->job_path, text, len, &nd, e)))
 		return rc;
 	if ((rc = job_from_doc(nd, &j, e))) {
@@ -434,6 +444,87 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 		return ERR_OK;
 	}
 	ui_session_push(s, nd, FIX_NONE);
+	return ERR_OK;
+}
+
+/* The trainer prints the process's settings as indented JSON when it starts (BaseProcess:
+ * json.dumps(config, indent=4)): a line "{" up to a line "}". Looked for in the log's first
+ * lines only, where it is. */
+#define ECHO_SCAN_LINES 20000
+#define ECHO_MAX_BYTES (4u * 1024 * 1024)
+
+int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
+{
+	char line[4096];
+	size_t len, cap = 0, n = 0;
+	bool clipped, in = false;
+	char *text = NULL;
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	int rc = ERR_DATA;
+
+	err_clear(e);
+	if (!s->log || ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no log, or a job is already open"));
+	static const char head[] = "{\"job\": \"extension\", \"config\": {\"name\": \"from-log\", "
+				   "\"process\": [\n";
+	for (uint64_t ln = 1; ln <= ECHO_SCAN_LINES; ln++) {
+		if (logidx_read_line(s->log, ln, line, sizeof line, &len, &clipped, NULL, e))
+			break;
+		if (!in && !(len == 1 && line[0] == '{'))
+			continue;
+		if (!in) {
+			in = true;
+			cap = 65536;
+			if (!(text = malloc(cap)))
+				break;
+			n = (size_t)snprintf(text, cap, "%s", head);
+		}
+		if (clipped || n + len + 64 > ECHO_MAX_BYTES)
+			break;
+		if (n + len + 64 > cap) {
+			char *nt = realloc(text, cap * 2 + len);
+			if (!nt)
+				break;
+			text = nt;
+			cap = cap * 2 + len;
+		}
+		memcpy(text + n, line, len);
+		n += len;
+		text[n++] = '\n';
+		if (len == 1 && line[0] == '}') {
+			n += (size_t)snprintf(text + n, cap - n, "]}}\n");
+			rc = ERR_OK;
+			break;
+		}
+	}
+	err_clear(e);
+	if (rc != ERR_OK) {
+		free(text);
+		return err_set(e, ERR_DATA, s->log_path, 0, 0, "%s",
+			       _("the log does not hold the trainer's echo of the job's settings"));
+	}
+	if ((rc = doc_load("log.json", text, n, &d, e)) || (rc = job_from_doc(d, &j, e))) {
+		free(text);
+		doc_free(&d);
+		return rc;
+	}
+	free(text);
+	job_free(&j);
+	if (just_look) {
+		doc_free(&d);
+		return ERR_OK;
+	}
+	if (hist_append(s, d, FIX_NONE)) {
+		doc_free(&d);
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	s->pos = 0;
+	s->base_pos = 0;
+	s->read_only = true;
+	set_base(s, copy_doc(d, e));
+	err_clear(e);
+	ui_session_refresh(s);
 	return ERR_OK;
 }
 

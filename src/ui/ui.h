@@ -176,6 +176,7 @@ struct ui_session {
 	bool diag_pending;              /* the worker is still reading the log */
 	int diag_rc;                    /* the worker's result once it is done (ERR_OK or an error) */
 	struct err diag_err;
+	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
 };
 
 /* Loads the job and opens the log for browsing; the log is not read yet (see below). */
@@ -223,6 +224,11 @@ char *ui_session_diff(const struct ui_session *s, int context);
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
+
+/* Without a job file: opens the trainer's JSON echo of the settings in the log as a read-only
+ * job, so the panels and the plan work from the log alone (just_look: only says whether it
+ * could). ERR_DATA when the log holds none. */
+int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e);
 
 /* True when the job file on disk is not the one loaded or last saved (*now: its stamp). */
 bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now);
@@ -349,7 +355,8 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
 enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
-enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_RELOAD };
+enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_RELOAD,
+			   UI_Q_LOG_JOB };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -386,6 +393,7 @@ struct ui_app {
 	enum ui_view back_view;     /* where Esc or q in a sub-view returns to */
 	int tab_x0[UI_V_COUNT], tab_x1[UI_V_COUNT]; /* the tabs' columns as drawn, for the mouse */
 	bool quit_after_save;       /* the quit question's s: quit once the save succeeded */
+	bool log_job_asked;         /* the offer to open the log's echo of the job was made */
 
 	/* help */
 	struct ui_pos help_pos;

@@ -305,7 +305,9 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 	settle(p, rows, n, 1);
 
 	/* A title row: which file, which model, what kind. */
-	snprintf(buf, sizeof buf, "%s  %s  %s", a->s.job_path, a->s.job->arch[0] ? a->s.job->arch : "?",
+	snprintf(buf, sizeof buf, "%s  %s  %s",
+		 a->s.job_path ? a->s.job_path : _("settings from the log (read-only)"),
+		 a->s.job->arch[0] ? a->s.job->arch : "?",
 		 job_kind_name(a->s.job->kind) ? _(job_kind_name(a->s.job->kind)) : "");
 	ui_put(c->win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	r.y++;
@@ -542,6 +544,12 @@ static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum 
 		return UI_REQ_DONE;
 	case UI_A_EDIT:
 	case UI_A_TOGGLE: {
+		if (a->s.read_only) {
+			ui_status(c, true, "%s", _("the settings come from the log and are read-only: "
+						   "open the job file to change them (oomfix JOB.yaml "
+						   "LOG)"));
+			return UI_REQ_DONE;
+		}
 		settle(p, rows, n, 1);
 		if (n == 0 || !row_selectable(&rows[p->cursor]))
 			return UI_REQ_DONE;

@@ -150,12 +150,14 @@ cp "$HERE/../../examples/train.log" "$WORK/long/ex.log"
 cp "$CASES/cases2/missing-control-image/train.log" "$WORK/long/miss.log"
 start long long 120 40 "" ex.log
 wait_for long "Evidence" > /dev/null
+keys long n # not the settings from the log now
 # line 137 is one physical line: the bar, then the abort message glued to it
 keys long W o o o
 check "120x40: with W the log shows line 137's abort message" bash -c "tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t long | sed -n '3,38p' | cut -c1-66 | grep -qF 'aborting training'"
 keys long q
 start miss long 80 24 "" miss.log
 wait_for miss "Evidence" > /dev/null
+keys miss n # its settings are in it: not now
 check "80x24: the evidence names the whole missing path" on miss "'/app/ai-toolkit/datasets/kontext_missing_ctrl/control/img_0042.png'"
 keys miss '>'
 check "80x24: > scrolls the log sideways" on miss "kontext_missing_ctrl/control/"
@@ -270,6 +272,26 @@ check "mouse: a click on the first tab opens Training" on ms "[Training]"
 mouse ms " *&"; keys ms Enter
 check "mouse: a click on a panel row selects it (Enter edits Optimizer)" on ms "Type the text"
 keys ms Escape q
+
+# log only: keys that need a job are not offered; the trainer's echo of the settings opens
+# read-only, so the panels and the plan work from the log alone
+fresh lo
+sed '2,19d' "$FIX/train.log" > "$WORK/lo/noecho.log" # the trainer's echo of the settings cut out
+start lo lo 80 24 "" noecho.log
+wait_for lo "Diagnosis" > /dev/null
+check "log only: the footer does not offer a (apply fix)" bash -c "! tmux -L '$SOCK' -f '$WORK/tmux.conf' capture-pane -p -t lo | tail -1 | grep -qF 'apply fix'"
+check "log only without an echo: no offer" off lo "holds the job's settings"
+keys lo q
+start lo2 lo 80 24 "" "$HERE/../../examples/train.log"
+check "log only with the echo: the settings are offered" wait_for lo2 "holds the job's settings"
+keys lo2 y 1
+check "the echo opens in the panels" on lo2 "settings from the log (read-only)"
+check "with the trainer's values" on lo2 "Learning Rate           0.0001"
+keys lo2 Enter
+check "and cannot be edited" on lo2 "read-only: open the job file"
+keys lo2 7
+check "the Plan works from it" on lo2 "batch size 2"
+keys lo2 q
 
 # the line editor: Home/C-a, End/C-e, Left/Right, C-w, and typing at the cursor
 fresh ed

@@ -77,9 +77,11 @@ case_ "log-not-oom-80x24" 80x24 "job.yaml missing.log" a
 # Only a job: the log's keys say a log is needed instead of doing nothing.
 case_ "log-no-log-80x24" 80x24 "job.yaml" S-Tab S-Tab S-Tab /
 # Only a log: the first change does not promise that a applies it.
-case_ "log-no-job-80x24" 80x24 "train.log"
+case_ "log-no-job-80x24" 80x24 "train.log" n
+# A log that holds the trainer's echo of the settings offers to open them read-only.
+case_ "log-offers-settings-80x24" 80x24 "train.log"
 # Plan without a job: no hint that a applies a step (it cannot); long lines wrap, not clip.
-case_ "plan-no-job-80x24" 80x24 "train.log" Tab
+case_ "plan-no-job-80x24" 80x24 "train.log" n Tab
 # m shows the longer lesson: the screen moves to it rather than adding it out of sight.
 case_ "walk-more-80x24" 80x24 "job.yaml train.log" w m
 # A dataset's batch size follows Training: after a, what it was is "inherited", not "default".
