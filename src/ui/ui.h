@@ -8,8 +8,9 @@
  *   theme.c      colour roles, theme files, the compiled-in default
  *   draw.c       drawing helpers measured in cells, chrome, screen dumps
  *   lines.c      a list of display lines (text + role segments) shared by the text views
- *   view_*.c     one file per view
+ *   view_*.c     one file per view (its ops are a row of UI_VIEWS)
  *   walk.c       the walk-through
+ *   search.c     the '/' search shared by the text views
  *
  * Nothing here re-implements the model: values, fixes, plans, diffs and saving come from
  * include/oomfix/.
