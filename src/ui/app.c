@@ -482,6 +482,8 @@ static void reload(struct ui_app *a, const struct ui_ctx *c)
 	bool had = ui_dirty(&a->s);
 
 	if (ui_session_reload(&a->s, &kept, &lost, &e)) {
+		/* Not asked again for the same file (it may be gone, or half written). */
+		a->have_declined = true;
 		ui_status_err(c, &e);
 		return;
 	}

@@ -182,6 +182,16 @@ sleep 0.5
 check "disk: the saved file has the other program's change" grep -q '^        steps: 3000' "$WORK/disk/job.yaml"
 check "disk: and the unsaved edit" grep -q '^        batch_size: 1' "$WORK/disk/job.yaml"
 keys disk q
+# the file removed on disk: one question, an error on y, and no question on every key after
+fresh gone
+start gone gone 80 24 "" job.yaml
+wait_for gone "Batch Size" > /dev/null
+rm "$WORK/gone/job.yaml"
+keys gone j
+check "removed: the next key asks" on gone "changed on disk. Reload it?"
+keys gone y j
+check "removed: after the error the keys work again" off gone "Reload it?"
+keys gone q
 # a recovered emergency save: once saved, the recovery file is gone and the journal names the fix
 fresh rec
 "$OOMFIX" fix "$WORK/rec/job.yaml" batch_size > "$WORK/rec/job.yaml.oomfix-save" 2> /dev/null
