@@ -13,4 +13,11 @@
 char *diff_unified(const char *label_old, const char *old, size_t oldlen, const char *label_new,
 		   const char *new_, size_t newlen, int context);
 
+/* Applies a unified diff (as diff_unified writes it) to `text`, hunk by hunk: a hunk applies
+ * where its old lines (context and removed lines) are found, at or after where the previous one
+ * applied; one that is not found is left out. Returns the malloc'd result (the caller frees;
+ * *outlen its length) and counts the hunks in *applied and *failed; NULL when out of memory. */
+char *diff_apply(const char *text, size_t len, const char *patch, size_t *outlen, size_t *applied,
+		 size_t *failed);
+
 #endif

@@ -32,6 +32,23 @@ enum {
 	JOB_REQ_LAYER_OFFLOADING = 1u << 2, /* the arch honours model.layer_offloading */
 };
 
+/* What values a field takes, from the trainer's rules (job_field.rule; job_field_check). */
+enum job_rule {
+	JOB_RULE_ANY = 0,    /* any value of the field's type */
+	JOB_RULE_POS_INT,    /* a whole number >= 1 (batch, steps, sample every, sample steps, fps) */
+	JOB_RULE_ACCUM,      /* >= 1; the legacy gradient_accumulation_steps also takes -1 */
+	JOB_RULE_POS_FLOAT,  /* a number > 0 (learning rate) */
+	JOB_RULE_NONNEG,     /* a number >= 0 (weight decay, guidance scale) */
+	JOB_RULE_SIZE16,     /* sample width/height: a multiple of 16, at least 64 */
+	JOB_RULE_RES8,       /* resolution buckets: each a multiple of 8, at least 64 */
+	JOB_RULE_FRAMES,     /* frames on the model's grid (job_frame_step): 8k+1 LTX, 4k+1 Wan */
+	JOB_RULE_TEXT,       /* any text but empty */
+	JOB_RULE_OPTIMIZER,  /* a name toolkit/optimizer.py knows */
+	JOB_RULE_DTYPE,      /* a name toolkit/train_tools.py get_torch_dtype knows */
+	JOB_RULE_SAMPLER,    /* a name toolkit/sampler.py knows */
+	JOB_RULE_ARCH,       /* a known arch (a ":tag" is allowed, as the web UI writes) */
+};
+
 /* One field of a panel, as data. */
 struct job_field {
 	enum job_panel panel;
@@ -45,6 +62,7 @@ struct job_field {
 	 * (datasets[].batch_size → train.batch_size, model.quantize_te → model.quantize), or NULL. */
 	const char *fallback_path;
 	unsigned requires;       /* JOB_REQ_* the arch must have for the field to matter */
+	enum job_rule rule;      /* the values the trainer takes, beyond the type */
 };
 
 extern const struct job_field job_fields[];
@@ -179,6 +197,25 @@ bool job_field_applies(const struct job *j, const struct job_field *f);
 
 /* The field whose `path` is exactly `path`, or NULL. Points into job_fields. */
 const struct job_field *job_field_find(const char *path);
+
+/* Checks `text`, a value typed for field f (YAML scalar text: "4", "1e-4", "true", "adamw",
+ * "[512, 768]" for resolutions), against the field's type and rule; j (may be NULL) gives the
+ * model's frame grid and whether the legacy accumulation key is in effect. An empty text is
+ * accepted: it removes the key. Returns ERR_OK, or ERR_DATA with e->msg a translated sentence
+ * naming the field and the rule, e.g. "Batch Size must be a whole number of at least 1". */
+int job_field_check(const struct job *j, const struct job_field *f, const char *text,
+		    struct err *e);
+
+/* The rule of field f as a short translated phrase ("a whole number of at least 1") into buf. */
+void job_field_rule(const struct job *j, const struct job_field *f, char *buf, size_t bufsz);
+
+/* What field f does to GPU memory, in one translated sentence (static; never NULL). */
+const char *job_field_memory(const struct job_field *f);
+
+/* The field an absolute doc path names ("config.process[0].datasets[2].num_frames", or the
+ * legacy spelling), for job j; NULL when the path is not a panel field. *ds (may be NULL)
+ * receives the dataset index of a per-dataset field. */
+const struct job_field *job_field_at(const struct job *j, const char *abs_path, size_t *ds);
 
 /* Number of sample prompts (sample.samples wins over the legacy sample.prompts); *legacy, when
  * not NULL, says the count came from sample.prompts. */

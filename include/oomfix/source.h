@@ -58,6 +58,11 @@ const char *source_run_dir(const struct source *s);
 /* The database row as loaded (NULL for a file). */
 const struct aitk_job *source_row(const struct source *s);
 
+/* The file as loaded or last saved, to notice a change on disk (NULL for a database job, whose
+ * changes source_changed reads from its row). Owned by the source. */
+struct save_stamp;
+const struct save_stamp *source_stamp(const struct source *s);
+
 /* True when the job text is JSON (a database job, or a .json file). */
 bool source_is_json(const struct source *s);
 

@@ -24,6 +24,12 @@ size_t text_visible(const char *in, size_t len, char *out, size_t outsz);
 /* Removes ANSI escape sequences only (for matching); returns the new length. In place. */
 size_t text_strip_ansi(char *s, size_t len);
 
+/* For a terminal without UTF-8 (LANG=C): replaces, in place, every non-ASCII character of valid
+ * UTF-8 text with ASCII that means the same where there is one ("→" "->", "×" "x", "—" "-",
+ * "…" "...", block and shade characters "#", box lines "-" and "|") and "?" otherwise. The text
+ * never grows; returns the new length. */
+size_t text_ascii(char *s, size_t len);
+
 /* Display width in terminal cells of valid UTF-8 text (wcwidth; unprintable counts 1). */
 int text_width(const char *s, size_t len);
 

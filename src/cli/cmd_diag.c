@@ -125,20 +125,6 @@ static void put_wrapped(const char *s, int first, int indent, int width)
 	}
 }
 
-static void put_clipped(const char *s, int cells)
-{
-	int used = 0;
-	size_t len = strlen(s);
-	size_t n = text_fit(s, len, cells, &used);
-
-	if (n < len && cells > 3)
-		n = text_fit(s, len, cells - 3, &used);
-	fwrite(s, 1, n, stdout);
-	if (n < len)
-		fputs("...", stdout);
-	fputc('\n', stdout);
-}
-
 static void print_sentence(const struct diag_result *r, int width)
 {
 	char buf[1024];
@@ -244,7 +230,11 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		printf("\n%s\n", _("What the log shows (line number, text):"));
 		for (size_t i = 0; i < r->nevidence; i++) {
 			printf("%8llu  ", (unsigned long long)r->evidence[i].line);
-			put_clipped(r->evidence[i].text, width - 10);
+			/* Wrapped, never cut: the end of a line is often what matters (a path). */
+			if (r->evidence[i].text[0])
+				put_wrapped(r->evidence[i].text, width - 10, 10, width);
+			else
+				fputc('\n', stdout);
 		}
 	}
 	if (r->nsigs || r->nhints) {
@@ -303,7 +293,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			const char *mark = p->steps[i].status == FIX_DONE ? "[x]"
 					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
 			printf("  %s %-24s ", mark, f->name);
-			put_clipped(_(f->title), width - 31);
+			put_wrapped(_(f->title), width - 31, 31, width);
 			if (!p->steps[i].helps)
 				printf("%*s(%s)\n", 31, "", plan_no_help_label());
 		}

@@ -7,6 +7,7 @@
 #include "oomfix/doc.h"
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
+#include "oomfix/job.h"
 #include "oomfix/save.h"
 #include "oomfix/source.h"
 #include "cli.h"
@@ -56,7 +57,51 @@ static int help_set(void)
 		"Exit status: 0 success, 64 usage, 65 invalid YAML or an edit that cannot be made,\n"
 		"66 cannot open JOB, 73 cannot create OUT, 74 I/O error, 75 JOB changed on disk.\n"),
 	      stdout);
+	fputs(_("\nThe fields of the editor's panels (batch size, steps, learning rate, sample size,\n"
+		"frames, resolutions, optimizer, data type, sampler, arch) are checked against the\n"
+		"trainer's rules: a value it would refuse exits 65 and names the rule. --force\n"
+		"writes it anyway.\n"), stdout);
 	return 0;
+}
+
+/* Strips one pair of YAML quotes from a typed value ("adamw" -> adamw) into buf. */
+static void unquote(const char *v, char *buf, size_t sz)
+{
+	size_t n = strlen(v);
+
+	if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0])
+		snprintf(buf, sz, "%.*s", (int)(n - 2), v + 1);
+	else
+		snprintf(buf, sz, "%s", v);
+}
+
+/* Checks each edit of a panel field against the trainer's rules (job_field_check). */
+static int check_fields(const struct doc *d, const char *job, const struct doc_edit *edits,
+			size_t n, struct err *e)
+{
+	struct job *j = NULL;
+	int rc = ERR_OK;
+
+	if (job_from_doc(d, &j, e) != ERR_OK) {
+		err_clear(e);
+		return ERR_OK; /* not a job the panels know: only the YAML is checked */
+	}
+	for (size_t i = 0; rc == ERR_OK && i < n; i++) {
+		size_t ds = 0;
+		char val[512];
+		const struct job_field *f = job_field_at(j, edits[i].path, &ds);
+		if (!f || !edits[i].value)
+			continue;
+		unquote(edits[i].value, val, sizeof val);
+		if (job_field_check(j, f, val, e) != ERR_OK) {
+			char msg[sizeof e->msg];
+			snprintf(msg, sizeof msg, "%s", e->msg);
+			rc = err_set(e, ERR_DATA, job, 0, 0, _("%s: %s (--force writes it anyway)"),
+				     edits[i].path, msg);
+		}
+	}
+	job_free(&j);
+	return rc;
 }
 
 static int fail(const struct err *e)
@@ -208,6 +253,11 @@ int cmd_set(int argc, char **argv)
 	struct source *src = NULL;
 	if ((rc = cli_open_job(job, &src, &d, NULL, &e)) != ERR_OK) {
 		fail(&e);
+		goto done;
+	}
+	if (!force && (rc = check_fields(d, job, edits, n, &e)) != ERR_OK) {
+		fail(&e);
+		doc_free(&d);
 		goto done;
 	}
 	if ((rc = doc_apply(d, edits, n, &nd, &e)) != ERR_OK) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "oomfix/err.h"
@@ -83,6 +84,33 @@ static int take_aitk_option(int argc, char **argv)
 	return out;
 }
 
+/* Edit distance of two short words, a swap of neighbours counting as one (a typo's distance to
+ * a subcommand). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[32][32];
+
+	if (la >= 32 || lb >= 32)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			if (!i || !j) {
+				d[i][j] = i + j;
+				continue;
+			}
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
 int main(int argc, char **argv)
 {
 	i18n_setlocale();
@@ -104,6 +132,15 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 			if (!strcmp(cmd, commands[i].name))
 				return commands[i].run(argc - 1, argv + 1);
+		/* A word that names no file but is close to a subcommand is a typo, not a log. */
+		struct stat st;
+		for (size_t i = 0; cmd[0] != '-' && i < sizeof commands / sizeof commands[0]; i++)
+			if (distance(cmd, commands[i].name) <= (strlen(commands[i].name) >= 5 ? 2u : 1u) &&
+			    stat(cmd, &st) != 0) {
+				fprintf(stderr, _("oomfix: unknown command '%s'; did you mean '%s'? "
+						  "(oomfix --help lists them)\n"), cmd, commands[i].name);
+				return ERR_USAGE;
+			}
 	}
 	return ui_main(argc, argv);
 }

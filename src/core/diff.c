@@ -480,3 +480,185 @@ done:
 	free(b.chg);
 	return ret;
 }
+
+/* ---- applying a diff (reloading a file changed on disk with the unsaved edits kept) ---- */
+
+struct pline { const char *p; size_t n; }; /* one line, without its newline */
+
+/* Splits text into lines (without their newlines) into a malloc'd array; *n lines. */
+static struct pline *patch_lines(const char *t, size_t len, size_t *n)
+{
+	size_t cap = 16, k = 0;
+	struct pline *v = malloc(cap * sizeof *v);
+	const char *p = t, *end = t + len;
+
+	if (!v)
+		return NULL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ln = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (k == cap) {
+			struct pline *nv = realloc(v, (cap *= 2) * sizeof *v);
+			if (!nv) {
+				free(v);
+				return NULL;
+			}
+			v = nv;
+		}
+		v[k++] = (struct pline){ p, ln };
+		p += ln + (nl ? 1 : 0);
+	}
+	*n = k;
+	return v;
+}
+
+static bool pline_eq(struct pline a, struct pline b)
+{
+	return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
+}
+
+struct pout { char *p; size_t n, cap; bool oom; };
+
+static void pout_line(struct pout *o, const char *s, size_t n)
+{
+	if (o->oom)
+		return;
+	if (o->n + n + 2 > o->cap) {
+		size_t cap = (o->cap + n + 2) * 2;
+		char *np = realloc(o->p, cap);
+		if (!np) {
+			o->oom = true;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->n, s, n);
+	o->n += n;
+	o->p[o->n++] = '\n';
+}
+
+/* Where the lines old[0..no) are in in[from..nin), or (size_t)-1. */
+static size_t find_lines(const struct pline *in, size_t nin, size_t from, const struct pline *old,
+			 size_t no)
+{
+	for (size_t k = from; no && k + no <= nin; k++) {
+		size_t m = 0;
+		while (m < no && pline_eq(in[k + m], old[m]))
+			m++;
+		if (m == no)
+			return k;
+	}
+	return (size_t)-1;
+}
+
+char *diff_apply(const char *text, size_t len, const char *patch, size_t *outlen, size_t *applied,
+		 size_t *failed)
+{
+	size_t nin = 0, npl = 0, pos = 0;
+	struct pline *in = patch_lines(text, len, &nin);
+	struct pline *pl = patch_lines(patch, strlen(patch), &npl);
+	struct pline *body = NULL, *oldv = NULL;
+	char *kind = NULL;
+	struct pout o = { 0 };
+	bool final_nl = len == 0 || text[len - 1] == '\n';
+
+	*applied = *failed = 0;
+	if ((!in && len) || (!pl && *patch))
+		goto oom;
+	body = malloc((npl + 1) * sizeof *body);
+	oldv = malloc((npl + 1) * sizeof *oldv);
+	kind = malloc(npl + 1);
+	if (!body || !oldv || !kind)
+		goto oom;
+	for (size_t i = 0; i < npl;) {
+		if (pl[i].n < 2 || memcmp(pl[i].p, "@@", 2) != 0) {
+			i++;
+			continue;
+		}
+		/* One hunk: its lines, each context (' '), removed ('-') or added ('+'). */
+		size_t nb = 0;
+		for (i++; i < npl && !(pl[i].n >= 2 && !memcmp(pl[i].p, "@@", 2)); i++) {
+			char c = pl[i].n ? pl[i].p[0] : ' ';
+			if (c == '\\') {
+				if (nb && kind[nb - 1] != '-')
+					final_nl = false; /* "\ No newline at end of file" on the new side */
+				continue;
+			}
+			kind[nb] = c == '-' || c == '+' ? c : ' ';
+			body[nb++] = (struct pline){ pl[i].p + 1, pl[i].n ? pl[i].n - 1 : 0 };
+		}
+		/* Each run of changes applies on its own, with the context next to it; context that
+		 * changed on disk is given up a line at a time (as patch's fuzz), the changed lines
+		 * never. */
+		for (size_t r = 0; r < nb;) {
+			if (kind[r] == ' ') {
+				r++;
+				continue;
+			}
+			size_t e = r, cb = 0, ca = 0;
+			while (e < nb && kind[e] != ' ')
+				e++;
+			while (cb < 3 && cb < r && kind[r - cb - 1] == ' ')
+				cb++;
+			while (ca < 3 && e + ca < nb && kind[e + ca] == ' ')
+				ca++;
+			size_t at = (size_t)-1, useb = 0, no = 0, nminus = 0;
+			for (size_t f = 0; f <= 3 && at == (size_t)-1; f++) {
+				useb = cb > f ? cb - f : 0;
+				size_t usea = ca > f ? ca - f : 0;
+				no = nminus = 0;
+				for (size_t k = r - useb; k < r; k++)
+					oldv[no++] = body[k];
+				for (size_t k = r; k < e; k++)
+					if (kind[k] == '-') {
+						oldv[no++] = body[k];
+						nminus++;
+					}
+				for (size_t k = e; k < e + usea; k++)
+					oldv[no++] = body[k];
+				at = no ? find_lines(in, nin, pos, oldv, no)
+					: nin == 0 ? 0 : (size_t)-1;
+			}
+			if (at == (size_t)-1) {
+				(*failed)++;
+				r = e;
+				continue;
+			}
+			/* Up to the match, then the context before, the added lines; the context after
+			 * stays input, for the next run to find. */
+			for (; pos < at + useb; pos++)
+				pout_line(&o, in[pos].p, in[pos].n);
+			for (size_t k = r; k < e; k++)
+				if (kind[k] == '+')
+					pout_line(&o, body[k].p, body[k].n);
+			pos += nminus;
+			(*applied)++;
+			r = e;
+		}
+	}
+	for (; pos < nin; pos++)
+		pout_line(&o, in[pos].p, in[pos].n);
+	if (o.oom)
+		goto oom;
+	if (o.n && !final_nl)
+		o.n--;
+	if (!o.p && !(o.p = malloc(1)))
+		goto oom;
+	o.p[o.n] = '\0';
+	*outlen = o.n;
+	free(in);
+	free(pl);
+	free(body);
+	free(oldv);
+	free(kind);
+	return o.p;
+oom:
+	free(in);
+	free(pl);
+	free(body);
+	free(oldv);
+	free(kind);
+	free(o.p);
+	return NULL;
+}

@@ -6,10 +6,12 @@
  */
 #include "oomfix/job.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
@@ -123,65 +125,78 @@ static const struct arch_info *arch_find(const char *name)
 /* ---- The panels (SPEC §6, aitk-reference §c.3) ---- */
 
 const struct job_field job_fields[] = {
-	{ JOB_PANEL_TRAINING, N_("Batch Size"), "train.batch_size", NULL, JOB_F_INT, "1", false, NULL, 0 },
+	{ JOB_PANEL_TRAINING, N_("Batch Size"), "train.batch_size", NULL, JOB_F_INT, "1", false,
+	  NULL, 0, JOB_RULE_POS_INT },
 	{ JOB_PANEL_TRAINING, N_("Gradient Accumulation"), "train.gradient_accumulation",
-	  "train.gradient_accumulation_steps", JOB_F_INT, "1", false, NULL, 0 },
-	{ JOB_PANEL_TRAINING, N_("Steps"), "train.steps", NULL, JOB_F_INT, "1000", false, NULL, 0 },
-	{ JOB_PANEL_TRAINING, N_("Optimizer"), "train.optimizer", NULL, JOB_F_STR, "adamw", false, NULL, 0 },
-	{ JOB_PANEL_TRAINING, N_("Learning Rate"), "train.lr", NULL, JOB_F_FLOAT, "1e-6", false, NULL, 0 },
+	  "train.gradient_accumulation_steps", JOB_F_INT, "1", false, NULL, 0, JOB_RULE_ACCUM },
+	{ JOB_PANEL_TRAINING, N_("Steps"), "train.steps", NULL, JOB_F_INT, "1000", false, NULL, 0,
+	  JOB_RULE_POS_INT },
+	{ JOB_PANEL_TRAINING, N_("Optimizer"), "train.optimizer", NULL, JOB_F_STR, "adamw", false,
+	  NULL, 0, JOB_RULE_OPTIMIZER },
+	{ JOB_PANEL_TRAINING, N_("Learning Rate"), "train.lr", NULL, JOB_F_FLOAT, "1e-6", false,
+	  NULL, 0, JOB_RULE_POS_FLOAT },
 	/* No default: the optimizer's own applies. */
 	{ JOB_PANEL_TRAINING, N_("Weight Decay"), "train.optimizer_params.weight_decay", NULL,
-	  JOB_F_FLOAT, NULL, false, NULL, 0 },
-	{ JOB_PANEL_TRAINING, N_("Unload TE"), "train.unload_text_encoder", NULL, JOB_F_BOOL, "false",
-	  false, NULL, 0 },
+	  JOB_F_FLOAT, NULL, false, NULL, 0, JOB_RULE_NONNEG },
+	{ JOB_PANEL_TRAINING, N_("Unload TE"), "train.unload_text_encoder", NULL, JOB_F_BOOL,
+	  "false", false, NULL, 0, JOB_RULE_ANY },
 	{ JOB_PANEL_TRAINING, N_("Cache Text Embeddings"), "train.cache_text_embeddings", NULL,
-	  JOB_F_BOOL, "false", false, NULL, 0 },
+	  JOB_F_BOOL, "false", false, NULL, 0, JOB_RULE_ANY },
 	{ JOB_PANEL_TRAINING, N_("Gradient Checkpointing"), "train.gradient_checkpointing", NULL,
-	  JOB_F_BOOL, "true", false, NULL, 0 },
-	{ JOB_PANEL_TRAINING, N_("Data Type"), "train.dtype", NULL, JOB_F_STR, "fp32", false, NULL, 0 },
+	  JOB_F_BOOL, "true", false, NULL, 0, JOB_RULE_ANY },
+	{ JOB_PANEL_TRAINING, N_("Data Type"), "train.dtype", NULL, JOB_F_STR, "fp32", false, NULL,
+	  0, JOB_RULE_DTYPE },
 
-	{ JOB_PANEL_DATASETS, N_("Target Dataset"), "datasets[].folder_path", NULL, JOB_F_STR, NULL,
-	  false, NULL, 0 },
-	{ JOB_PANEL_DATASETS, N_("Batch Size"), "datasets[].batch_size", NULL, JOB_F_INT, NULL, false,
-	  "train.batch_size", 0 },
-	{ JOB_PANEL_DATASETS, N_("Num Frames"), "datasets[].num_frames", NULL, JOB_F_INT, "1", true,
-	  NULL, 0 },
-	{ JOB_PANEL_DATASETS, N_("Cache Latents"), "datasets[].cache_latents_to_disk", NULL, JOB_F_BOOL,
-	  "false", false, NULL, 0 },
-	{ JOB_PANEL_DATASETS, N_("Resolutions"), "datasets[].resolution", NULL, JOB_F_RESLIST, "512",
-	  false, NULL, 0 },
+	{ JOB_PANEL_DATASETS, N_("Target Dataset"), "datasets[].folder_path", NULL, JOB_F_STR,
+	  NULL, false, NULL, 0, JOB_RULE_TEXT },
+	{ JOB_PANEL_DATASETS, N_("Batch Size"), "datasets[].batch_size", NULL, JOB_F_INT, NULL,
+	  false, "train.batch_size", 0, JOB_RULE_POS_INT },
+	{ JOB_PANEL_DATASETS, N_("Num Frames"), "datasets[].num_frames", NULL, JOB_F_INT, "1",
+	  true, NULL, 0, JOB_RULE_FRAMES },
+	{ JOB_PANEL_DATASETS, N_("Cache Latents"), "datasets[].cache_latents_to_disk", NULL,
+	  JOB_F_BOOL, "false", false, NULL, 0, JOB_RULE_ANY },
+	{ JOB_PANEL_DATASETS, N_("Resolutions"), "datasets[].resolution", NULL, JOB_F_RESLIST,
+	  "512", false, NULL, 0, JOB_RULE_RES8 },
 
-	{ JOB_PANEL_SAMPLE, N_("Sample Every"), "sample.sample_every", NULL, JOB_F_INT, "100", false,
-	  NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Sampler"), "sample.sampler", NULL, JOB_F_STR, "ddpm", false, NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Guidance Scale"), "sample.guidance_scale", NULL, JOB_F_FLOAT, "7", false,
-	  NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Sample Steps"), "sample.sample_steps", NULL, JOB_F_INT, "20", false,
-	  NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Width"), "sample.width", NULL, JOB_F_INT, "512", false, NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Height"), "sample.height", NULL, JOB_F_INT, "512", false, NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Num Frames"), "sample.num_frames", NULL, JOB_F_INT, "1", true, NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("FPS"), "sample.fps", NULL, JOB_F_INT, "16", true, NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Seed"), "sample.seed", NULL, JOB_F_INT, "0", false, NULL, 0 },
+	{ JOB_PANEL_SAMPLE, N_("Sample Every"), "sample.sample_every", NULL, JOB_F_INT, "100",
+	  false, NULL, 0, JOB_RULE_POS_INT },
+	{ JOB_PANEL_SAMPLE, N_("Sampler"), "sample.sampler", NULL, JOB_F_STR, "ddpm", false, NULL,
+	  0, JOB_RULE_SAMPLER },
+	{ JOB_PANEL_SAMPLE, N_("Guidance Scale"), "sample.guidance_scale", NULL, JOB_F_FLOAT, "7",
+	  false, NULL, 0, JOB_RULE_NONNEG },
+	{ JOB_PANEL_SAMPLE, N_("Sample Steps"), "sample.sample_steps", NULL, JOB_F_INT, "20",
+	  false, NULL, 0, JOB_RULE_POS_INT },
+	{ JOB_PANEL_SAMPLE, N_("Width"), "sample.width", NULL, JOB_F_INT, "512", false, NULL, 0,
+	  JOB_RULE_SIZE16 },
+	{ JOB_PANEL_SAMPLE, N_("Height"), "sample.height", NULL, JOB_F_INT, "512", false, NULL, 0,
+	  JOB_RULE_SIZE16 },
+	{ JOB_PANEL_SAMPLE, N_("Num Frames"), "sample.num_frames", NULL, JOB_F_INT, "1", true,
+	  NULL, 0, JOB_RULE_FRAMES },
+	{ JOB_PANEL_SAMPLE, N_("FPS"), "sample.fps", NULL, JOB_F_INT, "16", true, NULL, 0,
+	  JOB_RULE_POS_INT },
+	{ JOB_PANEL_SAMPLE, N_("Seed"), "sample.seed", NULL, JOB_F_INT, "0", false, NULL, 0,
+	  JOB_RULE_ANY },
 	/* These two live in the Sample card but are stored under train. */
 	{ JOB_PANEL_SAMPLE, N_("Skip First Sample"), "train.skip_first_sample", NULL, JOB_F_BOOL,
-	  "false", false, NULL, 0 },
-	{ JOB_PANEL_SAMPLE, N_("Disable Sampling"), "train.disable_sampling", NULL, JOB_F_BOOL, "false",
-	  false, NULL, 0 },
+	  "false", false, NULL, 0, JOB_RULE_ANY },
+	{ JOB_PANEL_SAMPLE, N_("Disable Sampling"), "train.disable_sampling", NULL, JOB_F_BOOL,
+	  "false", false, NULL, 0, JOB_RULE_ANY },
 
 	/* No default: derived from the legacy is_* flags (job_field_value shows the result). */
-	{ JOB_PANEL_MODEL, N_("Model Architecture"), "model.arch", NULL, JOB_F_STR, NULL, false, NULL, 0 },
-	{ JOB_PANEL_MODEL, N_("Name or Path"), "model.name_or_path", NULL, JOB_F_STR, NULL, false, NULL, 0 },
-	{ JOB_PANEL_MODEL, N_("Low VRAM"), "model.low_vram", NULL, JOB_F_BOOL, "false", false, NULL,
-	  JOB_REQ_LOW_VRAM },
-	{ JOB_PANEL_MODEL, N_("Quantize"), "model.quantize", NULL, JOB_F_BOOL, "false", false, NULL,
-	  JOB_REQ_QUANTIZE },
-	{ JOB_PANEL_MODEL, N_("Quantize Type"), "model.qtype", NULL, JOB_F_STR, "qfloat8", false, NULL,
-	  JOB_REQ_QUANTIZE },
-	{ JOB_PANEL_MODEL, N_("Quantize Text Encoder"), "model.quantize_te", NULL, JOB_F_BOOL, NULL,
-	  false, "model.quantize", JOB_REQ_QUANTIZE },
+	{ JOB_PANEL_MODEL, N_("Model Architecture"), "model.arch", NULL, JOB_F_STR, NULL, false,
+	  NULL, 0, JOB_RULE_ARCH },
+	{ JOB_PANEL_MODEL, N_("Name or Path"), "model.name_or_path", NULL, JOB_F_STR, NULL, false,
+	  NULL, 0, JOB_RULE_TEXT },
+	{ JOB_PANEL_MODEL, N_("Low VRAM"), "model.low_vram", NULL, JOB_F_BOOL, "false", false,
+	  NULL, JOB_REQ_LOW_VRAM, JOB_RULE_ANY },
+	{ JOB_PANEL_MODEL, N_("Quantize"), "model.quantize", NULL, JOB_F_BOOL, "false", false,
+	  NULL, JOB_REQ_QUANTIZE, JOB_RULE_ANY },
+	{ JOB_PANEL_MODEL, N_("Quantize Type"), "model.qtype", NULL, JOB_F_STR, "qfloat8", false,
+	  NULL, JOB_REQ_QUANTIZE, JOB_RULE_ANY },
+	{ JOB_PANEL_MODEL, N_("Quantize Text Encoder"), "model.quantize_te", NULL, JOB_F_BOOL,
+	  NULL, false, "model.quantize", JOB_REQ_QUANTIZE, JOB_RULE_ANY },
 	{ JOB_PANEL_MODEL, N_("Layer Offloading"), "model.layer_offloading", "model.auto_memory",
-	  JOB_F_BOOL, "false", false, NULL, JOB_REQ_LAYER_OFFLOADING },
+	  JOB_F_BOOL, "false", false, NULL, JOB_REQ_LAYER_OFFLOADING, JOB_RULE_ANY },
 };
 
 const size_t job_nfields = sizeof job_fields / sizeof job_fields[0];
@@ -1014,4 +1029,312 @@ bool job_field_applies(const struct job *j, const struct job_field *f)
 	if ((f->requires & JOB_REQ_LAYER_OFFLOADING) && !j->arch_has_layer_offloading)
 		return false;
 	return true;
+}
+
+/* ---- The trainer's rules for typed values (job_field_check) ---- */
+
+/* Names the trainer accepts, from its source (ostris/ai-toolkit): toolkit/optimizer.py
+ * get_optimizer (compared in lower case), toolkit/train_tools.py get_torch_dtype,
+ * toolkit/sampler.py get_sampler. */
+static const char *const optimizers[] = {
+	"adam", "adamw", "adam8", "adamw8", "adam8bit", "adamw8bit", "ademamix8bit", "lion",
+	"lion8bit", "adagrad", "adafactor", "automagic", "automagic2", "automagic3",
+	"automagicexperiment", "prodigy", "prodigyopt", "prodigy8bit", "dadaptation",
+	"dadaptationadam", "dadaptationlion", NULL,
+};
+static const char *const dtypes[] = {
+	"fp32", "float", "float32", "single", "fp16", "half", "float16", "bf16", "bfloat16",
+	"float8", "8bit", "e4m3fn", NULL,
+};
+static const char *const samplers[] = {
+	"flowmatch", "ddpm", "ddim", "pndm", "lms", "k_lms", "euler", "k_euler", "euler_a",
+	"dpmsolver", "dpmsolver++", "k_dpmsolver", "k_dpmsolver++", "dpmsingle", "heun", "dpm_2",
+	"dpm_2_a", "lcm", "custom_lcm", "mean_flow", NULL,
+};
+
+static bool in_list(const char *const *list, const char *s, bool nocase)
+{
+	for (; *list; list++)
+		if (nocase ? !strcasecmp(*list, s) : !strcmp(*list, s))
+			return true;
+	return false;
+}
+
+/* The first names of a list, for a message ("adamw, adamw8bit, ..."). */
+static void list_some(const char *const *list, size_t max, char *buf, size_t sz)
+{
+	size_t w = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; list[i] && w + 1 < sz; i++) {
+		if (i == max) {
+			snprintf(buf + w, sz - w, ", ...");
+			return;
+		}
+		w += (size_t)snprintf(buf + w, sz - w, "%s%s", i ? ", " : "", list[i]);
+	}
+}
+
+static bool arch_known(const char *text)
+{
+	char name[64];
+	size_t n = strcspn(text, ":");
+
+	if (n == 0 || n >= sizeof name)
+		return false;
+	memcpy(name, text, n);
+	name[n] = '\0';
+	return !strcmp(name, "flex1") || arch_find(name) != NULL;
+}
+
+static bool parse_ll(const char *s, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+static bool parse_num(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno == 0 && end != s && *end == '\0' && *out == *out; /* not NaN */
+}
+
+void job_field_rule(const struct job *j, const struct job_field *f, char *buf, size_t bufsz)
+{
+	char some[256];
+	int step = j ? job_frame_step(j) : 0;
+
+	switch (f->rule) {
+	case JOB_RULE_POS_INT:
+		snprintf(buf, bufsz, "%s", _("a whole number of at least 1"));
+		return;
+	case JOB_RULE_ACCUM:
+		snprintf(buf, bufsz, "%s", j && j->grad_accum_legacy
+			 ? _("a whole number of at least 1, or -1 for a whole epoch")
+			 : _("a whole number of at least 1"));
+		return;
+	case JOB_RULE_POS_FLOAT:
+		snprintf(buf, bufsz, "%s", _("a number greater than 0, such as 1e-4"));
+		return;
+	case JOB_RULE_NONNEG:
+		snprintf(buf, bufsz, "%s", _("a number of at least 0"));
+		return;
+	case JOB_RULE_SIZE16:
+		snprintf(buf, bufsz, "%s", _("a multiple of 16 pixels, at least 64 (e.g. 512, 768, 1024)"));
+		return;
+	case JOB_RULE_RES8:
+		snprintf(buf, bufsz, "%s",
+			 _("a size or a list of sizes, each a multiple of 8 and at least 64 "
+			   "(e.g. [512, 768, 1024])"));
+		return;
+	case JOB_RULE_FRAMES:
+		if (step > 1)
+			snprintf(buf, bufsz, _("a frame count on this model's grid, %dk+1 (1, %d, %d, ...)"),
+				 step, step + 1, 2 * step + 1);
+		else
+			snprintf(buf, bufsz, "%s", _("a whole number of at least 1"));
+		return;
+	case JOB_RULE_TEXT:
+		snprintf(buf, bufsz, "%s", _("text that is not empty"));
+		return;
+	case JOB_RULE_OPTIMIZER:
+		list_some(optimizers, 8, some, sizeof some);
+		snprintf(buf, bufsz, _("an optimizer the trainer knows: %s"), some);
+		return;
+	case JOB_RULE_DTYPE:
+		snprintf(buf, bufsz, "%s", _("a data type the trainer knows: bf16, fp16, fp32, float8"));
+		return;
+	case JOB_RULE_SAMPLER:
+		snprintf(buf, bufsz, "%s", _("a sampler the trainer knows: flowmatch, ddpm, euler, "
+					     "euler_a, ddim, ..."));
+		return;
+	case JOB_RULE_ARCH:
+		snprintf(buf, bufsz, "%s", _("an architecture the trainer knows, e.g. flux, sdxl, "
+					     "wan21:14b, ltx2"));
+		return;
+	case JOB_RULE_ANY:
+		break;
+	}
+	switch (f->type) {
+	case JOB_F_INT: snprintf(buf, bufsz, "%s", _("a whole number")); return;
+	case JOB_F_FLOAT: snprintf(buf, bufsz, "%s", _("a number")); return;
+	case JOB_F_BOOL: snprintf(buf, bufsz, "%s", _("true or false")); return;
+	default: snprintf(buf, bufsz, "%s", _("text")); return;
+	}
+}
+
+/* Checks one number against a numeric rule. */
+static bool number_ok(const struct job *j, const struct job_field *f, const char *s)
+{
+	long long v;
+	double d;
+	int step;
+
+	if (f->type == JOB_F_FLOAT) {
+		if (!parse_num(s, &d))
+			return false;
+		if (f->rule == JOB_RULE_POS_FLOAT)
+			return d > 0;
+		if (f->rule == JOB_RULE_NONNEG)
+			return d >= 0;
+		return true;
+	}
+	if (!parse_ll(s, &v))
+		return false;
+	switch (f->rule) {
+	case JOB_RULE_POS_INT: return v >= 1;
+	case JOB_RULE_ACCUM: return v >= 1 || (v == -1 && j && j->grad_accum_legacy);
+	case JOB_RULE_NONNEG: return v >= 0;
+	case JOB_RULE_SIZE16: return v >= 64 && v % 16 == 0;
+	case JOB_RULE_RES8: return v >= 64 && v % 8 == 0;
+	case JOB_RULE_FRAMES:
+		step = j ? job_frame_step(j) : 0;
+		return v >= 1 && (step <= 1 || (v - 1) % step == 0);
+	default: return true;
+	}
+}
+
+int job_field_check(const struct job *j, const struct job_field *f, const char *text,
+		    struct err *e)
+{
+	char rule[320];
+	bool ok = true;
+
+	err_clear(e);
+	if (!text[0])
+		return ERR_OK;
+	switch (f->type) {
+	case JOB_F_BOOL:
+		ok = in_list((const char *const[]){ "true", "false", "yes", "no", "on", "off", NULL },
+			     text, true);
+		break;
+	case JOB_F_INT:
+	case JOB_F_FLOAT:
+		ok = number_ok(j, f, text);
+		break;
+	case JOB_F_RESLIST: {
+		/* One size, or a flow list of sizes. */
+		char buf[512];
+		size_t n = strlen(text);
+		if (text[0] == '[') {
+			if (n < 2 || text[n - 1] != ']' || n - 2 >= sizeof buf) {
+				ok = false;
+				break;
+			}
+			memcpy(buf, text + 1, n - 2);
+			buf[n - 2] = '\0';
+		} else {
+			snprintf(buf, sizeof buf, "%s", text);
+		}
+		int count = 0;
+		for (char *save = NULL, *tok = strtok_r(buf, ",", &save); ok && tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			while (*tok == ' ')
+				tok++;
+			size_t tl = strlen(tok);
+			while (tl && tok[tl - 1] == ' ')
+				tok[--tl] = '\0';
+			ok = number_ok(j, f, tok);
+			count++;
+		}
+		ok = ok && count > 0;
+		break;
+	}
+	case JOB_F_STR:
+		if (f->rule == JOB_RULE_OPTIMIZER)
+			ok = in_list(optimizers, text, true);
+		else if (f->rule == JOB_RULE_DTYPE)
+			ok = in_list(dtypes, text, false);
+		else if (f->rule == JOB_RULE_SAMPLER)
+			ok = in_list(samplers, text, false);
+		else if (f->rule == JOB_RULE_ARCH)
+			ok = arch_known(text);
+		break;
+	}
+	if (ok)
+		return ERR_OK;
+	job_field_rule(j, f, rule, sizeof rule);
+	return err_set(e, ERR_DATA, NULL, 0, 0, _("%s must be %s; '%s' is not"), _(f->label), rule,
+		       text);
+}
+
+const struct job_field *job_field_at(const struct job *j, const char *abs_path, size_t *ds)
+{
+	char rel[256];
+	const char *p = abs_path;
+	size_t plen = j && j->process_path ? strlen(j->process_path) : 0;
+	size_t idx = 0;
+
+	if (!plen || strncmp(p, j->process_path, plen) != 0 || p[plen] != '.')
+		return NULL;
+	p += plen + 1;
+	/* datasets[N].key → datasets[].key */
+	if (!strncmp(p, "datasets[", 9)) {
+		char *end;
+		idx = (size_t)strtoull(p + 9, &end, 10);
+		if (end == p + 9 || *end != ']' || end[1] != '.')
+			return NULL;
+		snprintf(rel, sizeof rel, "datasets[]%s", end + 1);
+	} else {
+		snprintf(rel, sizeof rel, "%s", p);
+	}
+	for (size_t i = 0; i < job_nfields; i++) {
+		const struct job_field *f = &job_fields[i];
+		if (!strcmp(f->path, rel) || (f->legacy_path && !strcmp(f->legacy_path, rel))) {
+			if (ds)
+				*ds = idx;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+const char *job_field_memory(const struct job_field *f)
+{
+	static const struct { const char *path, *text; } notes[] = {
+		{ "train.batch_size", N_("Every image in a step holds its own activations: memory grows "
+					 "with the batch.") },
+		{ "datasets[].batch_size", N_("Overrides the training batch size for this dataset: "
+					      "memory grows with it.") },
+		{ "train.gradient_accumulation", N_("Runs batches one after another before each "
+						    "update: no extra memory.") },
+		{ "train.optimizer", N_("8-bit optimizers and Adafactor keep less state than AdamW.") },
+		{ "train.gradient_checkpointing", N_("Recomputes activations instead of keeping them: "
+						     "much less memory, slower steps.") },
+		{ "train.dtype", N_("fp32 takes about twice the memory of bf16 or fp16.") },
+		{ "train.unload_text_encoder", N_("Moves the text encoder off the GPU after encoding "
+						  "the prompts.") },
+		{ "train.cache_text_embeddings", N_("Encodes the captions once, then frees the text "
+						    "encoder.") },
+		{ "datasets[].resolution", N_("The largest bucket sets the peak activation memory.") },
+		{ "datasets[].num_frames", N_("Memory grows about linearly with the frames per "
+					      "clip.") },
+		{ "datasets[].cache_latents_to_disk", N_("Encodes images once, so the VAE can leave "
+							 "the GPU during training.") },
+		{ "sample.width", N_("Samples larger than the training buckets can run out of memory "
+				     "first.") },
+		{ "sample.height", N_("Samples larger than the training buckets can run out of memory "
+				      "first.") },
+		{ "sample.num_frames", N_("Video samples grow with frames x width x height.") },
+		{ "train.disable_sampling", N_("No sampling pass at all: none of it can run out of "
+					       "memory.") },
+		{ "model.low_vram", N_("Keeps idle parts of the model in CPU memory: less GPU memory, "
+				       "slower.") },
+		{ "model.quantize", N_("Stores the transformer in 8 bits or fewer: much smaller "
+				       "weights.") },
+		{ "model.qtype", N_("Fewer bits, smaller weights, a little less precision.") },
+		{ "model.quantize_te", N_("Stores the text encoder in 8 bits: smaller weights.") },
+		{ "model.layer_offloading", N_("Moves a share of the layers to CPU RAM "
+					       "(experimental).") },
+	};
+	for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+		if (!strcmp(notes[i].path, f->path))
+			return _(notes[i].text);
+	return _("Not a memory setting.");
 }

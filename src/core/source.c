@@ -216,6 +216,11 @@ const struct aitk_job *source_row(const struct source *s)
 	return s->kind == SOURCE_AITK ? &s->row : NULL;
 }
 
+const struct save_stamp *source_stamp(const struct source *s)
+{
+	return s->kind == SOURCE_FILE ? &s->stamp : NULL;
+}
+
 bool source_is_json(const struct source *s)
 {
 	if (s->kind == SOURCE_AITK)

@@ -291,3 +291,50 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
 		cut--; /* no trailing spaces on a line that was cut */
 	return cut;
 }
+
+/* The ASCII stand-in for one code point (at most as many bytes as its UTF-8 form). */
+static const char *ascii_for(uint32_t cp)
+{
+	static const struct { uint32_t cp; const char *s; } map[] = {
+		{ 0x00A0, " " }, { 0x00B7, "." }, { 0x00D7, "x" }, { 0x2010, "-" }, { 0x2011, "-" },
+		{ 0x2012, "-" }, { 0x2013, "-" }, { 0x2014, "-" }, { 0x2015, "-" }, { 0x2018, "'" },
+		{ 0x2019, "'" }, { 0x201C, "\"" }, { 0x201D, "\"" }, { 0x2022, "*" },
+		{ 0x2026, "..." }, { 0x2190, "<-" }, { 0x2192, "->" }, { 0x2191, "^" },
+		{ 0x2193, "v" }, { 0x2264, "<=" }, { 0x2265, ">=" }, { 0x2248, "~" },
+		{ 0x2502, "|" }, { 0x2503, "|" }, { 0x2588, "#" }, { 0x3000, " " },
+	};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (map[i].cp == cp)
+			return map[i].s;
+	if (cp >= 0x2580 && cp <= 0x259F)
+		return cp == 0x2591 || cp == 0x2592 ? "." : "#"; /* blocks: progress bars */
+	if (cp >= 0x2500 && cp <= 0x257F)
+		return "-";                                          /* box drawing */
+	return "?";
+}
+
+size_t text_ascii(char *s, size_t len)
+{
+	unsigned char *u = (unsigned char *)s;
+	size_t r = 0, w = 0;
+
+	while (r < len) {
+		uint32_t cp;
+		size_t n;
+		if (u[r] < 0x80) {
+			s[w++] = s[r++];
+			continue;
+		}
+		n = text_utf8_decode(u + r, len - r, &cp);
+		const char *a = n ? ascii_for(cp) : "?";
+		size_t an = strlen(a);
+		if (!n)
+			n = 1;
+		if (an > n)
+			an = n; /* never grow: cannot happen with the table above */
+		memcpy(s + w, a, an);
+		w += an;
+		r += n;
+	}
+	return w;
+}

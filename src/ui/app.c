@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -184,6 +185,8 @@ static void draw_tabs(struct ui_app *a)
 			break;
 		first++;
 	}
+	for (int v = 0; v < UI_V_COUNT; v++)
+		a->tab_x0[v] = a->tab_x1[v] = -1;
 	if (first) {
 		ui_put(stdscr, 0, 0, 1, UI_R_TABBAR, "<");
 		x = 1;
@@ -194,7 +197,9 @@ static void draw_tabs(struct ui_app *a)
 			continue;
 		/* Brackets mark the current tab without colour. */
 		snprintf(buf, sizeof buf, on ? "[%s]" : " %s ", ui_view_name((enum ui_view)v));
+		a->tab_x0[v] = x;
 		x += ui_put(stdscr, 0, x, a->cols - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
+		a->tab_x1[v] = x;
 	}
 	if (mode_tab) {
 		snprintf(buf, sizeof buf, "[%s]", mode_name);
@@ -213,30 +218,80 @@ static void draw_tabs(struct ui_app *a)
 	}
 }
 
+/* Actions that only work with a job file open: without one the footer does not offer them. */
+static bool needs_job(const struct ui_app *a, enum ui_act act)
+{
+	if (a->s.job && !a->s.read_only)
+		return false;
+	switch (act) {
+	case UI_A_APPLY_FIRST: case UI_A_UNDO: case UI_A_DIFF: case UI_A_SAVE: case UI_A_WALK:
+	case UI_A_EDIT: case UI_A_TOGGLE: case UI_A_EDITOR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The way to help and the way out are always in the footer; the others give way first. */
+static bool pinned(enum ui_act act)
+{
+	return act == UI_A_HELP || act == UI_A_QUIT || act == UI_A_HELP_CLOSE ||
+	       act == UI_A_WALK_QUIT;
+}
+
 static void draw_footer(struct ui_app *a)
 {
 	unsigned ctx = current_ctx(a);
-	int x = 1, y = a->rows - 1;
-	char keys[64], word[128];
+	int y = a->rows - 1, n = 0, gap = 2;
+	struct { char keys[64], word[128]; int w; bool pin, on; } e[32];
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_FOOTER);
-	for (size_t i = 0; i < ui_nactions; i++) {
+	for (size_t i = 0; i < ui_nactions && n < 32; i++) {
 		const struct ui_action *act = &ui_actions[i];
-		if (!act->footer || !(act->ctx & ctx))
+		if (!act->footer || !(act->ctx & ctx) || needs_job(a, act->act))
 			continue;
-		ui_action_keys(act, keys, sizeof keys);
+		ui_action_keys(act, e[n].keys, sizeof e[n].keys);
 		/* Only the first key in the footer: it is a hint, the help lists them all. */
-		char *slash = strchr(keys, '/');
-		if (slash && slash != keys)
+		char *slash = strchr(e[n].keys, '/');
+		if (slash && slash != e[n].keys)
 			*slash = '\0';
-		snprintf(word, sizeof word, " %s", _(act->footer));
-		int need = text_width(keys, strlen(keys)) + text_width(word, strlen(word)) + 2;
-		if (x + need > a->cols)
-			break;
-		x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER_KEY, keys);
-		x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER, word);
-		x += 2;
+		/* In Plan and Diff q goes back, and the footer says so. */
+		bool back = act->act == UI_A_QUIT && a->mode == UI_M_NORMAL && ui_views[a->view]->sub;
+		snprintf(e[n].word, sizeof e[n].word, " %s", back ? _("back") : _(act->footer));
+		e[n].w = text_width(e[n].keys, strlen(e[n].keys)) +
+			 text_width(e[n].word, strlen(e[n].word));
+		e[n].pin = pinned(act->act);
+		e[n].on = true;
+		n++;
 	}
+	/* Fit: first closer together, then leave out the last entries that are not pinned. */
+	for (;;) {
+		int total = 1;
+		for (int k = 0; k < n; k++)
+			total += e[k].on ? e[k].w + gap : 0;
+		if (total - gap <= a->cols)
+			break;
+		if (gap == 2) {
+			gap = 1;
+			continue;
+		}
+		int drop = -1;
+		for (int k = n - 1; k >= 0 && drop < 0; k--)
+			if (e[k].on && !e[k].pin)
+				drop = k;
+		if (drop < 0)
+			break;
+		e[drop].on = false;
+	}
+	int x = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < n; k++) {
+			if (!e[k].on || e[k].pin != (pass == 1) || x >= a->cols)
+				continue;
+			x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER_KEY, e[k].keys);
+			x += ui_put(stdscr, y, x, a->cols - x, UI_R_FOOTER, e[k].word);
+			x += gap;
+		}
 }
 
 static const char *question(const struct ui_app *a)
@@ -245,11 +300,17 @@ static const char *question(const struct ui_app *a)
 	case UI_Q_SAVE: return _("Write these changes? y = save, n = not now");
 	case UI_Q_OVERWRITE: return _("The file changed on disk since it was loaded. Overwrite it "
 				      "anyway? y = overwrite, n = keep the disk version");
-	case UI_Q_QUIT: return _("Quit and lose the unsaved changes? y = quit, n = stay");
+	case UI_Q_QUIT: return _("Quit with unsaved changes? s = save them and quit, y = quit "
+				 "without saving, n = stay");
 	case UI_Q_UNTRIED: return _("The last change has not been tried yet: run the job first. "
 				    "Apply another change anyway? y = apply, n = not now");
 	case UI_Q_RECOVER: return _("Recover the unsaved edits from the last session? y = load "
 				    "them as unsaved changes, n = leave them");
+	case UI_Q_LOG_JOB: return _("The log holds the job's settings as the trainer printed them. "
+				    "Open them read-only, so the panels and the plan work? y = open, "
+				    "n = log only");
+	case UI_Q_RELOAD: return _("Reload it? y = reload (unsaved edits are re-applied where "
+				   "they still apply), n = keep this version");
 	}
 	return "";
 }
@@ -306,7 +367,8 @@ static void draw_status(struct ui_app *a)
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {
 		/* The recovery question names the file it found (set as the status when asked). */
-		if (a->confirm_kind == UI_Q_RECOVER && a->msg.text[0])
+		if ((a->confirm_kind == UI_Q_RECOVER || a->confirm_kind == UI_Q_RELOAD) &&
+		    a->msg.text[0])
 			snprintf(buf, sizeof buf, "%s %s", a->msg.text, question(a));
 		else
 			snprintf(buf, sizeof buf, "%s", question(a));
@@ -318,7 +380,7 @@ static void draw_status(struct ui_app *a)
 	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_SEARCH) {
 		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt_label);
 		used += ui_put_input(stdscr, y, used, a->cols - used, UI_R_DIALOG, a->prompt_buf,
-				     a->prompt_len);
+				     a->prompt_len, a->prompt_cur);
 		wmove(stdscr, y, used);
 		return;
 	}
@@ -331,7 +393,7 @@ static void draw_status(struct ui_app *a)
 		return;
 	}
 	/* Messages can quote a file's text (an error's value): sanitise them too. */
-	text_sanitize(a->msg.text, strlen(a->msg.text), buf, sizeof buf);
+	ui_for_terminal(buf, text_sanitize(a->msg.text, strlen(a->msg.text), buf, sizeof buf));
 	enum ui_role role = a->msg.error ? UI_R_ERROR : UI_R_STATUS;
 	const char *lead = a->msg.error ? _("error: ") : NULL;
 	int lw = lead ? text_width(lead, strlen(lead)) : 0;
@@ -402,6 +464,54 @@ static void draw(struct ui_app *a)
 
 /* ---- actions ------------------------------------------------------------------------------------ */
 
+static bool same_stamp(const struct save_stamp *x, const struct save_stamp *y)
+{
+	return x->exists == y->exists && x->dev == y->dev && x->ino == y->ino &&
+	       x->size == y->size && x->mtime_sec == y->mtime_sec && x->mtime_nsec == y->mtime_nsec;
+}
+
+/* When the job changed on disk (another program, another oomfix) and the user has not already
+ * chosen to keep this version of it, asks whether to reload. True when it asked. */
+static bool check_disk(struct ui_app *a, const struct ui_ctx *c)
+{
+	struct save_stamp now;
+
+	if (!ui_session_changed_on_disk(&a->s, &now))
+		return false;
+	if (a->have_declined && same_stamp(&now, &a->declined))
+		return false;
+	a->declined = now; /* the version asked about */
+	a->confirm_return = a->mode == UI_M_CONFIRM ? UI_M_NORMAL : a->mode;
+	a->mode = UI_M_CONFIRM;
+	a->confirm_kind = UI_Q_RELOAD;
+	const char *base = strrchr(a->s.job_path, '/');
+	ui_status(c, false, _("%s changed on disk."), base ? base + 1 : a->s.job_path);
+	return true;
+}
+
+static void reload(struct ui_app *a, const struct ui_ctx *c)
+{
+	struct err e;
+	size_t kept, lost;
+	bool had = ui_dirty(&a->s);
+
+	if (ui_session_reload(&a->s, &kept, &lost, &e)) {
+		/* Not asked again for the same file (it may be gone, or half written). */
+		a->have_declined = true;
+		ui_status_err(c, &e);
+		return;
+	}
+	a->have_declined = false;
+	if (!had)
+		ui_status(c, false, "%s", _("Reloaded the file from disk."));
+	else if (!lost)
+		ui_status(c, false, "%s", _("Reloaded the file from disk; your unsaved edits are "
+					    "re-applied (d shows them)."));
+	else
+		ui_status(c, true, _("Reloaded the file from disk; %zu of your unsaved edits no longer "
+				     "apply there and were dropped (%zu kept)."), lost, kept);
+}
+
 /* Asks to save (shows the save screen); from the walk-through or the `s` key. */
 static void ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 {
@@ -413,6 +523,9 @@ static void ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back
 		ui_status(c, false, "%s", _("Nothing to save: no unsaved changes."));
 		return;
 	}
+	/* A newer file on disk is offered first: saving would overwrite it. */
+	if (check_disk(a, c))
+		return;
 	a->mode = UI_M_CONFIRM;
 	a->confirm_kind = UI_Q_SAVE;
 	a->confirm_return = back;
@@ -434,6 +547,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	}
 	if (rc) {
 		ui_status_err(&c, &e);
+		a->quit_after_save = false;
 		return;
 	}
 	if (e.code)
@@ -442,6 +556,8 @@ static void do_save(struct ui_app *a, unsigned flags)
 	else
 		ui_status(&c, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
 			  a->s.job_path, a->s.job_path, a->s.job_path);
+	if (a->quit_after_save && !ui_dirty(&a->s))
+		a->quit = true;
 }
 
 static void apply_fix(struct ui_app *a, enum fix_id id, bool confirmed);
@@ -478,6 +594,27 @@ static void answer(struct ui_app *a, bool yes)
 		else
 			ui_status(&c, false, "%s", _("Nothing changed. Save (s), run the job, and open "
 						    "its new log."));
+		break;
+	case UI_Q_LOG_JOB: {
+		struct err e;
+		if (!yes)
+			break;
+		if (ui_session_open_log_job(&a->s, false, &e))
+			ui_status_err(&c, &e);
+		else
+			ui_status(&c, false, "%s", _("Opened the settings from the log, read-only: the "
+						     "panels and the Plan show them; nothing can be "
+						     "saved."));
+		break;
+	}
+	case UI_Q_RELOAD:
+		if (yes) {
+			reload(a, &c);
+		} else {
+			a->have_declined = true;
+			ui_status(&c, false, "%s", _("Kept this version; saving will ask before it "
+						     "overwrites the file on disk."));
+		}
 		break;
 	case UI_Q_RECOVER: {
 		struct err e;
@@ -603,8 +740,30 @@ static void next_theme(struct ui_app *a)
 		  name);
 }
 
+/* The start of the UTF-8 character before byte p, and the end of the one at p. */
+static size_t utf8_back(const char *s, size_t p)
+{
+	while (p > 0 && ((unsigned char)s[--p] & 0xC0) == 0x80)
+		;
+	return p;
+}
+
+static size_t utf8_fwd(const char *s, size_t len, size_t p)
+{
+	if (p < len)
+		p++;
+	while (p < len && ((unsigned char)s[p] & 0xC0) == 0x80)
+		p++;
+	return p;
+}
+
+/* The line editor: typing goes in at the cursor; the keys move and delete as in a shell. */
 static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, int key)
 {
+	if (a->prompt_cur > a->prompt_len)
+		a->prompt_cur = a->prompt_len;
+	size_t p = a->prompt_cur;
+
 	switch (act) {
 	case UI_A_PROMPT_OK:
 		a->mode = UI_M_NORMAL;
@@ -617,15 +776,48 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 		ui_status(c, false, "%s", _("Cancelled."));
 		return;
 	case UI_A_PROMPT_BS:
-		/* Back over one whole UTF-8 character. */
-		while (a->prompt_len > 0 &&
-		       ((unsigned char)a->prompt_buf[--a->prompt_len] & 0xC0) == 0x80)
-			;
-		a->prompt_buf[a->prompt_len] = '\0';
+		/* Back over one whole UTF-8 character, before the cursor. */
+		if (p > 0) {
+			size_t q = utf8_back(a->prompt_buf, p);
+			memmove(a->prompt_buf + q, a->prompt_buf + p, a->prompt_len - p + 1);
+			a->prompt_len -= p - q;
+			a->prompt_cur = q;
+		}
 		return;
-	case UI_A_PROMPT_CLEAR:
-		a->prompt_len = 0;
-		a->prompt_buf[0] = '\0';
+	case UI_A_PROMPT_DEL:
+		if (p < a->prompt_len) {
+			size_t q = utf8_fwd(a->prompt_buf, a->prompt_len, p);
+			memmove(a->prompt_buf + p, a->prompt_buf + q, a->prompt_len - q + 1);
+			a->prompt_len -= q - p;
+		}
+		return;
+	case UI_A_PROMPT_CLEAR: /* C-u: everything before the cursor, as in a shell */
+		memmove(a->prompt_buf, a->prompt_buf + p, a->prompt_len - p + 1);
+		a->prompt_len -= p;
+		a->prompt_cur = 0;
+		return;
+	case UI_A_PROMPT_WORD: { /* C-w: the word before the cursor and the spaces after it */
+		size_t q = p;
+		while (q > 0 && a->prompt_buf[q - 1] == ' ')
+			q--;
+		while (q > 0 && a->prompt_buf[q - 1] != ' ')
+			q--;
+		memmove(a->prompt_buf + q, a->prompt_buf + p, a->prompt_len - p + 1);
+		a->prompt_len -= p - q;
+		a->prompt_cur = q;
+		return;
+	}
+	case UI_A_PROMPT_LEFT:
+		a->prompt_cur = utf8_back(a->prompt_buf, p);
+		return;
+	case UI_A_PROMPT_RIGHT:
+		a->prompt_cur = utf8_fwd(a->prompt_buf, a->prompt_len, p);
+		return;
+	case UI_A_PROMPT_HOME:
+		a->prompt_cur = 0;
+		return;
+	case UI_A_PROMPT_END:
+		a->prompt_cur = a->prompt_len;
 		return;
 	default:
 		break;
@@ -636,9 +828,10 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 		memset(&st, 0, sizeof st);
 		size_t n = wcrtomb(mb, (wchar_t)key, &st);
 		if (n != (size_t)-1 && a->prompt_len + n < sizeof a->prompt_buf) {
-			memcpy(a->prompt_buf + a->prompt_len, mb, n);
+			memmove(a->prompt_buf + p + n, a->prompt_buf + p, a->prompt_len - p + 1);
+			memcpy(a->prompt_buf + p, mb, n);
 			a->prompt_len += n;
-			a->prompt_buf[a->prompt_len] = '\0';
+			a->prompt_cur = p + n;
 		}
 	}
 }
@@ -701,11 +894,27 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		open_job(a, c);
 }
 
+static void handle_view_key(struct ui_app *a, int key);
+
 static void handle_key(struct ui_app *a, int key)
+{
+	enum ui_view before = a->view;
+
+	handle_view_key(a, key);
+	/* Entering a sub-view remembers where from, for Esc and q. */
+	if (a->view != before && ui_views[a->view]->sub && !ui_views[before]->sub)
+		a->back_view = before;
+}
+
+static void handle_view_key(struct ui_app *a, int key)
 {
 	unsigned ctx = current_ctx(a);
 	enum ui_act act = ui_action_for(ctx, key);
 	struct ui_ctx c = ctx_of(a);
+
+	/* Digits go straight to a view (the table holds only '1', for the help). */
+	if (act == UI_A_NONE && (ctx & UI_CTX_VIEWS) && key > '1' && key < '1' + UI_V_COUNT)
+		act = UI_A_GOTO_VIEW;
 	const struct ui_view_ops *view = ui_views[a->view];
 	enum ui_req req;
 
@@ -719,6 +928,10 @@ static void handle_key(struct ui_app *a, int key)
 	}
 	if (a->mode != UI_M_PROMPT && a->mode != UI_M_CONFIRM)
 		a->msg.text[0] = '\0';
+	/* The first key after the file changed on disk (the user was away, in another editor)
+	 * gets the question instead of acting on a version that is no longer the file. */
+	if ((a->mode == UI_M_NORMAL || a->mode == UI_M_HELP) && check_disk(a, &c))
+		return;
 	if (act == UI_A_REDRAW) {
 		clearok(curscr, TRUE); /* the only full clear: the user asked for it */
 		return;
@@ -728,6 +941,15 @@ static void handle_key(struct ui_app *a, int key)
 		prompt_key(a, &c, act, key);
 		return;
 	case UI_M_CONFIRM:
+		/* Quitting with edits: s saves first (the save screen, then quit once saved). */
+		if (a->confirm_kind == UI_Q_QUIT && (key == 's' || key == 'S')) {
+			a->mode = a->confirm_return;
+			a->quit_after_save = true;
+			ask_save(a, &c, UI_M_NORMAL);
+			return;
+		}
+		a->quit_after_save = a->quit_after_save && a->confirm_kind != UI_Q_QUIT &&
+				     act != UI_A_NO;
 		if (act == UI_A_YES || act == UI_A_NO)
 			answer(a, act == UI_A_YES);
 		else if (act != UI_A_NONE)
@@ -744,6 +966,10 @@ static void handle_key(struct ui_app *a, int key)
 		return;
 	default:
 		break;
+	}
+	if (ui_views[a->view]->sub && (key == 27 || act == UI_A_QUIT)) {
+		a->view = ui_views[a->back_view]->sub ? UI_V_TRAINING : a->back_view;
+		return;
 	}
 	if (act == UI_A_NONE) {
 		char k[16];
@@ -775,6 +1001,9 @@ static void handle_key(struct ui_app *a, int key)
 		}
 		ui_jobs_reload(); /* a save or a queue may have changed it */
 		a->view = UI_V_JOBS;
+		break;
+	case UI_A_GOTO_VIEW:
+		a->view = (enum ui_view)(key - '1');
 		break;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
@@ -849,6 +1078,15 @@ static bool take_verdict(struct ui_app *a, bool wait)
 	if (a->s.diag_rc != ERR_OK)
 		ui_status_err(&c, &a->s.diag_err);
 	place_log_cursor(a);
+	/* A log without its job: when the trainer's echo of the settings is in it, offer them. */
+	struct err e;
+	if (!a->s.job_path && !a->s.job && a->s.log && !a->log_job_asked &&
+	    a->mode == UI_M_NORMAL && ui_session_open_log_job(&a->s, true, &e) == ERR_OK) {
+		a->log_job_asked = true;
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_LOG_JOB;
+		a->confirm_return = UI_M_NORMAL;
+	}
 	return true;
 }
 
@@ -935,6 +1173,43 @@ static void offer_recovery(struct ui_app *a)
 		}
 	}
 	free(name);
+}
+
+/* ---- the mouse, where the terminal sends it ---------------------------------------------------- */
+
+/* The wheel scrolls whatever is on screen (three lines), a click on a tab opens it, a click on a
+ * panel's row selects it. Everything stays reachable from the keyboard. */
+static void handle_mouse(struct ui_app *a)
+{
+	MEVENT ev;
+
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+		int k = (ev.bstate & BUTTON4_PRESSED) ? UI_FKEY(KEY_UP) : UI_FKEY(KEY_DOWN);
+		for (int i = 0; i < 3; i++)
+			handle_key(a, k);
+		return;
+	}
+	if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) || a->mode != UI_M_NORMAL)
+		return;
+	if (ev.y == 0) {
+		for (int v = 0; v < UI_V_COUNT; v++)
+			if (ev.x >= a->tab_x0[v] && ev.x < a->tab_x1[v]) {
+				enum ui_view before = a->view;
+				a->view = (enum ui_view)v;
+				if (a->view != before && ui_views[a->view]->sub && !ui_views[before]->sub)
+					a->back_view = before;
+				a->msg.text[0] = '\0';
+			}
+		return;
+	}
+	/* A field panel's rows start under its title row (content row 1). */
+	if (ui_views[a->view]->keys & UI_CTX_FIELDS && ev.y >= 2 && ev.y < a->rows - 2) {
+		struct ui_pos *p = &a->pos[a->view];
+		p->cursor = p->top + (ev.y - 2);
+		a->msg.text[0] = '\0';
+	}
 }
 
 /* ---- input: the terminal or a script ------------------------------------------------------------ */
@@ -1055,6 +1330,28 @@ static bool looks_like_yaml(const char *p)
 	       (n > 5 && !strcmp(p + n - 5, ".json")) || source_is_aitk_arg(p);
 }
 
+/* True when the file's first bytes read like a trainer job (a `job:` or `config:` line, or a
+ * JSON object with "config"), so a job and a log given the other way round are told apart. */
+static bool sniff_job(const char *path)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "rb");
+	size_t n;
+
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if (memchr(buf, '\0', n))
+		return false;
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "job:", 4) || !strncmp(p, "config:", 7))
+			return true;
+	const char *b = buf + strspn(buf, " \t\r\n");
+	return *b == '{' && strstr(b, "\"config\"") != NULL;
+}
+
 static void usage_die(const char *msg, const char *arg)
 {
 	fprintf(stderr, "oomfix: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
@@ -1116,9 +1413,17 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (npos == 2) {
 		o->job = pos[0];
 		o->log = pos[1];
+		/* The log first and the job second: say which order works rather than report the
+		 * log's text as bad YAML. */
+		if (!sniff_job(pos[0]) && !looks_like_yaml(pos[0]) && sniff_job(pos[1])) {
+			fprintf(stderr, _("oomfix: '%s' looks like a training log and '%s' like the job: "
+					  "the job comes first.\n  oomfix %s %s\n"),
+				pos[0], pos[1], pos[1], pos[0]);
+			exit(ERR_USAGE);
+		}
 	} else if (npos == 1) {
-		/* One file: a job when it looks like YAML, else a log. */
-		if (looks_like_yaml(pos[0]))
+		/* One file: a job when it looks like YAML or reads like one, else a log. */
+		if (looks_like_yaml(pos[0]) || sniff_job(pos[0]))
 			o->job = pos[0];
 		else
 			o->log = pos[0];
@@ -1298,6 +1603,13 @@ int ui_main(int argc, char **argv)
 	}
 	load_theme(a, o.theme);
 	a->themes = ui_theme_names(&a->nthemes);
+	/* Decided once: a terminal without UTF-8 (LANG=C in a container) gets ASCII stand-ins, and
+	 * is told once how to get the full display. */
+	ui_set_ascii(strcmp(nl_langinfo(CODESET), "UTF-8") != 0);
+	if (ui_ascii() && !a->msg.text[0])
+		snprintf(a->msg.text, sizeof a->msg.text, "%s",
+			 _("The locale is not UTF-8, so the screen uses plain ASCII; a UTF-8 locale "
+			   "(e.g. LANG=C.UTF-8) gives the full display."));
 	a->script = o.script != NULL;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
 	a->jobs_on = source_aitk_dir() || (o.job && source_is_aitk_arg(o.job));
@@ -1319,6 +1631,11 @@ int ui_main(int argc, char **argv)
 	nonl();
 	intrflush(stdscr, FALSE);
 	keypad(stdscr, TRUE);
+	if (!o.script) {
+		/* Clicks and the wheel where the terminal sends them (Shift still selects text). */
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+		mouseinterval(0);
+	}
 	curs_set(0);
 	ui_theme_init_colors(!o.no_color && !no_color_env());
 	ui_theme_apply(&a->theme);
@@ -1351,7 +1668,9 @@ int ui_main(int argc, char **argv)
 		verdict |= ui_jobs_poll();
 		if (key == 0)
 			break; /* end of the script */
-		if (key > 0)
+		if (key == UI_FKEY(KEY_MOUSE))
+			handle_mouse(a);
+		else if (key > 0)
 			handle_key(a, key);
 		bool grew = follow_tick(a);
 		more = grew && a->s.live && diag_state_pending(a->s.live);

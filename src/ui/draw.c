@@ -38,8 +38,18 @@ int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s
 	int used = 0;
 	mbstate_t st;
 
+	char abuf[2048];
+
 	if (cells <= 0 || !s)
 		return 0;
+	/* Without UTF-8, chrome and messages are drawn with ASCII stand-ins, measured as drawn. */
+	if (ui_ascii()) {
+		if (len >= sizeof abuf)
+			len = sizeof abuf - 1;
+		memcpy(abuf, s, len);
+		len = ui_for_terminal(abuf, len);
+		s = abuf;
+	}
 	len = text_fit(s, len, cells, &used);
 	memset(&st, 0, sizeof st);
 	wattrset(w, ui_attr(role));
@@ -78,24 +88,29 @@ int ui_put(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s)
 	return ui_putn(w, y, x, cells, role, s, s ? strlen(s) : 0);
 }
 
-int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len)
+int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len,
+		 size_t cur)
 {
 	size_t off = 0;
 
 	if (cells <= 1)
 		return 0;
-	/* Too long for the field: show the end, where the typing happens, after a '<' that says
-	 * the start is scrolled out of view; one cell stays free for the cursor. */
-	if (text_width(s, len) > cells - 1) {
+	if (cur > len)
+		cur = len;
+	/* When the text up to the cursor does not fit, its start scrolls out of view behind a '<'
+	 * (one cell stays free for the cursor at the end). */
+	if (text_width(s, cur) > cells - 1) {
 		ui_put(w, y, x, 1, role, "<");
-		while (off < len && text_width(s + off, len - off) > cells - 2) {
+		while (off < cur && text_width(s + off, cur - off) > cells - 2) {
 			off++;
-			while (off < len && ((unsigned char)s[off] & 0xC0) == 0x80)
+			while (off < cur && ((unsigned char)s[off] & 0xC0) == 0x80)
 				off++;
 		}
-		return 1 + ui_putn(w, y, x + 1, cells - 2, role, s + off, len - off);
+		ui_putn(w, y, x + 1, cells - 2, role, s + off, len - off);
+		return 1 + text_width(s + off, cur - off);
 	}
-	return ui_putn(w, y, x, cells - 1, role, s, len);
+	ui_putn(w, y, x, cells - 1, role, s, len);
+	return text_width(s, cur);
 }
 
 void ui_fill(WINDOW *w, int y, int x, int cells, enum ui_role role)

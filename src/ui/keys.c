@@ -23,7 +23,18 @@ const struct ui_action ui_actions[] = {
 	  N_("cancel") },
 	{ UI_A_PROMPT_BS, UI_CTX_PROMPT, { F(KEY_BACKSPACE), 127, 8 }, N_("delete a character"),
 	  NULL },
-	{ UI_A_PROMPT_CLEAR, UI_CTX_PROMPT, { UI_CTRL('u') }, N_("clear the input"), NULL },
+	{ UI_A_PROMPT_CLEAR, UI_CTX_PROMPT, { UI_CTRL('u') }, N_("delete back to the start"), NULL },
+	{ UI_A_PROMPT_WORD, UI_CTX_PROMPT, { UI_CTRL('w') }, N_("delete the word before the cursor"),
+	  NULL },
+	{ UI_A_PROMPT_DEL, UI_CTX_PROMPT, { F(KEY_DC), UI_CTRL('d') },
+	  N_("delete the character under the cursor"), NULL },
+	{ UI_A_PROMPT_LEFT, UI_CTX_PROMPT, { F(KEY_LEFT), UI_CTRL('b') }, N_("cursor left"), NULL },
+	{ UI_A_PROMPT_RIGHT, UI_CTX_PROMPT, { F(KEY_RIGHT), UI_CTRL('f') }, N_("cursor right"),
+	  NULL },
+	{ UI_A_PROMPT_HOME, UI_CTX_PROMPT, { F(KEY_HOME), UI_CTRL('a') }, N_("cursor to the start"),
+	  NULL },
+	{ UI_A_PROMPT_END, UI_CTX_PROMPT, { F(KEY_END), UI_CTRL('e') }, N_("cursor to the end"),
+	  NULL },
 
 	/* walk-through */
 	{ UI_A_WALK_APPLY, UI_CTX_WALK, { 'a', 'y' }, N_("apply this step and go on"), N_("apply") },
@@ -32,7 +43,8 @@ const struct ui_action ui_actions[] = {
 	  N_("back") },
 	{ UI_A_WALK_MORE, UI_CTX_WALK, { 'm', 'x' }, N_("explain this step in more depth"),
 	  N_("more") },
-	{ UI_A_WALK_QUIT, UI_CTX_WALK, { 'q', 27 }, N_("leave the walk-through"), N_("quit") },
+	{ UI_A_WALK_QUIT, UI_CTX_WALK, { 'q', 27 }, N_("leave the walk-through"),
+	  N_("leave the walk-through") },
 
 	/* help */
 	{ UI_A_HELP_CLOSE, UI_CTX_HELP, { 'q', 27, '?' }, N_("close the help"), N_("close") },
@@ -51,16 +63,22 @@ const struct ui_action ui_actions[] = {
 	  N_("editor") },
 
 	/* log */
-	{ UI_A_SEARCH, UI_CTX_LOG, { '/' }, N_("search the log (PCRE2 pattern)"), N_("search") },
-	{ UI_A_SEARCH_NEXT, UI_CTX_LOG, { 'n' }, N_("next match"), NULL },
-	{ UI_A_SEARCH_PREV, UI_CTX_LOG, { 'N' }, N_("previous match"), NULL },
+	{ UI_A_SEARCH, UI_CTX_LOG | UI_CTX_TEXT, { '/' },
+	  N_("search the log, the Plan, the Diff or the YAML (PCRE2 pattern)"), N_("search") },
+	{ UI_A_SEARCH_NEXT, UI_CTX_LOG | UI_CTX_TEXT, { 'n' }, N_("next match"), NULL },
+	{ UI_A_SEARCH_PREV, UI_CTX_LOG | UI_CTX_TEXT, { 'N' }, N_("previous match"), NULL },
 	{ UI_A_NEXT_EVIDENCE, UI_CTX_LOG, { 'o' }, N_("jump to the next evidence line"),
 	  N_("evidence") },
+	{ UI_A_PREV_EVIDENCE, UI_CTX_LOG, { 'O' }, N_("jump to the previous evidence line"), NULL },
 	{ UI_A_NEXT_RUN, UI_CTX_LOG, { 'R' }, N_("a web UI job: show its next earlier run's log and verdict"),
 	  NULL },
 	{ UI_A_FOCUS_DIAG, UI_CTX_LOG, { F(KEY_RIGHT), 'l' }, N_("move to the diagnosis panel"),
 	  NULL },
 	{ UI_A_FOCUS_LOG, UI_CTX_LOG, { F(KEY_LEFT), 'h' }, N_("move back to the log"), NULL },
+	{ UI_A_SCROLL_RIGHT, UI_CTX_LOG, { '>' }, N_("scroll long log lines to the right"), NULL },
+	{ UI_A_SCROLL_LEFT, UI_CTX_LOG, { '<' }, N_("scroll long log lines back to the left"),
+	  NULL },
+	{ UI_A_WRAP, UI_CTX_LOG, { 'W' }, N_("wrap long log lines, or cut them again"), NULL },
 	{ UI_A_JUMP, UI_CTX_LOG, { ENTER_KEYS }, N_("show the selected evidence line in the log"),
 	  NULL },
 	{ UI_A_FOLLOW, UI_CTX_LOG, { 'F' }, N_("follow the log as the run writes it, or stop"),
@@ -83,6 +101,8 @@ const struct ui_action ui_actions[] = {
 	/* global */
 	{ UI_A_NEXT_VIEW, V, { '\t' }, N_("next view"), N_("view") },
 	{ UI_A_PREV_VIEW, V, { F(KEY_BTAB) }, N_("previous view"), NULL },
+	/* Every digit from 1 to the number of views (app.c maps them); the table names the first. */
+	{ UI_A_GOTO_VIEW, V, { '1' }, N_("go to the view with that number (1 to 8, in tab order)"), NULL },
 	{ UI_A_APPLY_FIRST, V, { 'a' }, N_("apply the recommended first fix"), N_("apply fix") },
 	{ UI_A_UNDO, V, { 'u' }, N_("undo the last change"), N_("undo") },
 	{ UI_A_REDO, V, { UI_CTRL('r') }, N_("redo"), NULL },
@@ -120,7 +140,8 @@ static const struct { int key; const char *name; } key_names[] = {
 	{ UI_FKEY(KEY_PPAGE), "PgUp" }, { UI_FKEY(KEY_NPAGE), "PgDn" },
 	{ UI_FKEY(KEY_HOME), "Home" }, { UI_FKEY(KEY_END), "End" },
 	{ UI_FKEY(KEY_BACKSPACE), "Backspace" }, { UI_FKEY(KEY_F(1)), "F1" },
-	{ UI_FKEY(KEY_ENTER), "KEnter" }, { '\r', "Return" }, { 127, "DEL" }, { 8, "C-h" },
+	{ UI_FKEY(KEY_ENTER), "KEnter" }, { UI_FKEY(KEY_DC), "Delete" }, { '\r', "Return" },
+	{ 127, "DEL" }, { 8, "C-h" },
 };
 
 const char *ui_key_name(int key)

@@ -23,8 +23,30 @@ void ui_lines_free(struct ui_lines *l)
 	l->cap = 0;
 }
 
+static bool ascii_mode;
+
+void ui_set_ascii(bool on)
+{
+	ascii_mode = on;
+}
+
+bool ui_ascii(void)
+{
+	return ascii_mode;
+}
+
+size_t ui_for_terminal(char *s, size_t len)
+{
+	if (!ascii_mode)
+		return len;
+	len = text_ascii(s, len);
+	s[len] = '\0';
+	return len;
+}
+
 /* Sanitised copy: anything shown may come from a file, and nothing from a file may reach the
- * terminal as a control sequence. */
+ * terminal as a control sequence. Without UTF-8 it is made ASCII here, so that wrapping and
+ * clipping measure what is drawn. */
 static char *sanitized(const char *s, size_t len, size_t *outlen)
 {
 	size_t cap = len * 4 + 1;
@@ -34,7 +56,7 @@ static char *sanitized(const char *s, size_t len, size_t *outlen)
 		*outlen = 0;
 		return NULL;
 	}
-	*outlen = text_sanitize(s, len, out, cap);
+	*outlen = ui_for_terminal(out, text_sanitize(s, len, out, cap));
 	return out;
 }
 

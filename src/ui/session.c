@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
@@ -40,6 +41,10 @@ static struct doc *copy_doc(const struct doc *d, struct err *e)
 		return NULL;
 	return out;
 }
+
+/* Why a job read from the log cannot be changed. */
+#define READ_ONLY_MSG _("the settings come from the log and are read-only: open the job file to " \
+			"change them (oomfix JOB.yaml LOG)")
 
 static void (*on_change)(const struct ui_session *s);
 
@@ -472,9 +477,11 @@ static struct doc *fix_result(const struct ui_session *s, enum fix_id id, char *
 int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, char *note,
 			 size_t notesz, struct err *e)
 {
+	*changed = false;
+	if (s->read_only)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
 	struct doc *nd = fix_result(s, id, note, notesz, e);
 
-	*changed = false;
 	if (!nd)
 		return e->code;
 	ui_session_push(s, nd, id);
@@ -498,20 +505,32 @@ char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err
 	return d;
 }
 
-int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, struct err *e)
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, bool *changed,
+		    struct err *e)
 {
 	struct doc *nd = NULL;
+	struct job *j = NULL;
 	int rc;
 
+	*changed = false;
 	if (!ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	if (s->read_only)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
 	if ((rc = doc_apply(ui_cur(s), ed, n, &nd, e)))
 		return rc;
+	/* An edit that would leave no readable job is refused: the panels never go blank. */
+	if ((rc = job_from_doc(nd, &j, e))) {
+		doc_free(&nd);
+		return rc;
+	}
+	job_free(&j);
 	if (same_text(nd, ui_cur(s))) {
 		doc_free(&nd);
 		return ERR_OK;
 	}
 	ui_session_push(s, nd, FIX_NONE);
+	*changed = true;
 	return ERR_OK;
 }
 
@@ -535,6 +554,8 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 
 	if (!ui_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	if (s->read_only)
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
 	if ((rc = doc_load(source_label(s->src), text, len, &nd, e)))
 		return rc;
 	if ((rc = job_from_doc(nd, &j, e))) {
@@ -547,6 +568,177 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 		return ERR_OK;
 	}
 	ui_session_push(s, nd, FIX_NONE);
+	return ERR_OK;
+}
+
+/* The trainer prints the process's settings as indented JSON when it starts (BaseProcess:
+ * json.dumps(config, indent=4)): a line "{" up to a line "}". Looked for in the log's first
+ * lines only, where it is. */
+#define ECHO_SCAN_LINES 20000
+#define ECHO_MAX_BYTES (4u * 1024 * 1024)
+
+int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
+{
+	char line[4096];
+	size_t len, cap = 0, n = 0;
+	bool clipped, in = false;
+	char *text = NULL;
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	int rc = ERR_DATA;
+
+	err_clear(e);
+	if (!s->log || ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no log, or a job is already open"));
+	static const char head[] = "{\"job\": \"extension\", \"config\": {\"name\": \"from-log\", "
+				   "\"process\": [\n";
+	for (uint64_t ln = 1; ln <= ECHO_SCAN_LINES; ln++) {
+		if (logidx_read_line(s->log, ln, line, sizeof line, &len, &clipped, NULL, e))
+			break;
+		if (!in && !(len == 1 && line[0] == '{'))
+			continue;
+		if (!in) {
+			in = true;
+			cap = 65536;
+			if (!(text = malloc(cap)))
+				break;
+			n = (size_t)snprintf(text, cap, "%s", head);
+		}
+		if (clipped || n + len + 64 > ECHO_MAX_BYTES)
+			break;
+		if (n + len + 64 > cap) {
+			char *nt = realloc(text, cap * 2 + len);
+			if (!nt)
+				break;
+			text = nt;
+			cap = cap * 2 + len;
+		}
+		memcpy(text + n, line, len);
+		n += len;
+		text[n++] = '\n';
+		if (len == 1 && line[0] == '}') {
+			n += (size_t)snprintf(text + n, cap - n, "]}}\n");
+			rc = ERR_OK;
+			break;
+		}
+	}
+	err_clear(e);
+	if (rc != ERR_OK) {
+		free(text);
+		return err_set(e, ERR_DATA, s->log_path, 0, 0, "%s",
+			       _("the log does not hold the trainer's echo of the job's settings"));
+	}
+	if ((rc = doc_load("log.json", text, n, &d, e)) || (rc = job_from_doc(d, &j, e))) {
+		free(text);
+		doc_free(&d);
+		return rc;
+	}
+	free(text);
+	job_free(&j);
+	if (just_look) {
+		doc_free(&d);
+		return ERR_OK;
+	}
+	if (hist_append(s, d, FIX_NONE)) {
+		doc_free(&d);
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	s->pos = 0;
+	s->base_pos = 0;
+	s->read_only = true;
+	set_base(s, copy_doc(d, e));
+	err_clear(e);
+	ui_session_refresh(s);
+	return ERR_OK;
+}
+
+bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now)
+{
+	const struct save_stamp *was;
+	struct err e;
+
+	/* a job file only: a web UI job's row is checked when it is saved */
+	if (!s->src || !(was = source_stamp(s->src)) ||
+	    save_stamp(source_path(s->src), now, &e) != ERR_OK)
+		return false;
+	return now->exists != was->exists || now->dev != was->dev || now->ino != was->ino ||
+	       now->size != was->size || now->mtime_sec != was->mtime_sec ||
+	       now->mtime_nsec != was->mtime_nsec;
+}
+
+int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e)
+{
+	struct doc *d = NULL, *nd = NULL;
+	struct job *j = NULL;
+	struct source *src = NULL;
+	const char *text;
+	size_t tlen;
+	int rc;
+
+	*kept = *lost = 0;
+	if (!s->src || !ui_cur(s))
+		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
+	/* A fresh source holds the new stamp: a change made while reading is noticed next time. */
+	if ((rc = source_open(source_label(s->src), &src, e)))
+		return rc;
+	text = source_text(src, &tlen);
+	if ((rc = doc_load(source_label(src), text, tlen, &d, e))) {
+		source_free(&src);
+		return rc;
+	}
+	if ((rc = job_from_doc(d, &j, e))) {
+		doc_free(&d);
+		source_free(&src);
+		return rc;
+	}
+	job_free(&j);
+	/* The unsaved edits, as a diff to re-apply to the new text where they still apply. */
+	char *patch = ui_dirty(s) ? ui_session_diff(s, 3) : NULL;
+	if (patch && *patch) {
+		size_t len, plen = 0;
+		const char *t = doc_text(d, &len);
+		char *pt = diff_apply(t, len, patch, &plen, kept, lost);
+		if (pt && *kept && (doc_load(source_label(src), pt, plen, &nd, e) ||
+				    job_from_doc(nd, &j, e))) {
+			/* Together they no longer make a job: keep the disk's text alone. */
+			doc_free(&nd);
+			*lost += *kept;
+			*kept = 0;
+		}
+		job_free(&j);
+		free(pt);
+	}
+	free(patch);
+	err_clear(e);
+
+	/* A fresh history: the disk's text, then the re-applied edits as one unsaved change. The
+	 * old versions are freed only once nothing points at them. */
+	struct ui_hist *old = s->hist;
+	size_t nold = s->nhist;
+	s->hist = NULL;
+	s->nhist = s->cap = s->pos = 0;
+	s->base_pos = 0;
+	if (hist_append(s, d, FIX_NONE)) {
+		doc_free(&d);
+		doc_free(&nd);
+		source_free(&src);
+		s->hist = old;
+		s->nhist = s->cap = nold;
+		s->pos = nold - 1;
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	source_free(&s->src);
+	s->src = src;
+	set_base(s, copy_doc(d, e));
+	err_clear(e);
+	if (nd && !hist_append(s, nd, FIX_NONE))
+		s->pos = 1;
+	else
+		doc_free(&nd);
+	ui_session_refresh(s);
+	for (size_t i = 0; i < nold; i++)
+		doc_free(&old[i].doc);
+	free(old);
 	return ERR_OK;
 }
 
@@ -584,6 +776,21 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 		if (name && !dup)
 			fixes[nfixes++] = name;
 	}
+	/* Text that came whole (a recovered emergency save, $EDITOR) carries no fix of its own:
+	 * name the fixes it completed, as the model sees them, rather than "Manual edits". */
+	for (int f = 0; s->base_job && s->job && f < FIX_COUNT && nfixes < 64; f++) {
+		bool dup = false;
+		for (size_t k = 0; k < nfixes; k++)
+			dup |= !strcmp(fixes[k], fix_name((enum fix_id)f));
+		if (!dup && fix_status(s->base_job, (enum fix_id)f, NULL, 0) == FIX_TODO &&
+		    fix_status(s->job, (enum fix_id)f, NULL, 0) == FIX_DONE)
+			fixes[nfixes++] = fix_name((enum fix_id)f);
+	}
+	/* A save supersedes an emergency save of this job: it must not be offered again. */
+	char *emerg = save_emergency_name(s->job_path);
+	if (emerg)
+		unlink(emerg);
+	free(emerg);
 	char **changes;
 	size_t nchanges = s->base ? doc_changes(s->base, ui_cur(s), &changes) : 0;
 	struct err je;

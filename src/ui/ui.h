@@ -8,8 +8,9 @@
  *   theme.c      colour roles, theme files, the compiled-in default
  *   draw.c       drawing helpers measured in cells, chrome, screen dumps
  *   lines.c      a list of display lines (text + role segments) shared by the text views
- *   view_*.c     one file per view
+ *   view_*.c     one file per view (its ops are a row of UI_VIEWS)
  *   walk.c       the walk-through
+ *   search.c     the '/' search shared by the text views
  *
  * Nothing here re-implements the model: values, fixes, plans, diffs and saving come from
  * include/oomfix/.
@@ -109,6 +110,7 @@ enum {
 	UI_CTX_HELP = 1u << 8,
 	UI_CTX_PLAN = 1u << 9,     /* the Plan view's list of steps */
 	UI_CTX_JOBS = 1u << 10,    /* the web UI's job list */
+	UI_CTX_TEXT = 1u << 11,    /* text screens searched with / (Plan, Diff, Advanced) */
 };
 
 #define UI_ACTIONS(X) \
@@ -118,7 +120,8 @@ enum {
 	X(FOCUS_LOG) X(JUMP) X(NEXT_EVIDENCE) X(WALK_APPLY) X(WALK_SKIP) X(WALK_BACK) \
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
 	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW) X(PICK) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB) \
-	X(NEXT_RUN)
+	X(NEXT_RUN) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP) X(GOTO_VIEW) X(PROMPT_LEFT) \
+	X(PROMPT_RIGHT) X(PROMPT_HOME) X(PROMPT_END) X(PROMPT_WORD) X(PROMPT_DEL) X(PREV_EVIDENCE)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -186,6 +189,7 @@ struct ui_session {
 	size_t verdict_pos;
 	bool log_stamped;
 	long long log_size, log_mtime_sec, log_mtime_nsec;
+	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
 };
 
 /* What following the log found (ui_session_follow). */
@@ -236,8 +240,10 @@ int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, ch
 /* What the fix would do to the current doc: a malloc'd unified diff ("" when nothing). */
 char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err *e);
 
-/* Applies one edit to the current doc and pushes it. */
-int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, struct err *e);
+/* Applies edits to the current doc and pushes the result; *changed is false when the text stayed
+ * the same (nothing is pushed). An edit that leaves no readable job is refused (e says why). */
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, bool *changed,
+		    struct err *e);
 
 /* The unified diff of unsaved edits (base → current); malloc'd, "" when none. */
 char *ui_session_diff(const struct ui_session *s, int context);
@@ -249,6 +255,19 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
+
+/* Without a job file: opens the trainer's JSON echo of the settings in the log as a read-only
+ * job, so the panels and the plan work from the log alone (just_look: only says whether it
+ * could). ERR_DATA when the log holds none. */
+int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e);
+
+/* True when the job file on disk is not the one loaded or last saved (*now: its stamp). */
+bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now);
+
+/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are kept as
+ * a diff re-applied to the new text where their lines are still there: *kept hunks applied,
+ * *lost left out. An unreadable file or one that is no job changes nothing (e says why). */
+int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e);
 
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
 int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
@@ -293,6 +312,13 @@ struct ui_lines {
 	size_t n, cap;
 };
 
+/* Without a UTF-8 locale the terminal shows only ASCII: set once at start-up (app.c). */
+void ui_set_ascii(bool on);
+bool ui_ascii(void);
+/* Makes sanitised text what the terminal can show, in place (ASCII stand-ins without UTF-8:
+ * text_ascii); s must have room for the terminating NUL. Returns the new length. */
+size_t ui_for_terminal(char *s, size_t len);
+
 void ui_lines_clear(struct ui_lines *l);
 void ui_lines_free(struct ui_lines *l);
 /* Appends a line (the text is sanitised and copied); returns it for more segments. */
@@ -315,9 +341,10 @@ struct ui_rect { int y, x, h, w; };
 /* Writes trusted UTF-8 at (y, x), at most `cells` cells; returns cells used. */
 int ui_put(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s);
 int ui_putn(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
-/* Draws text being typed in a field of `cells` cells: all of it when it fits, else its end after
- * a '<'. Returns the cells used, where the cursor goes. */
-int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len);
+/* Draws text being typed in a field of `cells` cells, scrolled so that the cursor (byte `cur`)
+ * is visible, a '<' when its start is out of view. Returns the cell the cursor is in. */
+int ui_put_input(WINDOW *w, int y, int x, int cells, enum ui_role role, const char *s, size_t len,
+		 size_t cur);
 /* Fills `cells` cells with spaces in role. */
 void ui_fill(WINDOW *w, int y, int x, int cells, enum ui_role role);
 /* Draws one display line in a row of the rect; `cursor` draws it as the selection. */
@@ -372,7 +399,8 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
 enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
-enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_UNTRIED };
+enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_UNTRIED,
+			   UI_Q_RELOAD, UI_Q_LOG_JOB };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -396,6 +424,7 @@ struct ui_app {
 	char prompt_label[128];
 	char prompt_buf[512];
 	size_t prompt_len;
+	size_t prompt_cur;          /* the cursor, a byte offset in prompt_buf (a start sets it) */
 	const struct job_field *prompt_field;
 	size_t prompt_ds;
 
@@ -403,6 +432,12 @@ struct ui_app {
 	enum ui_confirm_kind confirm_kind;
 	enum ui_mode confirm_return;
 	struct ui_pos save_pos;     /* scrolling of the save screen's diff */
+	struct save_stamp declined; /* the disk version the user chose not to reload */
+	bool have_declined;
+	enum ui_view back_view;     /* where Esc or q in a sub-view returns to */
+	int tab_x0[UI_V_COUNT], tab_x1[UI_V_COUNT]; /* the tabs' columns as drawn, for the mouse */
+	bool quit_after_save;       /* the quit question's s: quit once the save succeeded */
+	bool log_job_asked;         /* the offer to open the log's echo of the job was made */
 
 	/* help */
 	struct ui_pos help_pos;
@@ -440,8 +475,8 @@ struct ui_app {
 };
 
 /* Minimum usable terminal. */
-#define UI_MIN_COLS 80
-#define UI_MIN_ROWS 24
+#define UI_MIN_COLS 60
+#define UI_MIN_ROWS 20
 
 /* ---- the views (one file each; the table in views.c) ------------------------------------- */
 
@@ -449,6 +484,8 @@ struct ui_app {
 struct ui_view_ops {
 	const char *name;           /* N_(): the tab label */
 	unsigned keys;              /* the view's own key contexts (UI_CTX_*), beside UI_CTX_VIEWS */
+	bool sub;                   /* looked at on the way (Plan, Diff): Esc and q go back to the
+				     * view the user came from, and never quit */
 	/* Draws the view into c->r. */
 	void (*draw)(struct ui_app *a, const struct ui_ctx *c);
 	/* The view's own handling of an action, first: UI_REQ_PASS leaves it to the app. */
@@ -484,6 +521,17 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);
 /* The memory account of the OOM message as a stacked bar with its legend (membar.c); adds
  * nothing when the message gave no numbers. */
 void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width);
+
+/* The search (search.c). ui_search_start opens the '/' prompt; ui_search_compile compiles what
+ * was typed into a->re (false, with the reason in the status line, when it is not a pattern);
+ * ui_search_lines finds the pattern in display lines from *line (the next after it, the one
+ * before it when backward, or *line itself when `here`), wrapping around, moves *line there and
+ * says "Match i of n". ui_search_free frees the pattern at exit. */
+void ui_search_start(struct ui_app *a, const struct ui_ctx *c);
+bool ui_search_compile(struct ui_app *a, const struct ui_ctx *c);
+bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_lines *l,
+		     long long *line, bool backward, bool here);
+void ui_search_free(struct ui_app *a);
 
 /* The screens that are modes rather than tabs. */
 enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c);

@@ -305,12 +305,31 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 	settle(p, rows, n, 1);
 
 	/* A title row: which file, which model, what kind. */
-	snprintf(buf, sizeof buf, "%s  %s  %s", a->s.job_path, a->s.job->arch[0] ? a->s.job->arch : "?",
+	snprintf(buf, sizeof buf, "%s  %s  %s",
+		 a->s.job_path ? a->s.job_path : _("settings from the log (read-only)"),
+		 a->s.job->arch[0] ? a->s.job->arch : "?",
 		 job_kind_name(a->s.job->kind) ? _(job_kind_name(a->s.job->kind)) : "");
 	ui_put(c->win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	r.y++;
 	r.h--;
 
+	/* From 120 columns, the last row tells about the selected field, as menuconfig's help:
+	 * its YAML path, what it does to memory, the trainer's default and what it accepts. */
+	if (c->cols >= 120 && r.h > 6 && n > 0 && p->cursor < (long long)n && rows[p->cursor].f) {
+		const struct ui_frow *fr = &rows[p->cursor];
+		char path[256], rule[320];
+		job_field_path(a->s.job, fr->f, fr->ds, path, sizeof path);
+		job_field_rule(a->s.job, fr->f, rule, sizeof rule);
+		snprintf(buf, sizeof buf, _("%s: %s Default: %s. Accepts %s"), path,
+			 job_field_memory(fr->f), fr->f->def ? fr->f->def : _("none"), rule);
+		struct ui_lines hl = { 0 };
+		ui_lines_wrap(&hl, UI_R_DIM, buf, r.w - 2, 1);
+		int nh = hl.n < 3 ? (int)hl.n : 3;
+		r.h -= nh;
+		for (int k = 0; k < nh; k++)
+			ui_draw_line(c->win, r.y + r.h + k, r.x, r.w, &hl.v[k], false);
+		ui_lines_free(&hl);
+	}
 	build_lines(a, rows, n, &l, &value_col);
 	if (n == 0)
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM, _("Nothing to show for this model."));
@@ -329,7 +348,8 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 			ui_put(c->win, y, r.x + 1, value_col - 1, UI_R_CURSOR, l.v[p->cursor].text);
 		}
 		ui_fill(c->win, y, x, w, UI_R_DIALOG);
-		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len);
+		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len,
+					a->prompt_cur);
 		wmove(c->win, y, x + used);
 	}
 	ui_lines_free(&l);
@@ -356,16 +376,23 @@ static void yaml_quote(const char *s, char *out, size_t outsz)
 	out[w] = '\0';
 }
 
-static void apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit *ed,
+/* Applies one edit; says whether it changed anything. Returns true when the edit was made (or
+ * there was nothing to change), false when it was refused (the status says why). */
+static bool apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit *ed,
 		       const char *what)
 {
 	struct err e;
+	bool changed;
 
-	if (ui_session_edit(&a->s, ed, 1, &e)) {
+	if (ui_session_edit(&a->s, ed, 1, &changed, &e)) {
 		ui_status_err(c, &e);
-		return;
+		return false;
 	}
-	ui_status(c, false, _("%s changed (u to undo, d for the diff)"), what);
+	if (changed)
+		ui_status(c, false, _("%s changed (u to undo, d for the diff)"), what);
+	else
+		ui_status(c, false, _("%s: nothing changed, the file already says so."), what);
+	return true;
 }
 
 static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
@@ -430,6 +457,17 @@ static void toggle_bool(struct ui_app *a, const struct ui_ctx *c, const struct u
 		snprintf(val, sizeof val, "false");
 	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
 	ed.value = !strcmp(val, "true") ? "false" : "true";
+	/* Back to what the loaded file had: when the key was absent there and the new value is
+	 * the default it showed, remove the key again, so toggling twice leaves no change. */
+	char old[64];
+	bool oldef = false;
+	const struct job *bj = a->s.base_job;
+	if (bj && (strncmp(r->f->path, "datasets[]", 10) != 0 || r->ds < bj->ndatasets) &&
+	    job_field_value(bj, r->f, r->ds, old, sizeof old, &oldef) && oldef &&
+	    !strcmp(old, ed.value)) {
+		ed.op = DOC_EDIT_REMOVE_KEY;
+		ed.value = NULL;
+	}
 	apply_edit(a, c, &ed, _(r->f->label));
 }
 
@@ -446,22 +484,10 @@ static void start_edit(struct ui_app *a, const struct ui_ctx *c, const struct ui
 	a->prompt_ds = r->ds;
 	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", _(r->f->label));
 	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", val);
-	a->prompt_len = strlen(a->prompt_buf);
+	a->prompt_len = a->prompt_cur = strlen(a->prompt_buf);
 	ui_status(c, false, "%s", r->f->type == JOB_F_STR
 					  ? _("Type the text; Enter sets it (s saves the file), Esc cancels.")
 					  : _("Type a number; empty removes the key (back to the default)."));
-}
-
-static bool parse_number(const char *s, bool integer)
-{
-	char *end;
-
-	errno = 0;
-	if (integer)
-		(void)strtoll(s, &end, 10);
-	else
-		(void)strtod(s, &end);
-	return errno == 0 && end != s && *end == '\0';
 }
 
 static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
@@ -482,20 +508,23 @@ static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
 	if (!a->s.job || !f)
 		return;
 	job_field_path(a->s.job, f, a->prompt_ds, path, sizeof path);
+	/* The trainer's rules for the field: a refused value stays in the editor to be corrected. */
+	struct err e;
+	if (job_field_check(a->s.job, f, text, &e)) {
+		ui_status(c, true, "%s", e.msg);
+		a->mode = UI_M_PROMPT;
+		return;
+	}
 	if (!text[0]) {
 		ed.op = DOC_EDIT_REMOVE_KEY;
 		ed.value = NULL;
 	} else if (f->type == JOB_F_INT || f->type == JOB_F_FLOAT) {
-		if (!parse_number(text, f->type == JOB_F_INT)) {
-			ui_status(c, true, f->type == JOB_F_INT ? _("'%s' is not a whole number")
-								: _("'%s' is not a number"), text);
-			return;
-		}
 		snprintf(val, sizeof val, "%s", text);
 	} else {
 		yaml_quote(text, val, sizeof val);
 	}
-	apply_edit(a, c, &ed, _(f->label));
+	if (!apply_edit(a, c, &ed, _(f->label)))
+		a->mode = UI_M_PROMPT;
 }
 
 static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
@@ -515,6 +544,12 @@ static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum 
 		return UI_REQ_DONE;
 	case UI_A_EDIT:
 	case UI_A_TOGGLE: {
+		if (a->s.read_only) {
+			ui_status(c, true, "%s", _("the settings come from the log and are read-only: "
+						   "open the job file to change them (oomfix JOB.yaml "
+						   "LOG)"));
+			return UI_REQ_DONE;
+		}
 		settle(p, rows, n, 1);
 		if (n == 0 || !row_selectable(&rows[p->cursor]))
 			return UI_REQ_DONE;

@@ -38,6 +38,11 @@ static struct sig_matcher *matcher;
 static struct ui_pos diag_pos;
 static int diag_width = 78;   /* the width the panel was last drawn at: its lines wrap by it */
 static bool diag_stacked;     /* drawn below the log (few rows) rather than beside it */
+static bool diag_compact;     /* the timing table shows only its header and the marked row */
+static long long diag_mark_end; /* the line after the marked timing row, -1 when none */
+static int log_hoff;          /* cells of every log line scrolled out at the left (as less -S) */
+static bool log_wrap;         /* long log lines wrap onto the next rows instead */
+static int log_avail = 60;    /* cells for a line's text, as last drawn */
 
 static void cache_drop(void)
 {
@@ -51,11 +56,7 @@ static void log_fini(struct ui_app *a)
 {
 	cache_drop();
 	sig_matcher_free(&matcher);
-	if (a->md)
-		pcre2_match_data_free(a->md);
-	if (a->re)
-		pcre2_code_free(a->re);
-	a->md = a->re = NULL;
+	ui_search_free(a);
 }
 
 static int classify(const char *raw, size_t len)
@@ -136,7 +137,7 @@ static const struct cline *get_line(struct ui_app *a, uint64_t line)
 			vis[vn++] = buf[start + i];
 		}
 	}
-	c->len = text_sanitize(vis, vn, c->text, vn * 4 + 1);
+	c->len = ui_for_terminal(c->text, text_sanitize(vis, vn, c->text, vn * 4 + 1));
 	free(vis);
 	c->line = line;
 	c->redraws = segs;
@@ -297,7 +298,13 @@ static void timing_table(struct ui_lines *l, const struct diag_result *d, int wi
 		bool hit = d->oom && d->timing == timing_rows[i].t;
 		const char *cells[3] = { _(timing_rows[i].when), _(timing_rows[i].cause),
 					 _(timing_rows[i].change) };
+		/* Compact: when the whole table would push the marked row out of a short pane,
+		 * only that row is shown (the row and its first change are what matter). */
+		if (diag_compact && !hit)
+			continue;
 		table_row(l, hit ? UI_R_MARK : UI_R_NORMAL, hit ? ">" : " ", cells, w);
+		if (hit)
+			diag_mark_end = (long long)l->n;
 	}
 }
 
@@ -308,6 +315,7 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	char buf[1024];
 	struct ui_line *ln;
 
+	diag_mark_end = -1;
 	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
 	if (s->diag_pending) {
 		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
@@ -357,11 +365,16 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 	if (buf[0])
 		ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
-	ui_membar_lines(l, d, width);
+	/* The card's account goes under the verdict; in a pane too short for the marked timing row
+	 * it follows the table, so the row and its first change stay in sight. */
+	if (!diag_compact)
+		ui_membar_lines(l, d, width);
 	if (!diag_stacked) /* stacked under the log, every row counts */
 		ui_lines_add(l, UI_R_NORMAL, "");
 	if (d->oom)
 		timing_table(l, d, width);
+	if (diag_compact)
+		ui_membar_lines(l, d, width);
 	for (size_t i = 0; i < d->nhints; i++) {
 		/* The diagnosis keeps DIAG_MAX_TEXT bytes of the line: say so when it cut one, as the
 		 * wrapped note would otherwise end mid-word as if that were all. */
@@ -381,11 +394,28 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 	ui_lines_add(l, UI_R_HEADING, _("Evidence (Enter shows the line in the log)"));
 	for (size_t i = 0; i < d->nevidence; i++) {
+		/* The whole line, wrapped under its text: its end is often what matters (the
+		 * missing path, the abort message). The first row carries the line number and is
+		 * the one selected. */
+		size_t first = l->n;
+		ui_lines_wrap(l, UI_R_EVIDENCE, d->evidence[i].text[0] ? d->evidence[i].text : " ",
+			      width - 1, 10);
+		for (size_t k = first; k < l->n; k++) {
+			l->v[k].gutter = ' ';
+			l->v[k].gutter_role = UI_R_EVIDENCE;
+		}
+		if (l->n == first)
+			continue;
+		ln = &l->v[first];
 		snprintf(buf, sizeof buf, "%8llu  ", (unsigned long long)d->evidence[i].line);
-		ln = ui_lines_add(l, UI_R_DIM, buf);
-		ui_line_append(ln, UI_R_EVIDENCE, d->evidence[i].text);
+		if (ln->len >= 10)
+			memcpy(ln->text, buf, 10);
+		ln->seg[0].off = 0;
+		ln->seg[0].role = UI_R_DIM;
+		ln->seg[1].off = 10;
+		ln->seg[1].role = UI_R_EVIDENCE;
+		ln->nseg = 2;
 		ln->gutter = '>';
-		ln->gutter_role = UI_R_EVIDENCE;
 		ln->target = (long long)d->evidence[i].line;
 		ln->selectable = true;
 	}
@@ -418,24 +448,81 @@ static void live_header(const struct ui_app *a, char *buf, size_t sz)
 		snprintf(buf + k, sz - k, "  %s", d->now_rate);
 }
 
+/* Part of a display line, bytes [off, off + len), with the segments that fall in it. */
+static struct ui_line slice(const struct ui_line *ln, size_t off, size_t len)
+{
+	struct ui_line s = *ln;
+
+	s.text = ln->text + off;
+	s.len = len;
+	s.nseg = 0;
+	for (int i = 0; i < ln->nseg; i++) {
+		size_t st = ln->seg[i].off, en = i + 1 < ln->nseg ? ln->seg[i + 1].off : ln->len;
+		if (en <= off || st >= off + len)
+			continue;
+		s.seg[s.nseg].off = st > off ? st - off : 0;
+		s.seg[s.nseg].role = ln->seg[i].role;
+		s.nseg++;
+	}
+	if (s.nseg == 0) {
+		s.seg[0].off = 0;
+		s.seg[0].role = ln->seg[0].role;
+		s.nseg = 1;
+	}
+	return s;
+}
+
+/* Bytes of the next wrapped row of s (at least one character, so a row always advances). */
+static size_t row_bytes(const char *s, size_t len, int cells)
+{
+	size_t k = text_fit(s, len, cells > 0 ? cells : 1, NULL);
+	uint32_t cp;
+
+	if (k == 0 && len > 0) {
+		k = text_utf8_decode((const unsigned char *)s, len, &cp);
+		if (k == 0)
+			k = 1;
+	}
+	return k;
+}
+
+/* The rows a log line takes: one, or as many as wrapping needs. */
+static int line_rows(struct ui_app *a, uint64_t line, int avail)
+{
+	const struct cline *c;
+	int rows = 0;
+
+	if (!log_wrap || !(c = get_line(a, line)) || c->missing)
+		return 1;
+	for (size_t off = 0; off < c->len; rows++)
+		off += row_bytes(c->text + off, c->len - off, avail);
+	return rows > 0 ? rows : 1;
+}
+
 static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	/* Until the worker has counted, the end is found by reading: a line that is not there. */
 	bool known = a->s.lines_known;
 	long long n = known ? (long long)a->s.log_lines : (1LL << 62);
-	char buf[512];
+	char buf[512], how[64] = "";
 	int numw = 1;
 
 	for (uint64_t k = known ? a->s.log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10; k /= 10)
 		numw++;
-	/* Header row: which log, where we are. */
+	/* Header row: which log, where we are, and how long lines are shown when not cut. */
+	if (log_wrap)
+		snprintf(how, sizeof how, "%s", _("  [wrapped]"));
+	else if (log_hoff)
+		snprintf(how, sizeof how, _("  [from column %d]"), log_hoff + 1);
 	if (known)
 		snprintf(buf, sizeof buf, _("%s  line %lld of %lld%s"), logidx_name(a->s.log),
 			 n ? p->cursor + 1 : 0, n, logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
 	else
 		snprintf(buf, sizeof buf, _("%s  line %lld (counting...)"), logidx_name(a->s.log),
 			 p->cursor + 1);
+	if (strlen(buf) + strlen(how) < sizeof buf)
+		strcat(buf, how);
 	if (a->s.growing)
 		live_header(a, buf, sizeof buf);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
@@ -465,7 +552,21 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		p->top = n - r.h;
 	if (p->top < 0)
 		p->top = 0;
-	for (int i = 0; i < r.h && p->top + i < n; i++) {
+	int avail = r.w - (numw + 2);
+	log_avail = avail > 1 ? avail : 1;
+	if (log_wrap) {
+		/* Wrapped lines take several rows: start late enough for the cursor's to fit. */
+		for (;;) {
+			int rows = 0;
+			for (long long l = p->top; l <= p->cursor && rows <= r.h; l++)
+				rows += line_rows(a, (uint64_t)l + 1, log_avail);
+			if (rows <= r.h || p->top >= p->cursor)
+				break;
+			p->top++;
+		}
+	}
+	int row = 0;
+	for (long long i = 0; row < r.h && p->top + i < n; i++) {
 		uint64_t line = (uint64_t)(p->top + i) + 1;
 		const struct cline *c = get_line(a, line);
 		struct ui_line ln = { 0 };
@@ -485,12 +586,14 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 			 ev ? '>' : c && c->sig == 1 ? '!' : c && c->redraws ? '~' : ' ', numw,
 			 (unsigned long long)line);
 		if (cur)
-			ui_fill(win, r.y + i, r.x, r.w, UI_R_CURSOR);
-		int used = ui_put(win, r.y + i, r.x, r.w,
+			ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
+		int used = ui_put(win, r.y + row, r.x, r.w,
 				  cur ? UI_R_CURSOR : ev ? UI_R_EVIDENCE : c && c->sig == 1 ? UI_R_OOM
 									: UI_R_DIM, num);
-		if (!c)
+		if (!c) {
+			row++;
 			continue;
+		}
 		ln.text = c->text;
 		ln.len = c->len;
 		ln.nseg = 1;
@@ -507,7 +610,24 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 				ln.nseg = ov[0] == 0 ? (ln.seg[0] = ln.seg[1], ln.seg[1] = ln.seg[2], 2) : 3;
 			}
 		}
-		ui_draw_line(win, r.y + i, r.x + used, r.w - used, &ln, cur);
+		if (!log_wrap) {
+			/* Cut at the right edge ('>' says there is more), from the scrolled column. */
+			size_t skip = log_hoff ? text_fit(c->text, c->len, log_hoff, NULL) : 0;
+			struct ui_line part = slice(&ln, skip, c->len - skip);
+			ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
+			row++;
+			continue;
+		}
+		size_t off = 0;
+		do {
+			size_t k = row_bytes(c->text + off, c->len - off, log_avail);
+			struct ui_line part = slice(&ln, off, k);
+			if (off && cur)
+				ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
+			ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
+			off += k;
+			row++;
+		} while (off < c->len && row < r.h);
 	}
 }
 
@@ -539,13 +659,24 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 	struct ui_rect lr = r, dr = r;
 
 	diag_stacked = false;
+	if (a->s.log && !a->s.diag_pending && a->s.diag_rc == ERR_DATA) {
+		/* The diagnosis refused the file (not text: a binary given as the log). Its bytes
+		 * would only draw as noise: say what it is instead. */
+		ui_lines_wrap(&l, UI_R_ERROR, a->s.diag_err.msg, r.w - 4, 2);
+		ui_lines_wrap(&l, UI_R_DIM, _("This file cannot be shown as a log. Start oomfix with "
+					      "the training log (the text the trainer printed)."),
+			      r.w - 4, 2);
+		ui_draw_lines(c->win, r, &l, 0, &diag_pos.top, false);
+		ui_lines_free(&l);
+		return;
+	}
 	if (!a->s.log) {
 		ui_diag_lines(a, &l, r.w - 2);
 		ui_draw_lines(c->win, r, &l, 0, &diag_pos.top, false);
 		ui_lines_free(&l);
 		return;
 	}
-	if (r.w >= 140) { /* side by side: the diagnosis gets 45%, so its table hardly wraps */
+	if (r.w >= 120) { /* side by side: the diagnosis gets 45%, so its table hardly wraps */
 		lr.w = r.w * 55 / 100;
 		dr.x = r.x + lr.w + 1;
 		dr.w = r.w - lr.w - 1;
@@ -563,7 +694,13 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 	}
 	draw_log(a, c->win, lr);
 	diag_width = dr.w - 1;
+	diag_compact = false;
 	ui_diag_lines(a, &l, diag_width);
+	if (diag_mark_end > dr.h) {
+		diag_compact = true;
+		ui_lines_free(&l);
+		ui_diag_lines(a, &l, diag_width);
+	}
 	if (a->log_focus_diag)
 		diag_settle(&l, 1);
 	ui_draw_lines(c->win, dr, &l, diag_pos.cursor, &diag_pos.top, a->log_focus_diag);
@@ -664,51 +801,29 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 
 static void log_search_done(struct ui_app *a, const struct ui_ctx *cx)
 {
-	int errcode;
-	PCRE2_SIZE erroff;
-	uint32_t opts = PCRE2_MATCH_INVALID_UTF | PCRE2_UTF;
-	bool upper = false;
-
-	if (!a->s.log || a->prompt_len == 0)
-		return;
-	snprintf(a->search, sizeof a->search, "%.*s", (int)a->prompt_len, a->prompt_buf);
-	/* Smart case, as in less and vim: lower-case patterns ignore case. */
-	for (const char *p = a->search; *p; p++)
-		upper |= *p >= 'A' && *p <= 'Z';
-	if (!upper)
-		opts |= PCRE2_CASELESS;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)a->search, PCRE2_ZERO_TERMINATED, opts, &errcode,
-				       &erroff, NULL);
-	if (!re) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(errcode, msg, sizeof msg);
-		ui_status(cx, true, _("Bad pattern at offset %zu: %s"), (size_t)erroff, (char *)msg);
-		return;
-	}
-	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-	if (a->md)
-		pcre2_match_data_free(a->md);
-	if (a->re)
-		pcre2_code_free(a->re);
-	a->re = re;
-	a->md = pcre2_match_data_create_from_pattern(re, NULL);
-	search(a, cx, false);
+	if (a->s.log && ui_search_compile(a, cx))
+		search(a, cx, false);
 }
 
-static void next_evidence(struct ui_app *a, const struct ui_ctx *cx)
+/* Jumps to the next evidence line after the cursor (or the one before it), wrapping around. */
+static void next_evidence(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 {
 	const struct diag_result *d = &a->s.diag;
-	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0;
+	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0, last = 0;
 
 	for (size_t i = 0; i < d->nevidence; i++) {
 		uint64_t ln = d->evidence[i].line;
 		if (!first || ln < first)
 			first = ln;
-		if (ln > cur && (!best || ln < best))
+		if (ln > last)
+			last = ln;
+		if (!backward && ln > cur && (!best || ln < best))
+			best = ln;
+		if (backward && ln < cur && ln > best)
 			best = ln;
 	}
 	if (!best)
-		best = first;
+		best = backward ? last : first;
 	if (!best) {
 		ui_status(cx, false, "%s", _("No evidence lines in this log."));
 		return;
@@ -765,8 +880,8 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 	if (!a->s.log) {
 		switch (act) {
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
-		case UI_A_NEXT_EVIDENCE: case UI_A_FOCUS_DIAG: case UI_A_FOCUS_LOG: case UI_A_JUMP:
-		case UI_A_FOLLOW:
+		case UI_A_NEXT_EVIDENCE: case UI_A_PREV_EVIDENCE: case UI_A_FOCUS_DIAG:
+		case UI_A_FOCUS_LOG: case UI_A_JUMP: case UI_A_FOLLOW:
 			/* The footer offers these keys here; without a log they would do nothing. */
 			ui_status(cx, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
 						    "search it and see the evidence."));
@@ -777,12 +892,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 	}
 	switch (act) {
 	case UI_A_SEARCH:
-		a->mode = UI_M_PROMPT;
-		a->prompt_kind = UI_P_SEARCH;
-		snprintf(a->prompt_label, sizeof a->prompt_label, "/");
-		a->prompt_len = 0;
-		a->prompt_buf[0] = '\0';
-		ui_status(cx, false, "%s", "");
+		ui_search_start(a, cx);
 		break;
 	case UI_A_SEARCH_NEXT:
 		search(a, cx, false);
@@ -791,7 +901,8 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		search(a, cx, true);
 		break;
 	case UI_A_NEXT_EVIDENCE:
-		next_evidence(a, cx);
+	case UI_A_PREV_EVIDENCE:
+		next_evidence(a, cx, act == UI_A_PREV_EVIDENCE);
 		break;
 	case UI_A_FOCUS_DIAG:
 		if (a->s.diag.nevidence == 0) {
@@ -812,6 +923,26 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		ui_status(cx, false, "%s", a->follow_off
 			  ? _("Not following the log; F follows it again.")
 			  : _("Following the log as it grows; F stops."));
+		break;
+	case UI_A_SCROLL_RIGHT:
+		/* Half a width at a time, as less -S does. */
+		if (log_wrap)
+			ui_status(cx, false, "%s", _("Long lines are wrapped; W cuts them again to scroll "
+						     "sideways."));
+		else
+			log_hoff += log_avail / 2 > 1 ? log_avail / 2 : 1;
+		break;
+	case UI_A_SCROLL_LEFT:
+		log_hoff -= log_avail / 2 > 1 ? log_avail / 2 : 1;
+		if (log_hoff < 0)
+			log_hoff = 0;
+		break;
+	case UI_A_WRAP:
+		log_wrap = !log_wrap;
+		log_hoff = 0;
+		ui_status(cx, false, "%s", log_wrap ? _("Long log lines are wrapped (W cuts them again).")
+						    : _("Long log lines are cut at the edge (> and < "
+							"scroll sideways)."));
 		break;
 	case UI_A_JUMP:
 		if (!a->log_focus_diag) {

@@ -283,9 +283,64 @@ void ui_save_draw(struct ui_app *a, const struct ui_ctx *c)
 	ui_lines_free(&l);
 }
 
-const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .keys = UI_CTX_PLAN,
-					  .draw = plan_draw, .action = plan_action };
-const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .draw = diff_draw };
+/* The lines of the Plan or the Diff as they are drawn (for the search). */
+static void view_lines(struct ui_app *a, const struct ui_ctx *c, struct ui_lines *l)
+{
+	if (a->view == UI_V_PLAN) {
+		long long sel;
+		plan_lines(a, l, c->r.w - 2, &sel);
+		return;
+	}
+	char *d = ui_session_diff(&a->s, 3);
+	if (d && *d)
+		ui_lines_diff(l, d);
+	free(d);
+}
+
+/* Search in a text screen: the match becomes the top line (the Plan's cursor is its selected
+ * step, so there the top line is moved). */
+static void text_search(struct ui_app *a, const struct ui_ctx *c, bool backward, bool here)
+{
+	struct ui_lines l = { 0 };
+	struct ui_pos *p = &a->pos[a->view];
+	long long *at = a->view == UI_V_PLAN ? &p->top : &p->cursor;
+	long long line = *at;
+
+	view_lines(a, c, &l);
+	if (ui_search_lines(a, c, &l, &line, backward, here))
+		*at = line;
+	ui_lines_free(&l);
+}
+
+static enum ui_req text_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	switch (act) {
+	case UI_A_SEARCH: ui_search_start(a, c); return UI_REQ_DONE;
+	case UI_A_SEARCH_NEXT: text_search(a, c, false, false); return UI_REQ_DONE;
+	case UI_A_SEARCH_PREV: text_search(a, c, true, false); return UI_REQ_DONE;
+	default: return UI_REQ_PASS;
+	}
+}
+
+static void text_search_done(struct ui_app *a, const struct ui_ctx *c)
+{
+	if (ui_search_compile(a, c))
+		text_search(a, c, false, true);
+}
+
+/* The Plan's list keys first, then the search of every text screen. */
+static enum ui_req plan_view_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	enum ui_req r = plan_action(a, c, act);
+	return r != UI_REQ_PASS ? r : text_action(a, c, act);
+}
+
+const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .keys = UI_CTX_PLAN | UI_CTX_TEXT,
+					  .draw = plan_draw, .action = plan_view_action,
+					  .prompt_done = text_search_done, .sub = true };
+const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .keys = UI_CTX_TEXT,
+					  .draw = diff_draw, .action = text_action,
+					  .prompt_done = text_search_done, .sub = true };
 
 /* Groups of the help screen, in order; an action is listed under the first group it has. */
 static const struct { unsigned ctx; const char *title; } help_groups[] = {

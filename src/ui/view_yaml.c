@@ -253,8 +253,58 @@ static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 	ui_status(c, false, "%s", _("Loaded the edited YAML as unsaved changes (d: diff, u: undo)."));
 }
 
+/* The number of lines the view shows for the current text. */
+static long long text_lines(const struct ui_session *s)
+{
+	size_t len;
+	const char *t = doc_text(ui_cur(s), &len);
+	long long n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += t[i] == '\n';
+	return n + (len && t[len - 1] != '\n');
+}
+
+/* Search in the YAML: the cursor goes to the matching line. */
+static void yaml_search(struct ui_app *a, const struct ui_ctx *c, bool backward, bool here)
+{
+	struct ui_lines l = { 0 };
+	long long line = a->pos[UI_V_ADVANCED].cursor;
+
+	if (!ui_cur(&a->s))
+		return;
+	build(a, &l);
+	if (ui_search_lines(a, c, &l, &line, backward, here))
+		a->pos[UI_V_ADVANCED].cursor = line;
+	ui_lines_free(&l);
+}
+
+static void yaml_search_done(struct ui_app *a, const struct ui_ctx *c)
+{
+	if (ui_search_compile(a, c))
+		yaml_search(a, c, false, true);
+}
+
 static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
+	switch (act) {
+	case UI_A_SEARCH:
+		ui_search_start(a, c);
+		return UI_REQ_DONE;
+	case UI_A_SEARCH_NEXT:
+	case UI_A_SEARCH_PREV:
+		yaml_search(a, c, act == UI_A_SEARCH_PREV, false);
+		return UI_REQ_DONE;
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		/* Bounded by the text, so the cursor never goes past the last line. */
+		if (!ui_cur(&a->s))
+			return UI_REQ_PASS;
+		ui_pos_move(&a->pos[UI_V_ADVANCED], act, text_lines(&a->s), c->page);
+		return UI_REQ_DONE;
+	default:
+		break;
+	}
 	if (act != UI_A_EDITOR)
 		return UI_REQ_PASS;
 	if (!ui_cur(&a->s)) {
@@ -266,5 +316,6 @@ static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 }
 
 const struct ui_view_ops ui_view_advanced = {
-	.name = N_("Advanced"), .keys = UI_CTX_ADVANCED, .draw = yaml_draw, .action = yaml_action,
+	.name = N_("Advanced"), .keys = UI_CTX_ADVANCED | UI_CTX_TEXT, .draw = yaml_draw,
+	.action = yaml_action, .prompt_done = yaml_search_done,
 };

@@ -817,6 +817,122 @@ static void test_field_table_is_consistent(void **state)
 	assert_string_equal(job_prompts_label, "Sample Prompts");
 }
 
+/* ---- the trainer's rules for typed values ---- */
+
+/* ok: the text is accepted for the field at `path` of job l. */
+static bool accepts(const struct loaded *l, const char *path, const char *text)
+{
+	struct err e;
+	const struct job_field *f = job_field_find(path);
+
+	assert_non_null(f);
+	int rc = job_field_check(l->job, f, text, &e);
+	if (rc != ERR_OK) {
+		assert_int_equal(rc, ERR_DATA);
+		assert_true(e.msg[0] != '\0');
+	}
+	return rc == ERR_OK;
+}
+
+static void test_field_rules(void **state)
+{
+	(void)state;
+	struct loaded img = load_fixture("minimal.yaml");
+	struct loaded wan = load_fixture("anchors.yaml");
+	struct loaded ltx = load_text("job: extension\nconfig:\n  process:\n    - type: sd_trainer\n"
+				      "      model: {arch: ltx2}\n      datasets: [{num_frames: 9}]\n");
+	struct err e;
+
+	/* positive integers */
+	for (const char *const *p = (const char *const[]){ "train.batch_size", "train.steps",
+			"datasets[].batch_size", "sample.sample_every", "sample.sample_steps",
+			"train.gradient_accumulation", NULL }; *p; p++) {
+		assert_true(accepts(&img, *p, "1"));
+		assert_true(accepts(&img, *p, "16"));
+		assert_false(accepts(&img, *p, "0"));
+		assert_false(accepts(&img, *p, "-3"));
+		assert_false(accepts(&img, *p, "abc"));
+		assert_false(accepts(&img, *p, "2.5"));
+		assert_true(accepts(&img, *p, "")); /* empty removes the key */
+	}
+	/* a positive float learning rate */
+	assert_true(accepts(&img, "train.lr", "1e-4"));
+	assert_true(accepts(&img, "train.lr", "0.0001"));
+	assert_false(accepts(&img, "train.lr", "-1"));
+	assert_false(accepts(&img, "train.lr", "0"));
+	assert_false(accepts(&img, "train.lr", "nan"));
+	assert_false(accepts(&img, "train.lr", "fast"));
+	assert_true(accepts(&img, "train.optimizer_params.weight_decay", "0"));
+	assert_false(accepts(&img, "train.optimizer_params.weight_decay", "-0.1"));
+	/* sample sizes: multiples of 16, at least 64 */
+	assert_true(accepts(&img, "sample.width", "1024"));
+	assert_true(accepts(&img, "sample.height", "784"));
+	assert_false(accepts(&img, "sample.height", "-1024"));
+	assert_false(accepts(&img, "sample.width", "1000"));
+	assert_false(accepts(&img, "sample.width", "48"));
+	/* resolutions: one size or a list, each a multiple of 8 */
+	assert_true(accepts(&img, "datasets[].resolution", "512"));
+	assert_true(accepts(&img, "datasets[].resolution", "[512, 768, 1024]"));
+	assert_true(accepts(&img, "datasets[].resolution", "[ 520 ]"));
+	assert_false(accepts(&img, "datasets[].resolution", "[512, 700]"));
+	assert_false(accepts(&img, "datasets[].resolution", "[]"));
+	assert_false(accepts(&img, "datasets[].resolution", "[512, -768]"));
+	/* frames on the model's grid: Wan 4k+1, LTX-2 8k+1 */
+	assert_true(accepts(&wan, "datasets[].num_frames", "33"));
+	assert_true(accepts(&wan, "sample.num_frames", "41"));
+	assert_false(accepts(&wan, "datasets[].num_frames", "32"));
+	assert_false(accepts(&wan, "datasets[].num_frames", "0"));
+	assert_true(accepts(&ltx, "datasets[].num_frames", "9"));
+	assert_true(accepts(&ltx, "sample.num_frames", "121"));
+	assert_false(accepts(&ltx, "datasets[].num_frames", "13"));
+	/* known names */
+	assert_true(accepts(&img, "train.optimizer", "adamw8bit"));
+	assert_true(accepts(&img, "train.optimizer", "AdamW8bit")); /* compared in lower case */
+	assert_true(accepts(&img, "train.optimizer", "prodigy"));
+	assert_false(accepts(&img, "train.optimizer", "adamw9bit"));
+	assert_true(accepts(&img, "train.dtype", "bf16"));
+	assert_false(accepts(&img, "train.dtype", "bf32"));
+	assert_true(accepts(&img, "sample.sampler", "flowmatch"));
+	assert_false(accepts(&img, "sample.sampler", "flowmatc"));
+	assert_true(accepts(&img, "model.arch", "flux"));
+	assert_true(accepts(&img, "model.arch", "wan21:14b"));
+	assert_true(accepts(&img, "model.arch", "flex1"));
+	assert_false(accepts(&img, "model.arch", "fluxx"));
+	assert_false(accepts(&img, "model.arch", ":14b"));
+	assert_true(accepts(&img, "model.name_or_path", "ostris/Flex.1-alpha"));
+	/* switches */
+	assert_true(accepts(&img, "train.disable_sampling", "true"));
+	assert_false(accepts(&img, "train.disable_sampling", "maybe"));
+	/* the message names the field and the rule, and quotes the value */
+	assert_int_equal(job_field_check(img.job, job_field_find("train.batch_size"), "-3", &e),
+			 ERR_DATA);
+	assert_non_null(strstr(e.msg, "Batch Size"));
+	assert_non_null(strstr(e.msg, "at least 1"));
+	assert_non_null(strstr(e.msg, "-3"));
+	unload(&img);
+	unload(&wan);
+	unload(&ltx);
+}
+
+static void test_field_at_paths(void **state)
+{
+	(void)state;
+	struct loaded l = load_fixture("minimal.yaml");
+	size_t ds = 99;
+
+	assert_ptr_equal(job_field_at(l.job, "config.process[0].train.batch_size", &ds),
+			 job_field_find("train.batch_size"));
+	assert_ptr_equal(job_field_at(l.job, "config.process[0].datasets[3].num_frames", &ds),
+			 job_field_find("datasets[].num_frames"));
+	assert_int_equal(ds, 3);
+	assert_ptr_equal(job_field_at(l.job, "config.process[0].train.gradient_accumulation_steps",
+				      NULL), job_field_find("train.gradient_accumulation"));
+	assert_null(job_field_at(l.job, "config.process[0].train.nope", NULL));
+	assert_null(job_field_at(l.job, "config.name", NULL));
+	assert_null(job_field_at(l.job, "config.process[0].datasets[x].num_frames", NULL));
+	unload(&l);
+}
+
 static void test_field_paths(void **state)
 {
 	(void)state;
@@ -1154,6 +1270,8 @@ int main(void)
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_field_table_is_consistent),
 		cmocka_unit_test(test_field_paths),
+		cmocka_unit_test(test_field_rules),
+		cmocka_unit_test(test_field_at_paths),
 		cmocka_unit_test(test_small_buffers_are_safe),
 		cmocka_unit_test(test_hostile_sizes),
 		cmocka_unit_test(test_aitk_examples_match_index),

@@ -705,6 +705,47 @@ static void test_large_texts(void **state)
 	free(b);
 }
 
+/* diff_apply: the edits of a -> b re-applied to a text changed elsewhere, and refused where
+ * their lines changed too. */
+static void apply_check(const char *a, const char *b, const char *onto, const char *want,
+			size_t want_applied, size_t want_failed)
+{
+	char *d = diff_unified("a", a, strlen(a), "b", b, strlen(b), 3);
+	size_t len = 0, ok = 0, bad = 0;
+	char *r;
+
+	assert_non_null(d);
+	r = diff_apply(onto, strlen(onto), d, &len, &ok, &bad);
+	assert_non_null(r);
+	assert_int_equal(len, strlen(r));
+	assert_string_equal(r, want);
+	assert_int_equal(ok, want_applied);
+	assert_int_equal(bad, want_failed);
+	free(r);
+	free(d);
+}
+
+static void test_apply(void **state)
+{
+	(void)state;
+	const char *a = "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 10\n";
+	const char *b = "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 11\n";
+
+	/* onto the same text: the same result */
+	apply_check(a, b, a, b, 1, 0);
+	/* onto a text changed far from the edit (a line added at the top): both changes */
+	apply_check(a, b, "# new\na: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 10\n",
+		    "# new\na: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 11\n", 1, 0);
+	/* onto a text where the edited line changed too: the edit is left out */
+	apply_check(a, b, "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 12\n",
+		    "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\ng: 7\nh: 8\ni: 9\nj: 12\n", 0, 1);
+	/* two edits around a line that changed on disk: both still apply, that line is theirs */
+	apply_check("a\nb: 2\nsteps: 2000\nacc: 1\nc\n", "a\nb: 1\nsteps: 2000\nacc: 2\nc\n",
+		    "a\nb: 2\nsteps: 3000\nacc: 1\nc\n", "a\nb: 1\nsteps: 3000\nacc: 2\nc\n", 2, 0);
+	/* no final newline survives */
+	apply_check("x\ny", "x\nz", "x\ny", "x\nz", 1, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_single_edit_minimal),
 		cmocka_unit_test(test_random_edits_patch),
 		cmocka_unit_test(test_large_texts),
+		cmocka_unit_test(test_apply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,6 +102,29 @@ static void test_wrap(void **state)
 				 "\xe3\x81\x99");
 }
 
+static void test_ascii(void **state)
+{
+	(void)state;
+	char s[128];
+	size_t n;
+
+	snprintf(s, sizeof s, "%s", "2 \xe2\x86\x92 1, 1024\xc3\x97"
+		 "1024 \xe2\x80\x94 wait\xe2\x80\xa6");
+	n = text_ascii(s, strlen(s));
+	s[n] = '\0';
+	assert_string_equal(s, "2 -> 1, 1024x1024 - wait...");
+	snprintf(s, sizeof s, "%s", "|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x8c |");
+	n = text_ascii(s, strlen(s));
+	s[n] = '\0';
+	assert_string_equal(s, "|### |");
+	/* anything else becomes one '?' per character, and the text never grows */
+	snprintf(s, sizeof s, "%s", "\xe6\x97\xa5\xe6\x9c\xac ok");
+	n = text_ascii(s, strlen(s));
+	s[n] = '\0';
+	assert_string_equal(s, "?? ok");
+	assert_int_equal(text_width(s, n), 5);
+}
+
 int main(void)
 {
 	setlocale(LC_ALL, ""); /* widths come from the UTF-8 locale the suite runs in */
@@ -111,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_small_buffer_never_splits),
 		cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_ascii),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,12 +55,16 @@ run disk job.yaml <<'K'
 a
 sleep 1.8
 s
+dump reload.txt
+n
+s
 y
 dump asked.txt
 y
 dump forced.txt
 K
 wait
+check "changed on disk: the next key offers to reload it" hasj "$WORK/disk/reload.txt" "changed on disk. Reload it?"
 check "changed on disk: asks to overwrite" has "$WORK/disk/asked.txt" "Overwrite it anyway?"
 check "changed on disk: y forces the save" grep -q '^        batch_size: 1' "$WORK/disk/job.yaml"
 check "changed on disk: the other edit is in the backup" grep -q '^# edited elsewhere' "$WORK/disk/job.yaml~"
@@ -70,6 +74,8 @@ fresh disk2
 run disk2 job.yaml <<'K'
 a
 sleep 1.8
+s
+n
 s
 y
 n
@@ -88,7 +94,7 @@ dump asked.txt
 n
 dump stayed.txt
 K
-check "quit: asks when there are edits" has "$WORK/quit/asked.txt" "Quit and lose the unsaved changes?"
+check "quit: asks when there are edits" hasj "$WORK/quit/asked.txt" "Quit with unsaved changes? s = save them and quit"
 check "quit: n stays in the UI" has "$WORK/quit/stayed.txt" "[+]"
 check "quit: the file is untouched" cmp -s "$WORK/quit/job.yaml" "$FIX/job.yaml"
 
@@ -108,7 +114,7 @@ dump good.txt
 s
 y
 K
-check "edit: a non-number is refused" has "$WORK/edit/bad.txt" "'abc' is not a whole number"
+check "edit: a non-number is refused" hasj "$WORK/edit/bad.txt" "must be a whole number of at least 1; 'abc' is not"
 check "edit: the new value is shown as changed" grep -qE '^\*  Batch Size +4  \(was 2\)' "$WORK/edit/good.txt"
 check "edit: the value is saved" grep -q '^        batch_size: 4  # two at a time' "$WORK/edit/job.yaml"
 

@@ -52,9 +52,10 @@ for size in 80x24 200x60; do
 	case_ "walk-$size" "$size" "job.yaml train.log" w
 	case_ "help-$size" "$size" "job.yaml train.log" '?'
 done
-case_ "too-small-60x20" 60x20 "job.yaml train.log"
+# 60x20 is the smallest size: the diagnosis under the log, the table compacted to its row.
+case_ "log-60x20" 60x20 "job.yaml train.log"
 # The too-small screen recovers when the terminal grows again.
-case_ "resize-back-80x24" 60x20 "job.yaml train.log" "resize 80x24"
+case_ "resize-back-80x24" 50x16 "job.yaml train.log" "resize 80x24"
 case_ "advanced-after-a-80x24" 80x24 "job.yaml train.log" a S-Tab PgDn
 # Where an absent value comes from: inherited from Training, following Quantize, from is_flux.
 case_ "datasets-legacy-80x24" 80x24 "legacy.yaml" Tab
@@ -76,15 +77,17 @@ case_ "log-not-oom-80x24" 80x24 "job.yaml missing.log" a
 # Only a job: the log's keys say a log is needed instead of doing nothing.
 case_ "log-no-log-80x24" 80x24 "job.yaml" S-Tab S-Tab S-Tab /
 # Only a log: the first change does not promise that a applies it.
-case_ "log-no-job-80x24" 80x24 "train.log"
+case_ "log-no-job-80x24" 80x24 "train.log" n
+# A log that holds the trainer's echo of the settings offers to open them read-only.
+case_ "log-offers-settings-80x24" 80x24 "train.log"
 # Plan without a job: no hint that a applies a step (it cannot); long lines wrap, not clip.
-case_ "plan-no-job-80x24" 80x24 "train.log" Tab
+case_ "plan-no-job-80x24" 80x24 "train.log" n Tab
 # m shows the longer lesson: the screen moves to it rather than adding it out of sight.
 case_ "walk-more-80x24" 80x24 "job.yaml train.log" w m
 # A dataset's batch size follows Training: after a, what it was is "inherited", not "default".
 case_ "datasets-after-a-80x24" 80x24 "job.yaml train.log" a Tab Tab Tab Tab
 # Too small with unsaved changes: q cannot ask, so the screen does not offer it.
-case_ "too-small-dirty-60x20" 80x24 "job.yaml train.log" a "resize 60x20"
+case_ "too-small-dirty-50x16" 80x24 "job.yaml train.log" a "resize 50x16"
 # One change, then a run: after a, the diagnosis says it is out of date and a asks first.
 case_ "a-twice-80x24" 80x24 "job.yaml train.log" a a
 case_ "out-of-date-80x24" 80x24 "job.yaml train.log" a

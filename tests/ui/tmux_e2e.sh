@@ -97,7 +97,7 @@ wait_for resize "Diagnosis" > /dev/null
 T resize-window -t resize -x 200 -y 60
 check "resize: the diagnosis moves beside the log" wait_for resize "|Diagnosis"
 check "resize: the tab bar spans 200 columns" bash -c "[ \$(tmux -L '$SOCK' capture-pane -p -t resize | head -1 | wc -L) -gt 150 ]"
-T resize-window -t resize -x 60 -y 20
+T resize-window -t resize -x 50 -y 16
 check "resize: too small is said clearly" wait_for resize "Terminal too small"
 T resize-window -t resize -x 80 -y 24
 check "resize: recovers when enlarged" wait_for resize "Diagnosis"

