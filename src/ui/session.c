@@ -221,10 +221,21 @@ bool ui_session_log_newer(const struct ui_session *s)
 	       (long long)st.st_mtim.tv_nsec != s->log_mtime_nsec;
 }
 
+/* A verdict was just read from the log: it speaks of the job as it is now, unless the job's
+ * journal holds a change saved after the log was written (an earlier session's, or the command
+ * line's), which that log cannot judge either. */
+static void verdict_taken(struct ui_session *s)
+{
+	s->verdict_pos = s->pos;
+	s->untried_saved = s->src && s->log_path && source_log_untried(s->src, s->log_path, NULL);
+}
+
 bool ui_session_diag_stale(const struct ui_session *s)
 {
 	if (!s->have_diag || s->diag_pending || !s->diag.oom)
 		return false;
+	if (s->untried_saved)
+		return true;
 	for (size_t i = s->verdict_pos + 1; i <= s->pos && i < s->nhist; i++)
 		if (s->hist[i].fix != FIX_NONE)
 			return true;
@@ -249,7 +260,7 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 		diag_state_free(&s->live);
 		s->live = w->ds;
 		w->ds = NULL;
-		s->verdict_pos = s->pos; /* the verdict is about the job as it is now */
+		verdict_taken(s);
 	}
 	if (w->lines_ok) {
 		s->log_lines = w->lines;
@@ -388,7 +399,7 @@ unsigned ui_session_follow(struct ui_session *s)
 	}
 	out |= UI_F_GREW;
 	/* output written after the last change: the verdict now speaks of the job as it is */
-	s->verdict_pos = s->pos;
+	verdict_taken(s);
 	if (diag_state_pending(s->live))
 		out |= UI_F_MORE;
 	s->growing = true;

@@ -187,6 +187,7 @@ struct ui_session {
 	/* One change, then a run (SPEC §3.4): the version the verdict was made for, and the log as
 	 * it was when it was read, to see when a newer log exists. */
 	size_t verdict_pos;
+	bool untried_saved;             /* the journal holds a change saved after the log */
 	bool log_stamped;
 	long long log_size, log_mtime_sec, log_mtime_nsec;
 	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */

@@ -84,6 +84,25 @@ T send-keys -t once q
 wait_for once "Quit and lose" > /dev/null
 T send-keys -t once y
 
+# ---- 1b. a change saved earlier (the command line, another session) and not tried yet --------
+fresh saved
+touch -d '1 hour ago' "$WORK/saved/train.log"
+"$OOMFIX" fix -i --log "$WORK/saved/train.log" "$WORK/saved/job.yaml" next 2> /dev/null
+start saved saved job.yaml train.log
+check "reopened after a saved change: the diagnosis says it is out of date" \
+	wait_for saved "Out of date: a change was applied"
+T send-keys -t saved a
+check "reopened after a saved change: a asks first" wait_for saved "The last change has not been tried yet"
+T send-keys -t saved n
+check "reopened after a saved change: n changes nothing" \
+	wait_for saved "Nothing changed. Save (s), run the job"
+T send-keys -t saved q
+touch "$WORK/saved/train.log" # the run wrote its log after the change
+start saved2 saved job.yaml train.log
+check "a newer log after the saved change: a first change is offered again" \
+	wait_for saved2 "First change:"
+T send-keys -t saved2 q
+
 # ---- 2. the Plan is a list -----------------------------------------------------------------
 fresh plan
 start plan plan job.yaml train.log
