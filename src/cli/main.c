@@ -17,7 +17,7 @@ static void usage(FILE *fp)
 {
 	fputs(_("Usage:\n"
 		"  oomfix [JOB.yaml] [LOG]                 open the terminal UI\n"
-		"  oomfix diagnose [--job JOB] [--json] LOG\n"
+		"  oomfix diagnose [--job JOB] [--json] [--follow] LOG\n"
 		"                                          when did it run out of memory, what to change first\n"
 		"  oomfix plan [--log LOG] [--json] JOB    checklist, rollback plan and first fix\n"
 		"  oomfix fix [--log LOG] [--diff] [-o OUT | -i] JOB FIX...\n"
