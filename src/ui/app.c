@@ -1101,7 +1101,7 @@ static bool follow_tick(struct ui_app *a)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	struct ui_ctx c = ctx_of(a);
-	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
+	bool following = ui_log_following(a);
 	bool was_oom = a->s.have_diag && a->s.diag.oom && !a->s.diag.survived;
 	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
 	unsigned f = ui_session_follow(&a->s);
@@ -1114,7 +1114,7 @@ static bool follow_tick(struct ui_app *a)
 		was_oom = was_ended = false;
 		ui_status(&c, false, "%s", _("The log was replaced or truncated: reading it again."));
 	}
-	if (!a->follow_off && (at_end || !a->log_moved || (f & UI_F_RESTARTED)) && a->s.lines_known)
+	if ((following || (!a->follow_off && (f & UI_F_RESTARTED))) && a->s.lines_known)
 		p->cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
 	if (!a->bell_done && ((a->s.diag.oom && !a->s.diag.survived && !was_oom) ||
 			      (a->s.diag.run_ended && !was_ended))) {

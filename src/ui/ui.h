@@ -517,6 +517,10 @@ bool ui_jobs_poll(void);
 const char *ui_jobs_selected(struct ui_app *a);
 void ui_jobs_reload(void);
 
+/* Whether the Log view follows a growing log now: following is on and the view is at the end
+ * (or was never moved from it). */
+bool ui_log_following(const struct ui_app *a);
+
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);
 /* The memory account of the OOM message as a stacked bar with its legend (membar.c); adds

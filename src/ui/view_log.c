@@ -429,6 +429,14 @@ static const char *mark_legend(void)
 	return _("> evidence  ! out of memory  ~ redrawn line");
 }
 
+bool ui_log_following(const struct ui_app *a)
+{
+	const struct ui_pos *p = &a->pos[UI_V_LOG];
+	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
+
+	return !a->follow_off && (at_end || !a->log_moved);
+}
+
 /* A log that grows while it is open: whether it is followed, and where the run stands by its
  * last bar (phase, step/total, speed), after the position. */
 static void live_header(const struct ui_app *a, char *buf, size_t sz)
@@ -437,7 +445,7 @@ static void live_header(const struct ui_app *a, char *buf, size_t sz)
 	size_t k = strlen(buf);
 
 	k += (size_t)snprintf(buf + k, k < sz ? sz - k : 0, "  %s",
-			      a->follow_off ? _("[not following]") : _("[following]"));
+			      ui_log_following(a) ? _("[following]") : _("[not following]"));
 	if (d->now_phase != DIAG_P_NONE && k < sz)
 		k += (size_t)snprintf(buf + k, sz - k, "  %s", diag_phase_label(d->now_phase));
 	if (d->now_step >= 0 && k < sz)
@@ -915,7 +923,8 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		a->log_focus_diag = false;
 		break;
 	case UI_A_FOLLOW:
-		a->follow_off = !a->follow_off;
+		/* Scrolled away from the end, F follows again (as in less); at the end, it stops. */
+		a->follow_off = ui_log_following(a);
 		if (!a->follow_off && a->s.lines_known) { /* at the end, where new lines appear */
 			a->pos[UI_V_LOG].cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
 			a->log_moved = false;

@@ -37,7 +37,7 @@ wait_for() { # wait_for SESSION TEXT: up to 10 s
 NAME=mug_flux_lora_v1
 frame() { printf '\r%s:  %d%%|#   | %d/200 [00:%02d<09:00,  2.50s/it, lr: 1e-04 loss: 0.1]' "$NAME" $(($1 / 2)) "$1" $(($1 % 60)); }
 
-echo "1..10"
+echo "1..14"
 cp "$FIX/job.yaml" "$WORK/job.yaml"
 {
 	printf 'Running 1 job\n# Running job: %s\nLoading Flux model\nCaching latents for /data\n' "$NAME"
@@ -79,6 +79,15 @@ check "no other control sequence than the screen's own (no OSC)" bash -c "! grep
 T send-keys -t f F
 check "F stops following" wait_for f "Not following the log"
 T send-keys -t f F
+# scrolled back to the top, the header says it is not following, and F goes back to the end
+T send-keys -t f g
+check "scrolled to the top: the header says [not following]" wait_for f "[not following]"
+echo "one more line while the user reads the top" >> "$WORK/log.txt"
+sleep 0.6
+check "scrolled to the top: new lines do not pull the view down" wait_for f "[not following]"
+T send-keys -t f F
+check "F when scrolled away follows again" wait_for f "Following the log as it grows"
+check "F when scrolled away: the header says [following]" wait_for f "[following]"
 
 # the web UI moves log.txt aside when the job is restarted, and writes a new one
 mv "$WORK/log.txt" "$WORK/log_1.txt"
