@@ -258,6 +258,7 @@ int cmd_set(int argc, char **argv)
 	if (!force && (rc = check_fields(d, job, edits, n, &e)) != ERR_OK) {
 		fail(&e);
 		doc_free(&d);
+		source_free(&src);
 		goto done;
 	}
 	if ((rc = doc_apply(d, edits, n, &nd, &e)) != ERR_OK) {
