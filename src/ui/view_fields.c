@@ -306,7 +306,7 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 
 	/* A title row: which file, which model, what kind. */
 	snprintf(buf, sizeof buf, "%s  %s  %s",
-		 a->s.job_path ? a->s.job_path : _("settings from the log (read-only)"),
+		 a->s.src ? source_label(a->s.src) : _("settings from the log (read-only)"),
 		 a->s.job->arch[0] ? a->s.job->arch : "?",
 		 job_kind_name(a->s.job->kind) ? _(job_kind_name(a->s.job->kind)) : "");
 	ui_put(c->win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);

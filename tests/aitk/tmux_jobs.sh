@@ -96,7 +96,11 @@ check "the previous config is kept beside the log" \
 T new-session -d -s h -x 120 -y 30 -c "$WORK" \
 	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
 wait_for h "aitk:my lora" > /dev/null
+# the change saved above has not been run yet, so a asks first (one change, then a run)
 T send-keys -t h a
+check "a after a saved change that was not run yet asks first" \
+	wait_for h "The last change has not been tried yet"
+T send-keys -t h y
 wait_for h "[+]" > /dev/null
 saved=$(cfg)
 kill -HUP "$(T display-message -p -t h '#{pane_pid}')"

@@ -232,7 +232,8 @@ check "after the save the program has quit" test "$(T display-message -p -t fr '
 check "and the file was saved" grep -q '^        batch_size: 1' "$WORK/fr/job.yaml"
 
 # 60x20 works: the diagnosis under the log, its marked row in view, help and quit offered
-start small fr 60 20 "" job.yaml train.log
+fresh small
+start small small 60 20 "" job.yaml train.log
 wait_for small "Diagnosis" > /dev/null
 check "60x20: not too small" off small "Terminal too small"
 check "60x20: the marked row is in view" on small "> B first steps"
