@@ -93,6 +93,8 @@ check "the previous config is kept beside the log" \
 
 # A hang-up with unsaved edits: the edits go to the emergency file beside the log, the database
 # keeps its config, and the next start offers to recover them.
+# (The run log is made older than the save above: the journal has whole seconds.)
+touch -d '1 hour ago' "$WORK/ai/output/my lora/log.txt"
 T new-session -d -s h -x 120 -y 30 -c "$WORK" \
 	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
 wait_for h "aitk:my lora" > /dev/null
