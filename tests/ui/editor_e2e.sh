@@ -7,33 +7,8 @@ set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
 FIX=$HERE/fixtures
-if ! command -v tmux > /dev/null; then
-	echo "1..0 # SKIP tmux is not installed"
-	exit 0
-fi
-WORK=$(mktemp -d)
-SOCK=oomfix-ed-$$
-T() { tmux -L "$SOCK" -f "$WORK/tmux.conf" "$@"; }
-cleanup() { T kill-server 2> /dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-printf 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 0\n' > "$WORK/tmux.conf"
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
-screen() { T capture-pane -p -t "$1"; }
-# wait_for SESSION TEXT: up to 10 s for TEXT to appear on the screen
-wait_for() {
-	for _ in $(seq 100); do
-		screen "$1" | grep -qF -- "$2" && return 0
-		sleep 0.1
-	done
-	echo "# waited in vain for '$2'; screen:"
-	screen "$1" | sed 's/^/#   /'
-	return 1
-}
+TMUX_TEST=ed
+. "$HERE/../tmux-lib.sh"
 # on SESSION TEXT: TEXT is on the screen now (after a short settle)
 on() { sleep 0.3; screen "$1" | grep -qF -- "$2" || { echo "# not on screen: '$2'"; screen "$1" | sed 's/^/#   /'; return 1; }; }
 off() { sleep 0.3; ! screen "$1" | grep -qF -- "$2"; }

@@ -9,35 +9,12 @@ set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
 FIX=$HERE/fixtures
-if ! command -v tmux > /dev/null; then
-	echo "1..0 # SKIP tmux is not installed"
-	exit 0
-fi
-WORK=$(mktemp -d)
-SOCK=oomfix-e2e-$$
-T() { tmux -L "$SOCK" -f "$WORK/tmux.conf" "$@"; }
-cleanup() { T kill-server 2> /dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-# remain-on-exit keeps a pane readable after oomfix ends; set-clipboard on makes tmux store any
-# OSC 52 it receives as a paste buffer, which is how a clipboard write would show.
-printf 'set -g remain-on-exit on\nset -g set-clipboard on\nset -g status off\nset -g history-limit 0\n' > "$WORK/tmux.conf"
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
-screen() { T capture-pane -p -t "$1"; }
-# wait_for SESSION TEXT: up to 10 s for TEXT to appear on the screen
-wait_for() {
-	for _ in $(seq 100); do
-		screen "$1" | grep -qF -- "$2" && return 0
-		sleep 0.1
-	done
-	echo "# waited in vain for '$2'; screen:"
-	screen "$1" | sed 's/^/#   /'
-	return 1
-}
+# set-clipboard on makes tmux store any OSC 52 it receives as a paste buffer, which is how a
+# clipboard write would show.
+TMUX_CONF_EXTRA='set -g set-clipboard on
+'
+TMUX_TEST=e2e
+. "$HERE/../tmux-lib.sh"
 fmt() { T display-message -p -t "$1" "$2"; }
 wait_dead() {
 	for _ in $(seq 100); do

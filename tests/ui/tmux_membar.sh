@@ -6,35 +6,11 @@ set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
 FIX=$HERE/fixtures
-if ! command -v tmux > /dev/null; then
-	echo "1..0 # SKIP tmux is not installed"
-	exit 0
-fi
-WORK=$(mktemp -d)
-SOCK=oomfix-membar-$$
-T() { tmux -L "$SOCK" -f "$WORK/tmux.conf" "$@"; }
-cleanup() { T kill-server 2> /dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-printf 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 0\n' > "$WORK/tmux.conf"
+TMUX_TEST=membar
+. "$HERE/../tmux-lib.sh"
 cp "$FIX/job.yaml" "$WORK/"
 cp "$FIX/shared-card.log" "$WORK/train.log"
-
-n=0
-fails=0
 echo "1..14"
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
-screen() { T capture-pane -p -t "$1"; }
-wait_for() {
-	for _ in $(seq 100); do
-		screen "$1" | grep -qF -- "$2" && return 0
-		sleep 0.1
-	done
-	echo "# waited in vain for '$2'; screen:"
-	screen "$1" | sed 's/^/#   /'
-	return 1
-}
 start() { # start SESSION LOCALE [VAR=VALUE ...]
 	local s=$1 loc=$2
 	shift 2

@@ -1,0 +1,41 @@
+# tmux-lib.sh — what the end-to-end tests in a real terminal share. Sourced (bash) after setting
+# TMUX_TEST (a short name for the private tmux server) and, optionally, TMUX_CONF_EXTRA (more
+# tmux.conf lines). Skips the whole test (TAP plan 1..0) when tmux is not installed.
+#
+# Gives: WORK (a temporary folder, removed at exit with the tmux server and any background job),
+# T (tmux on the private server), TAP counters n/fails with ok, nok and check, screen SESSION
+# (the pane as text) and wait_for SESSION TEXT (up to 10 s; prints the screen when in vain).
+if ! command -v tmux > /dev/null; then
+	echo "1..0 # SKIP tmux is not installed"
+	exit 0
+fi
+WORK=$(mktemp -d)
+SOCK=oomfix-${TMUX_TEST:?set TMUX_TEST before sourcing tmux-lib.sh}-$$
+T() { tmux -L "$SOCK" -f "$WORK/tmux.conf" "$@"; }
+tmux_cleanup() {
+	local j
+	j=$(jobs -p)
+	[ -n "$j" ] && kill $j 2> /dev/null
+	T kill-server 2> /dev/null
+	rm -rf "$WORK"
+}
+trap tmux_cleanup EXIT
+# remain-on-exit keeps a pane readable after the program ends.
+printf 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 0\n%s' \
+	"${TMUX_CONF_EXTRA:-}" > "$WORK/tmux.conf"
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+screen() { T capture-pane -p -t "$1"; }
+wait_for() { # SESSION TEXT
+	for _ in $(seq 100); do
+		screen "$1" | grep -qF -- "$2" && return 0
+		sleep 0.1
+	done
+	echo "# waited in vain for '$2'; screen:"
+	screen "$1" | sed 's/^/#   /'
+	return 1
+}
