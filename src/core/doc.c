@@ -473,6 +473,22 @@ struct qmark {
 	size_t start_line, start_col, end_line, end_index;
 };
 
+/* The column (1-based, in bytes) of a tab in the indentation of line `line` (1-based), or 0. */
+static int indent_tab(const struct doc *d, int line)
+{
+	const char *t = d->text, *end = d->text + d->len;
+	for (int l = 1; l < line && t < end; l++) {
+		const char *nl = memchr(t, '\n', (size_t)(end - t));
+		if (!nl)
+			return 0;
+		t = nl + 1;
+	}
+	for (const char *c = t; c < end && (*c == ' ' || *c == '\t'); c++)
+		if (*c == '\t')
+			return (int)(c - t) + 1;
+	return 0;
+}
+
 static int parse_error(struct loader *L, yaml_parser_t *p, const struct qmark *q)
 {
 	const char *name = L->d->name;
@@ -480,6 +496,12 @@ static int parse_error(struct loader *L, yaml_parser_t *p, const struct qmark *q
 	int line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
 	if (p->error == YAML_MEMORY_ERROR)
 		return oom(L);
+	/* libyaml's words for a tab in the indentation do not say "tab". */
+	int tab = indent_tab(L->d, line);
+	if (tab)
+		return err_set(L->e, ERR_DATA, name, line, tab, "%s",
+			       _("a tab in the indentation: YAML indents with spaces only (replace the "
+				 "tab with spaces)"));
 	/* A quoted string whose closing quote is missing swallows the following lines until the next
 	 * quote; libyaml then complains after it. Point at where the string opened. */
 	if (q->valid && q->start_line != q->end_line && p->problem_mark.index >= q->end_index &&

@@ -1598,8 +1598,16 @@ int ui_main(int argc, char **argv)
 	 * the terminal is touched. */
 	ui_session_on_change(emergency_track);
 	if (ui_session_open(&a->s, o.job, o.log, &e)) {
-		err_print(&e, stderr);
-		return e.code ? e.code : ERR_SOFTWARE;
+		/* A job that is not valid YAML or not a job does not keep its log from being read
+		 * (SPEC §3.6): the log opens alone, and the job's error stays in sight. */
+		struct err le;
+		if (e.code != ERR_DATA || !o.log || ui_session_open(&a->s, NULL, o.log, &le)) {
+			err_print(&e, stderr);
+			return e.code ? e.code : ERR_SOFTWARE;
+		}
+		a->s.job_bad = true;
+		a->s.job_err = e;
+		a->log_job_asked = true; /* the log's echo of the settings is not the job they gave */
 	}
 	load_theme(a, o.theme);
 	a->themes = ui_theme_names(&a->nthemes);

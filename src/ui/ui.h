@@ -188,6 +188,9 @@ struct ui_session {
 	 * it was when it was read, to see when a newer log exists. */
 	size_t verdict_pos;
 	bool untried_saved;             /* the journal holds a change saved after the log */
+	bool job_bad;                   /* the job given could not be loaded: job_err says why, and
+					 * only its log is open */
+	struct err job_err;
 	bool log_stamped;
 	long long log_size, log_mtime_sec, log_mtime_nsec;
 	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
@@ -516,6 +519,10 @@ bool ui_jobs_pending(void);
 bool ui_jobs_poll(void);
 const char *ui_jobs_selected(struct ui_app *a);
 void ui_jobs_reload(void);
+
+/* The sentence shown while the job given could not be loaded (views.c): where and why, and what
+ * to do. */
+void ui_job_error_text(const struct ui_session *s, char *buf, size_t size);
 
 /* Whether the Log view follows a growing log now: following is on and the view is at the end
  * (or was never moved from it). */

@@ -296,6 +296,15 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 	char buf[512];
 	size_t n;
 
+	if (!a->s.job && a->s.job_bad) {
+		char why[1800];
+		ui_job_error_text(&a->s, why, sizeof why);
+		ui_lines_wrap(&l, UI_R_ERROR, why, r.w - 4, 0);
+		for (size_t i = 0; i < l.n && (int)i + 1 < r.h; i++)
+			ui_draw_line(c->win, r.y + 1 + (int)i, r.x + 2, r.w - 4, &l.v[i], false);
+		ui_lines_free(&l);
+		return;
+	}
 	if (!a->s.job) {
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
 		       _("No job file is open. Start oomfix with JOB.yaml to see its settings."));

@@ -333,6 +333,11 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 					     "when the job ran out of memory."), width, 1);
 		return;
 	}
+	if (s->job_bad) {
+		char where[1200];
+		ui_job_error_text(s, where, sizeof where);
+		ui_lines_wrap(l, UI_R_ERROR, where, width, 1);
+	}
 	diag_sentence(d, buf, sizeof buf);
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
 	if (ui_session_diag_stale(s)) {

@@ -35,6 +35,19 @@ void ui_status_err(const struct ui_ctx *c, const struct err *e)
 		ui_status(c, true, "%s", e->msg);
 }
 
+void ui_job_error_text(const struct ui_session *s, char *buf, size_t size)
+{
+	const struct err *e = &s->job_err;
+	char where[700];
+
+	if (e->file[0] && e->line > 0)
+		snprintf(where, sizeof where, "%s:%d:%d", e->file, e->line, e->col);
+	else
+		snprintf(where, sizeof where, "%s", e->file[0] ? e->file : "?");
+	snprintf(buf, size, _("The job could not be loaded, so only its log is open. %s: %s. Fix "
+			      "the file (in any editor) and start oomfix again."), where, e->msg);
+}
+
 void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page)
 {
 	switch (act) {

@@ -34,7 +34,7 @@ J="$T/job.yaml"
 P='config.process[0]'
 cp "$J" "$T/orig.yaml"
 
-echo "1..31"
+echo "1..32"
 check "get a quoted string" "my_job" "$("$OOMFIX" get "$J" config.name)"
 check "get a float written 1e-4" "1e-4" "$("$OOMFIX" get "$J" "$P.train.lr")"
 check "get a flow list" "[512, 768, 1024]" "$("$OOMFIX" get "$J" "$P.datasets[0].resolution")"
@@ -54,6 +54,9 @@ if [ $rc -eq 64 ] && [[ "$out" == *"usage: oomfix get"* ]]; then ok "usage line 
 printf 'a: 1\nb: "open\nc: 2\nd: 3\n' > "$T/bad.yaml"
 err=$("$OOMFIX" get "$T/bad.yaml" a 2>&1); rc=$?
 if [ $rc -eq 65 ] && [[ "$err" =~ bad\.yaml:2:[0-9]+: ]]; then ok "invalid YAML: exit 65 with file:line:col"; else no "invalid YAML: exit 65 with file:line:col" "$rc $err"; fi
+printf 'a:\n  b: 1\n\t c: 2\n' > "$T/tab.yaml"
+err=$("$OOMFIX" get "$T/tab.yaml" a.b 2>&1); rc=$?
+if [ $rc -eq 65 ] && [[ "$err" == *"tab.yaml:3:1: a tab in the indentation"* ]]; then ok "a tab in the indentation is named, at its line and column"; else no "a tab in the indentation is named, at its line and column" "$rc $err"; fi
 
 out=$("$OOMFIX" set "$J" "$P.train.batch_size=1" "$P.model.low_vram=true")
 check "set to stdout exits 0" 0 "$?"

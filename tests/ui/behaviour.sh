@@ -265,10 +265,16 @@ check "search: says when nothing matches" has "$WORK/search/missing.txt" "Patter
 # 11. refusals before the terminal is touched
 fresh refuse
 printf 'job: extension\nconfig:\n  name: [unclosed\n' > "$WORK/refuse/bad.yaml"
-(cd "$WORK/refuse" && "$OOMFIX" bad.yaml train.log --script /dev/null) 2> "$WORK/refuse/err1"
+(cd "$WORK/refuse" && "$OOMFIX" bad.yaml --script /dev/null) 2> "$WORK/refuse/err1"
 rc=$?
 check "bad YAML: exit 65" test $rc -eq 65
 check "bad YAML: file:line:col on stderr" grep -qE '^oomfix: bad\.yaml:[0-9]+:[0-9]+: ' "$WORK/refuse/err1"
+# with its log, the log is still read (SPEC 3.6) and the job's error stays on screen
+printf 'dump %s\n' "$WORK/refuse/badlog.txt" > "$WORK/refuse/sc"
+(cd "$WORK/refuse" && "$OOMFIX" bad.yaml train.log --size 80x24 --script sc) 2> /dev/null
+check "bad YAML with its log: the log opens" test $? -eq 0
+check "bad YAML with its log: the job's error is on screen" has "$WORK/refuse/badlog.txt" \
+	"The job could not be loaded"
 (cd "$WORK/refuse" && "$OOMFIX" missing.yaml --script /dev/null) 2> "$WORK/refuse/err2"
 rc=$?
 check "missing job: exit 66" test $rc -eq 66

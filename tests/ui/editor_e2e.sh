@@ -303,5 +303,18 @@ else
 	keys bin q
 fi
 
+# a job that is not valid YAML does not keep its log from being read: the log and its verdict
+# open, and the job's error (file:line:col, the tab named) stays in the diagnosis and the panels
+fresh badjob
+sed -i '0,/^  /s//\t/' "$WORK/badjob/job.yaml"
+start badjob badjob 80 24 "" job.yaml train.log
+check "broken job: the log opens with its verdict" wait_for badjob "It ran out of GPU memory"
+check "broken job: the diagnosis says the job could not be loaded" on badjob "The job could not be loaded"
+check "broken job: and where the tab is" on badjob "job.yaml:5:1: a tab in"
+keys badjob 1
+check "broken job: the Training panel says why, too" on badjob "The job could not be loaded"
+keys badjob q
+check "broken job: the file is untouched" bash -c "[ \"\$(grep -c \$'\t' '$WORK/badjob/job.yaml')\" = 1 ]"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
