@@ -18,7 +18,8 @@ static const struct {
 } fills[MEMACCT_NPARTS] = {
 	[MEMACCT_JOB] = { "\xe2\x96\x88", "#", UI_R_VALUE },          /* █ */
 	[MEMACCT_OTHERS] = { "\xe2\x96\x93", "=", UI_R_OOM },          /* ▓ */
-	[MEMACCT_UNACCOUNTED] = { "\xe2\x96\x92", "?", UI_R_ERROR },   /* ▒ */
+	/* ▒; not "?", which the ASCII screen uses for a character it cannot show */
+	[MEMACCT_UNACCOUNTED] = { "\xe2\x96\x92", "%", UI_R_ERROR },
 	[MEMACCT_FREE] = { "\xe2\x96\x91", ".", UI_R_DIM },            /* ░ */
 };
 

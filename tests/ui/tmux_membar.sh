@@ -42,10 +42,10 @@ start asc C NO_COLOR=1
 wait_for asc "GPU memory when it failed" > /dev/null
 screen asc > "$WORK/asc.txt"
 abar=$(grep -E '^ \[.*\]$' "$WORK/asc.txt" | head -1)
-check "ascii: the bar uses # = ? fills" bash -c 'printf "%s" "$0" | grep -qE "^ \[#+=+\?+\.* *\]$"' "$abar"
+check "ascii: the bar uses # = % fills" bash -c 'printf "%s" "$0" | grep -qE "^ \[#+=+%+\.* *\]$"' "$abar"
 check "ascii: the bar is as wide as the UTF-8 one" test "$(printf '%s' "$abar" | wc -L)" -eq "$(printf '%s' "$bar" | wc -L)"
 check "ascii: the legend marks each part with its fill" \
-	bash -c 'grep -qF "# this job 7.62 GiB" "$0" && grep -qF "? unaccounted 34.19 GiB" "$0"' "$WORK/asc.txt"
+	bash -c 'grep -qF "# this job 7.62 GiB" "$0" && grep -qF "% unaccounted 34.19 GiB" "$0"' "$WORK/asc.txt"
 
 # Japanese: the labels are translated, the bar is the same
 start ja C.UTF-8 LANGUAGE=ja
