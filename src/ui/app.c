@@ -56,6 +56,16 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+/* Ctrl-C is a request to quit, asked like q when there are unsaved edits; the loop takes it. A
+ * UI that does not answer two more is stuck: the third ends it as SIGTERM would, saving first. */
+static volatile sig_atomic_t interrupts;
+
+static void on_interrupt(int sig)
+{
+	if (++interrupts >= 3)
+		on_fatal_signal(sig);
+}
+
 static void emergency_track(const struct ui_session *s)
 {
 	sigset_t block, old;
@@ -87,6 +97,7 @@ static void install_signals(void)
 	/* Installed before newterm, so ncurses leaves SIGINT and SIGTERM to us. */
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_interrupt; /* no SA_RESTART: the wait for a key returns at once */
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN); /* a file-size limit must become EFBIG, not death */
@@ -1055,6 +1066,23 @@ static void handle_view_key(struct ui_app *a, int key)
 	}
 }
 
+/* Ctrl-C: quit at once when nothing is unsaved, else ask as q does (save and quit, quit, stay). */
+static void interrupted(struct ui_app *a)
+{
+	struct ui_ctx c = ctx_of(a);
+
+	if (!ui_dirty(&a->s)) {
+		a->quit = true;
+		return;
+	}
+	if (a->mode == UI_M_CONFIRM && a->confirm_kind == UI_Q_QUIT)
+		return;
+	a->mode = UI_M_CONFIRM;
+	a->confirm_kind = UI_Q_QUIT;
+	a->confirm_return = UI_M_NORMAL;
+	ui_status(&c, false, "%s", _("Ctrl-C: there are unsaved changes."));
+}
+
 /* ---- the verdict arrives ------------------------------------------------------------------------ */
 
 /* Opens the log at the line that decided the verdict, unless the user has moved already. */
@@ -1674,6 +1702,11 @@ int ui_main(int argc, char **argv)
 		}
 		bool verdict = take_verdict(a, false);
 		verdict |= ui_jobs_poll();
+		if (interrupts) {
+			interrupts = 0;
+			interrupted(a);
+			verdict = true; /* redraw */
+		}
 		if (key == 0)
 			break; /* end of the script */
 		if (key == UI_FKEY(KEY_MOUSE))

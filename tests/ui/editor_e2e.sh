@@ -303,6 +303,28 @@ else
 	keys bin q
 fi
 
+# Ctrl-C with unsaved changes asks as q does (n stays); without them it quits at once
+fresh cc
+start cc cc 80 24 "" job.yaml train.log
+wait_for cc "Diagnosis" > /dev/null
+keys cc a
+wait_for cc "Applied:" > /dev/null
+keys cc C-c
+check "Ctrl-C with unsaved changes asks first" wait_for cc "Quit with unsaved changes?"
+keys cc n
+check "n after Ctrl-C stays, the change still there" on cc "[+]"
+keys cc C-c y
+sleep 0.5
+check "Ctrl-C then y quits" test "$(T display-message -p -t cc '#{pane_dead}')" = 1
+check "Ctrl-C then y: nothing written, no emergency file" \
+	bash -c "cmp -s '$FIX/job.yaml' '$WORK/cc/job.yaml' && [ ! -e '$WORK/cc/job.yaml.oomfix-save' ]"
+start cc2 cc 80 24 "" job.yaml train.log
+wait_for cc2 "Diagnosis" > /dev/null
+keys cc2 C-c
+sleep 0.5
+check "Ctrl-C without unsaved changes quits at once" \
+	test "$(T display-message -p -t cc2 '#{pane_dead}')" = 1
+
 # a job that is not valid YAML does not keep its log from being read: the log and its verdict
 # open, and the job's error (file:line:col, the tab named) stays in the diagnosis and the panels
 fresh badjob
