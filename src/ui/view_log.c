@@ -220,11 +220,14 @@ static void table_row(struct ui_lines *l, enum ui_role role, const char *mark, c
 /* "First change: X  (a applies it, w walks the plan)", wrapped; the hint goes on the last line
  * when it fits there. Otherwise it is left out: the footer names both keys, and on a narrow
  * terminal the line is worth more to the table below. */
-static void first_change_lines(struct ui_lines *l, const char *what, int width, bool have_job)
+static void first_change_lines(struct ui_lines *l, const char *what, int width, bool have_job,
+			       bool advice)
 {
-	/* Without a job a and w can only say they need one: point at what makes them work. */
-	const char *hint = have_job ? _("(a applies it, w walks the plan)")
-				    : _("(open the job too to apply it)");
+	/* Without a job a and w can only say they need one: point at what makes them work. Advice
+	 * (a fresh worker) changes nothing in the job, so a has nothing to apply. */
+	const char *hint = advice     ? _("(advice: nothing in the job changes)")
+			   : have_job ? _("(a applies it, w walks the plan)")
+				      : _("(open the job too to apply it)");
 	size_t before = l->n;
 
 	ui_lines_wrap(l, UI_R_MARK, what, width, 1);
@@ -347,7 +350,8 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 					      "the next change."), width, 1);
 	} else if (d->oom && s->plan.first_fix != FIX_NONE) {
 		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
-		first_change_lines(l, buf, width, s->job != NULL);
+		first_change_lines(l, buf, width, s->job != NULL,
+				   s->plan.first_fix == FIX_FRESH_WORKER);
 	} else if (d->oom && s->plan.exhausted) {
 		plan_exhausted_text(&s->plan, s->job, buf, sizeof buf);
 		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
