@@ -248,7 +248,11 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 	column(ln, UI_R_LABEL, _("NAME"), 24);
 	column(ln, UI_R_LABEL, _("STATUS"), 9);
 	column(ln, UI_R_LABEL, _("STEP"), 11);
-	column(ln, UI_R_LABEL, _("UPDATED"), 16);
+	/* Under 110 columns the time of the last change gives way to the verdict, which matters
+	 * more here. */
+	bool wide = c->r.w >= 110;
+	if (wide)
+		column(ln, UI_R_LABEL, _("UPDATED"), 16);
 	column(ln, UI_R_LABEL, _("VERDICT"), 22);
 	ui_line_append(ln, UI_R_LABEL, _("INFO"));
 	if (!jl.n)
@@ -272,7 +276,8 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		column(ln, UI_R_VALUE, r->name, 24);
 		column(ln, status_role(r->status), r->status ? r->status : "?", 9);
 		column(ln, UI_R_NORMAL, step, 11);
-		column(ln, UI_R_DIM, when, 16);
+		if (wide)
+			column(ln, UI_R_DIM, when, 16);
 		column(ln, UI_R_MARK, verdict, 22);
 		ui_line_append(ln, UI_R_DIM, info);
 		ln->selectable = true;
