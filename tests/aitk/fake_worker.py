@@ -15,7 +15,9 @@ the trainer (extensions_built_in/sd_trainer/DiffusionTrainer.py) does:
   COMMIT with a 30 s timeout, as the trainer does) and polls `stop`: when it is set, the status
   becomes `stopped` ("Job stopped") and the run gets SIGINT (the trainer raises in maybe_stop);
 * at the end: `completed` ("Training completed") after exit 0, else `error` with the exception
-  text as info (the last "...Error: " line of the log, as str(e)), step reset to 0.
+  text as info, step reset to 0. As in the trainer, the status `error` is written when run.py
+  prints "Error running job: E" and before its traceback, which the stand-in prints half a second
+  later (the trainer's output goes through the fake to log.txt for that).
 
     fake_worker.py ROOT [--seconds N] [STAND-IN OPTIONS...]
 
@@ -30,6 +32,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,12 +145,39 @@ def run_job(db, root, job_id, name, job_config, standin_args):
     cfg_path = os.path.join(folder, ".job_config.json")
     with open(cfg_path, "w", encoding="utf-8") as f:
         json.dump(cfg, f, indent=2, ensure_ascii=False)
-    logf = open(log_path, "a")
+    logf = open(log_path, "ab", buffering=0)
     proc = subprocess.Popen([sys.executable, STANDIN] + standin_args + [cfg_path],
-                            stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, cwd=root,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, cwd=root,
                             env=dict(os.environ, AITK_JOB_ID=job_id, IS_AI_TOOLKIT_UI="1",
-                                     PYTHONUNBUFFERED="1"))
-    logf.close()
+                                     PYTHONUNBUFFERED="1", STANDIN_ON_ERROR_SECONDS="0.5"))
+    errored = []
+    # The trainer's output reaches log.txt through here so that the row is written in the
+    # trainer's order: run.py prints "Error running job: E", on_error writes status 'error' with
+    # str(E) while the stand-in pauses (STANDIN_ON_ERROR_SECONDS), and only then does the
+    # traceback come. A follower that stops reading at the status misses it.
+    def copy_out():
+        # raw chunks, not lines: tqdm's bars are joined by \r and must reach the log as they come
+        fd = proc.stdout.fileno()
+        pending = b""
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            logf.write(chunk)
+            if errored:
+                continue
+            pending = (pending + chunk)[-65536:]
+            k = pending.find(b"Error running job: ")
+            if k >= 0 and b"\n" in pending[k:]:
+                line = pending[k:pending.index(b"\n", k)]
+                msg = line[len(b"Error running job: "):].decode("utf-8", "replace").strip()
+                write(db, "UPDATE Job SET status = 'error', info = ?, step = 0 WHERE id = ?",
+                      (msg, job_id))
+                errored.append(msg)
+        logf.close()
+    copier = threading.Thread(target=copy_out, daemon=True)
+    copier.start()
     write(db, "UPDATE Job SET pid = ? WHERE id = ?", (proc.pid, job_id))
     with open(os.path.join(folder, "pid.txt"), "w") as f:
         f.write(str(proc.pid))
@@ -167,8 +197,11 @@ def run_job(db, root, job_id, name, job_config, standin_args):
             proc.send_signal(signal.SIGINT)
         if done:
             proc.terminate()
+    copier.join()
     if stopped:
         write(db, "UPDATE Job SET step = 0 WHERE id = ?", (job_id,))
+    elif errored:
+        pass
     elif proc.returncode == 0:
         write(db, "UPDATE Job SET status = 'completed', info = 'Training completed' WHERE id = ?",
               (job_id,))

@@ -106,8 +106,9 @@ def fixes_of(err):
     return re.findall(r"^oomfix retry: try \d+: .* → ([a-z_]+):", err, re.M)
 
 
-def scenario(title, yaml_file, vram, want, extra=()):
-    s = Setup(yaml_file, "ui " + yaml_file.split(".")[0], ["--vram", str(vram)] + list(extra))
+def scenario(title, yaml_file, vram, want, extra=(), mode="wal"):
+    s = Setup(yaml_file, "ui " + yaml_file.split(".")[0], ["--vram", str(vram)] + list(extra),
+              mode=mode)
     try:
         rc, out, err = s.retry()
         got = fixes_of(err)
@@ -136,6 +137,12 @@ def scenario(title, yaml_file, vram, want, extra=()):
             same &= a.read() == b.read()
         ok(same, title + ": each try's copy is that run's whole log")
         if want:
+            with open(os.path.join(copies, "1.log"), encoding="utf-8") as f:
+                first = f.read()
+            ok("Traceback (most recent call last)" in first and "OutOfMemoryError" in first,
+               title + ": the traceback printed after the status turned error was read too",
+               first[-600:])
+        if want:
             with open(os.path.join(s.run_dir, "job_config.json.oomfix.md"), encoding="utf-8") as f:
                 journal = f.read()
             ok(all(("oomfix retry, try %d (" % i) in journal for i in range(1, k)) and
@@ -159,6 +166,10 @@ s, err = scenario("a job that fits already", "zimage_small_card.yaml", 24, [])
 s.close()
 
 # ---- the exits that stop the loop ---------------------------------------------------------------
+s, err = scenario("FLUX load on 20 GB, rollback journal", "flux_load.yaml", 20, ["low_vram"],
+                  mode="delete")
+s.close()
+
 s = Setup("conservative.yaml", "ui notoom", ["--fail", "python"])
 before = s.row()["job_config"]
 rc, out, err = s.retry()
