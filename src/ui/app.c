@@ -867,9 +867,10 @@ static bool follow_tick(struct ui_app *a)
 	bool was_oom = a->s.have_diag && a->s.diag.oom && !a->s.diag.survived;
 	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
 	unsigned f = ui_session_follow(&a->s);
+	bool status = ui_session_job_status(&a->s); /* a web UI job's status, at the same pace */
 
 	if (!f)
-		return false;
+		return status;
 	if (f & UI_F_RESTARTED) {
 		*p = (struct ui_pos){ 0, 0 };
 		a->bell_done = false; /* a new run: its end rings again */
@@ -895,7 +896,7 @@ static int input_timeout(const struct ui_app *a, bool more)
 {
 	if (a->s.diag_pending || ui_jobs_pending())
 		return 30;
-	if (a->s.live)
+	if (a->s.live || a->s.job_status[0])
 		return more ? 0 : FOLLOW_POLL_MS;
 	return -1;
 }

@@ -248,6 +248,44 @@ p = subprocess.run([OOMFIX, "retry", "--aitk", s.root, "aitk:ui busy", "--", "tr
 ok(p.returncode == 64 and b"takes no CMD" in p.stderr, "aitk:NAME with a CMD: 64", p.stderr)
 s.close()
 
+# ---- diagnose --follow of a web UI job: its status too, and the next run's log ------------------
+def follow_case(as_json):
+    s = Setup("conservative.yaml", "ui follow", None)
+    try:
+        os.makedirs(s.run_dir, exist_ok=True)
+        with open(os.path.join(s.run_dir, "log.txt"), "w") as f:  # the last run: it ended
+            subprocess.run([sys.executable, os.path.join(TESTS, "standin", "aitk_standin.py"),
+                            "--vram", "24", os.path.join(JOBS, "conservative.yaml")], stdout=f,
+                           stderr=subprocess.STDOUT)
+        rc, _, err = subprocess.run([OOMFIX, "queue", "--aitk", s.root, "aitk:ui follow"],
+                                    capture_output=True).returncode, None, None
+        args = [OOMFIX, "diagnose", "--aitk", s.root, "--follow", "--job", "aitk:ui follow"]
+        if as_json:
+            args.insert(2, "--json")
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.6)  # it must wait while the job is queued, though the old log has ended
+        alive = p.poll() is None
+        s.start_worker(["--delay", "0.05"])
+        out, err = p.communicate(timeout=60)
+        return s, alive, p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    except Exception as ex:
+        return s, False, -1, "", repr(ex)
+
+
+s, alive, rc, out, err = follow_case(False)
+want = ["web UI status: queued", "web UI status: running",
+        "The log was replaced or truncated: reading it again.", "web UI status: completed"]
+pos = [out.find(w) for w in want]
+ok(alive and rc == 0 and all(p >= 0 for p in pos) and pos == sorted(pos),
+   "diagnose --follow aitk:NAME: queued, running, the new run's log, completed; then it ends",
+   "alive %s, exit %d\n%s%s" % (alive, rc, out, err))
+s.close()
+s, alive, rc, out, err = follow_case(True)
+objs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+ok(rc == 0 and objs and objs[0].get("status") == "queued" and objs[-1].get("status") == "completed",
+   "diagnose --follow --json aitk:NAME: each object carries the job's status", out + err)
+s.close()
+
 for t in tries:
     print("# " + t)
 print("1..%d" % n)
