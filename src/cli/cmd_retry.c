@@ -885,16 +885,24 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 	struct logid before;
 	log_identity(source_log(s), &before);
 	char *was = NULL;
-	if ((rc = aitkdb_queue(db, name, &was, &e)) != ERR_OK) {
+	const struct aitk_job *row = source_row(s);
+	bool queued_here = !(row && row->status && !strcmp(row->status, "queued"));
+	if (!queued_here) {
+		/* queued already (by the UI or by hand): queueing again would only move it back */
+		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s is queued already; "
+				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
+			n, t, r->max_tries, source_label(s), logpath);
+	} else if ((rc = aitkdb_queue(db, name, &was, &e)) != ERR_OK) {
 		err_print(&e, stderr);
 		close(copyfd);
 		unlink(logpath);
 		status = rc;
 		goto out;
+	} else {
+		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s queued (it was %s); "
+				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
+			n, t, r->max_tries, source_label(s), was ? was : "?", logpath);
 	}
-	fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s queued (it was %s); waiting "
-			  "for the web UI's worker; a copy of its log goes to %s\n"),
-		n, t, r->max_tries, source_label(s), was ? was : "?", logpath);
 	free(was);
 	struct try_result tr;
 	struct ui_run ur;
@@ -904,10 +912,13 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 	if (rc) {
 		status = rc;
 	} else if (tr.interrupted) {
-		if (!ur.taken)
+		if (!ur.taken && queued_here)
 			fprintf(stderr, _("\noomfix retry: interrupted. %s is still queued (oomfix queued "
 					  "it): the web UI's worker will run it unless you remove it from "
 					  "the queue in the UI.\n"), source_label(s));
+		else if (!ur.taken)
+			fprintf(stderr, _("\noomfix retry: interrupted. %s is still queued, as it was "
+					  "before.\n"), source_label(s));
 		else if (!ur.status[0])
 			fprintf(stderr, _("\noomfix retry: interrupted. %s goes on running in the web UI; "
 					  "oomfix leaves it alone (stop it there if you want).\n"),

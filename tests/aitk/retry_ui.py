@@ -221,6 +221,20 @@ ok(p.returncode == 130 and "still queued (oomfix queued it)" in err and
    "exit %d\n%s" % (p.returncode, err))
 s.close()
 
+s = Setup("conservative.yaml", "ui queued before", None, status="queued")
+p = subprocess.Popen([OOMFIX, "retry", "--aitk", s.root, "aitk:ui queued before"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+time.sleep(0.5)
+qpos = s.row()["queue_position"]
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=20)
+err = err.decode("utf-8", "replace")
+ok(p.returncode == 130 and "is queued already" in err and "still queued, as it was before" in err
+   and qpos == 0 and s.row()["status"] == "queued",
+   "a job queued already is followed, not queued again (its place kept); Ctrl-C says so",
+   "exit %d, queue_position %s\n%s" % (p.returncode, qpos, err))
+s.close()
+
 s = Setup("conservative.yaml", "ui running", ["--delay", "0.2"])
 p = subprocess.Popen([OOMFIX, "retry", "--aitk", s.root, "aitk:ui running"],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
