@@ -73,5 +73,31 @@ check "the end: completed" wait_for f "web UI: completed"
 [ -f "$WORK/ai/output/flux mug/logs/0_log.txt" ] && ok "the worker moved the old log to logs/0_log.txt" ||
 	nok "the worker moved the old log to logs/0_log.txt"
 T send-keys -t f q
+
+# A job opened before it ever ran has no log: when the worker starts its run, the log is picked
+# up and read (the Log view shows the new run, its status beside it).
+python3 - "$WORK/ai" "$HERE/../retry/jobs/conservative.yaml" <<'PY'
+import json, os, sqlite3, sys, yaml
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[2])) + "/../../aitk")
+import uidb
+root, job = sys.argv[1], sys.argv[2]
+cfg = yaml.safe_load(open(job))
+cfg["config"]["name"] = "new one"
+cfg["config"]["process"][0]["training_folder"] = os.path.join(root, "output")
+con = sqlite3.connect(os.path.join(root, "aitk_db.db"), timeout=30)
+uidb.add_job(con, {"name": "new one", "status": "stopped", "total_steps": 40,
+                   "job_config": json.dumps(cfg, separators=(",", ":"))}, os.path.join(root, "output"))
+con.commit()
+con.close()
+PY
+T new-session -d -s g -x 200 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:new one'"
+check "a job that never ran opens without a log" wait_for g "aitk:new one"
+"$OOMFIX" queue --aitk "$WORK/ai" "aitk:new one" 2> /dev/null
+check "its first run's log is picked up when the worker starts it" wait_for g "its log is in the Log view"
+T send-keys -t g Tab Tab Tab Tab Tab
+check "the Log view shows that run with the job's status" wait_for g "new one/log.txt"
+check "... and its status" wait_for g "web UI: "
+T send-keys -t g q
 echo "1..$n"
 exit $((fails > 0))
