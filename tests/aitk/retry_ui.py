@@ -190,7 +190,7 @@ rc, out, err = s.retry("--probe", "5")
 r = s.row()
 # the log is read at the follow pace (100 ms), so the probe is seen a step or two after step 13
 m = re.search(r"try 3: passed the probe at step (\d+): the job fits", err)
-ok(rc == 0 and m and 13 <= int(m.group(1)) < 20,
+ok(rc == 0 and m and 13 <= int(m.group(1)) <= 30,
    "--probe 5: the third try passes at step 13 or just after (5 past the failure at 8)",
    "exit %d\n%s" % (rc, err))
 ok(r["status"] == "stopped" and r["stop"] == 1,
@@ -249,7 +249,7 @@ r = s.row()
 ok(p.returncode == 130 and "goes on running in the web UI" in err and r["status"] == "running" and
    r["stop"] == 0, "Ctrl-C while running: 130, the UI's run goes on (no stop, no signal)",
    "exit %d, %s\n%s" % (p.returncode, r["status"], err))
-time.sleep(0.5)
+time.sleep(1.5)
 ok(s.row()["step"] > r["step"], "... and its steps still advance", s.row())
 s.close()
 
