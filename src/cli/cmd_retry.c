@@ -731,6 +731,8 @@ static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
 	memset(ur, 0, sizeof *ur);
 	out->step = -1;
 	struct live lv = { .name = j->name, .step = -1, .skip_step = -1 };
+	struct logid prev = *before; /* the log that is not this run's */
+	struct logid cur = { 0 };    /* the log being read */
 	int fd = -1;
 	double ended_at = 0, last_data = now_s();
 	long long pid = -1;
@@ -756,9 +758,30 @@ static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
 			ur->taken = true;
 			fprintf(stderr, _("oomfix retry: the web UI's worker took the job (%s).\n"),
 				as.status);
+		} else if (ended_at == 0 && ((ur->taken && !strcmp(as.status, "queued")) ||
+					     (fd >= 0 && log_is_new(log, &cur)))) {
+			/* returned to the queue (its return_to_queue flag), or already started again
+			 * (a new log.txt): that run ends without a verdict; the next one is the try */
+			fprintf(stderr, "\n%s\n", _("oomfix retry: the job went back to the queue; "
+						      "following its next run."));
+			if (fd >= 0)
+				prev = cur;
+			else
+				log_identity(log, &prev);
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (ftruncate(copyfd, 0) != 0 || lseek(copyfd, 0, SEEK_SET) != 0)
+				fprintf(stderr, "%s\n", _("oomfix retry: cannot write the run's log"));
+			lv = (struct live){ .name = j->name, .step = -1, .skip_step = -1 };
+			ur->taken = strcmp(as.status, "queued") != 0;
 		}
-		if (ur->taken && fd < 0 && log_is_new(log, before))
+		if (ur->taken && fd < 0 && log_is_new(log, &prev)) {
 			fd = open(log, O_RDONLY | O_CLOEXEC);
+			struct stat fs;
+			if (fd >= 0 && fstat(fd, &fs) == 0)
+				cur = (struct logid){ true, fs.st_dev, fs.st_ino };
+		}
 		bool gone = false;
 		if (ur->taken && status_ended(as.status)) {
 			if (ended_at == 0) {

@@ -14,6 +14,7 @@ the trainer (extensions_built_in/sd_trainer/DiffusionTrainer.py) does:
 * while the run goes on it writes `step` from the training bar in the log (BEGIN IMMEDIATE ...
   COMMIT with a 30 s timeout, as the trainer does) and polls `stop`: when it is set, the status
   becomes `stopped` ("Job stopped") and the run gets SIGINT (the trainer raises in maybe_stop);
+  `return_to_queue` likewise, with the status `queued` ("Job queued");
 * at the end: `completed` ("Training completed") after exit 0, else `error` with the exception
   text as info, step reset to 0. As in the trainer, the status `error` is written when run.py
   prints "Error running job: E" and before its traceback, which the stand-in prints half a second
@@ -189,9 +190,16 @@ def run_job(db, root, job_id, name, job_config, standin_args):
         if step is not None and step != written:
             write(db, "UPDATE Job SET step = ? WHERE id = ?", (step, job_id))
             written = step
-        if not stopped and read(db, "SELECT stop FROM Job WHERE id = ?", (job_id,))[0] == 1:
+        flags = read(db, "SELECT stop, return_to_queue FROM Job WHERE id = ?", (job_id,))
+        if not stopped and flags[0] == 1:
             # maybe_stop(): the status first, then the exception that ends the run
             write(db, "UPDATE Job SET status = 'stopped', info = 'Job stopped' WHERE id = ?",
+                  (job_id,))
+            stopped = True
+            proc.send_signal(signal.SIGINT)
+        elif not stopped and flags[1] == 1:
+            # maybe_stop() with return_to_queue: queued again, then the same exception
+            write(db, "UPDATE Job SET status = 'queued', info = 'Job queued' WHERE id = ?",
                   (job_id,))
             stopped = True
             proc.send_signal(signal.SIGINT)

@@ -253,6 +253,37 @@ time.sleep(1.5)
 ok(s.row()["step"] > r["step"], "... and its steps still advance", s.row())
 s.close()
 
+# the run goes back to the queue (its return_to_queue flag): the next run is the try
+s = Setup("conservative.yaml", "ui requeue", ["--delay", "0.1"])
+p = subprocess.Popen([OOMFIX, "retry", "--aitk", s.root, "aitk:ui requeue"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+for _ in range(200):
+    if (s.row()["step"] or 0) >= 3:
+        break
+    time.sleep(0.05)
+con = sqlite3.connect(s.db, timeout=30)
+con.execute("UPDATE Job SET return_to_queue = 1 WHERE name = 'ui requeue'")
+con.commit()
+con.close()
+try:
+    out, err = p.communicate(timeout=90)
+except subprocess.TimeoutExpired:
+    p.kill()
+    out, err = p.communicate()
+err = err.decode("utf-8", "replace")
+copy = os.path.join(s.run_dir, "job_config.json.oomfix-runs", "1.log")
+try:
+    with open(copy, "rb") as a, open(os.path.join(s.run_dir, "log.txt"), "rb") as b:
+        same = a.read() == b.read()
+except OSError:
+    same = False
+ok(p.returncode == 0 and "went back to the queue" in err and
+   "try 1: the run finished: the job fits" in err and same and
+   os.path.exists(os.path.join(s.run_dir, "logs", "0_log.txt")),
+   "a run returned to the queue: its next run is followed, and its log is the try's",
+   "exit %d\n%s" % (p.returncode, err))
+s.close()
+
 s = Setup("conservative.yaml", "ui busy", None, status="running")
 rc, out, err = s.retry()
 ok(rc == 75 and "is running in the web UI" in err and s.row()["status"] == "running",
