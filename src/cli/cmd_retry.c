@@ -674,6 +674,7 @@ static int retry_loop(const struct retry *r)
 #define POLL_MS 100      /* how often the row and the log are looked at while following a run */
 #define DRAIN_QUIET 1.5  /* seconds of silence that end a run whose trainer cannot be seen */
 #define DRAIN_MAX 60.0   /* the longest wait for a trainer to exit once its row says it ended */
+#define QUEUE_HINT_S 30.0 /* still queued after this long: say what the worker needs */
 
 static void sleep_ms(long ms)
 {
@@ -733,6 +734,11 @@ static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
 	struct live lv = { .name = j->name, .step = -1, .skip_step = -1 };
 	struct logid prev = *before; /* the log that is not this run's */
 	struct logid cur = { 0 };    /* the log being read */
+	double started = now_s(), hint_after = QUEUE_HINT_S;
+	const char *hs = getenv("OOMFIX_QUEUE_HINT_MS"); /* a test hook: tests cannot wait 30 s */
+	if (hs && *hs && atof(hs) > 0)
+		hint_after = atof(hs) / 1000;
+	bool hinted = false;
 	int fd = -1;
 	double ended_at = 0, last_data = now_s();
 	long long pid = -1;
@@ -753,6 +759,13 @@ static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
 			if (fd >= 0)
 				close(fd);
 			return rc;
+		}
+		if (!ur->taken && !hinted && now_s() - started > hint_after) {
+			hinted = true;
+			fprintf(stderr, _("oomfix retry: still queued after %.0f s: the web UI's worker "
+					  "takes queued jobs only while the UI runs and the job's GPU queue "
+					  "is started (oomfix starts it when it queues the job).\n"),
+				hint_after);
 		}
 		if (!ur->taken && strcmp(as.status, "queued") != 0) {
 			ur->taken = true;

@@ -207,7 +207,8 @@ s.close()
 # ---- Ctrl-C -------------------------------------------------------------------------------------
 s = Setup("conservative.yaml", "ui queued", None)
 p = subprocess.Popen([OOMFIX, "retry", "--aitk", s.root, "aitk:ui queued"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     env=dict(os.environ, OOMFIX_QUEUE_HINT_MS="150"))
 for _ in range(100):
     if s.row()["status"] == "queued":
         break
@@ -218,6 +219,9 @@ out, err = p.communicate(timeout=20)
 err = err.decode("utf-8", "replace")
 ok(p.returncode == 130 and "still queued (oomfix queued it)" in err and
    s.row()["status"] == "queued", "Ctrl-C while queued: 130, the job stays queued and it is said",
+   "exit %d\n%s" % (p.returncode, err))
+ok(err.count("still queued after 0 s: the web UI's worker takes queued jobs") == 1,
+   "no worker takes the job: what it needs is said, once",
    "exit %d\n%s" % (p.returncode, err))
 s.close()
 
