@@ -72,6 +72,25 @@ int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded,
  * gets the status before (malloc'd, caller frees). */
 int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e);
 
+/* The part of a job's row that changes while it runs: what following a run polls. */
+struct aitk_status {
+	bool found;
+	char status[16];             /* "" when the column is missing or NULL */
+	long long step, total_steps; /* -1 when unknown */
+	long long pid;               /* the trainer's pid as the worker recorded it, -1 when none */
+	char info[256];              /* the start of `info` */
+};
+
+/* Reads job NAME's status, step, total, pid and info with one indexed SELECT in autocommit (no
+ * transaction is held: cheap enough to call at a follower's pace). ERR_NOINPUT when the job is
+ * gone. */
+int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e);
+
+/* Asks a running job to stop as the web UI's stop button does: `stop` = 1 and info "Stopping
+ * job..." in one BEGIN IMMEDIATE transaction, only while its status is running (*asked tells
+ * whether it was). The trainer polls the flag and writes status 'stopped' itself. */
+int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struct err *e);
+
 /* "2026-08-21T13:31:02.123Z" for milliseconds since the epoch (UTC), into buf. */
 void aitkdb_iso8601(long long ms, char *buf, size_t size);
 

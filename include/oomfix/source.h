@@ -70,6 +70,11 @@ bool source_is_json(const struct source *s);
  * set; `why` (may be NULL) gets a sentence. For a database job a status of running counts too. */
 int source_changed(struct source *s, bool *changed, char *why, size_t whysize, struct err *e);
 
+/* For a web UI job: its status, step and info now, read with one indexed SELECT (cheap enough
+ * for a follower's pace; no transaction is held). False for a file job or when it cannot be read. */
+struct aitk_status;
+bool source_status(struct source *s, struct aitk_status *out);
+
 /* True when the job is a web UI job whose status is now running (read from the database). */
 bool source_running(struct source *s);
 

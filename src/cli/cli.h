@@ -38,6 +38,8 @@ int cli_save_failed(const struct source *s, const struct err *e);
 
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;
-int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool as_json);
+/* src (may be NULL): a web UI job, whose status is followed too. */
+int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
+			bool as_json);
 
 #endif

@@ -448,7 +448,7 @@ int cmd_diagnose(int argc, char **argv)
 		info.conservative = job_is_conservative(j) ? 1 : 0;
 	}
 	if (follow) {
-		rc = cli_diagnose_follow(log, jobpath ? &info : NULL, as_json);
+		rc = cli_diagnose_follow(log, jobpath ? &info : NULL, src, as_json);
 		job_free(&j);
 		doc_free(&d);
 		source_free(&src);

@@ -1,6 +1,8 @@
 /* cmd_follow.c — `oomfix diagnose --follow LOG`: follows a log as the run writes it, bringing the
  * diagnosis up to date from the appended bytes only, and prints the verdict each time it changes.
- * Ends when the run has printed its summary and the log is quiet, or on Ctrl-C. */
+ * Ends when the run has printed its summary and the log is quiet, or on Ctrl-C. For a web UI job
+ * the job's status in the database is followed too (one indexed SELECT per poll): a change is
+ * printed, and the end is when the status says the run ended and the log has gone quiet. */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
 #include "oomfix/i18n.h"
+#include "oomfix/source.h"
 #include "oomfix/json.h"
 #include "cli.h"
 
@@ -31,7 +35,7 @@ static bool same(const struct diag_result *a, const struct diag_result *b)
 	       a->other == b->other && a->run_ended == b->run_ended && a->survived == b->survived;
 }
 
-static void print_change(const struct diag_result *r, bool as_json)
+static void print_change(const struct diag_result *r, bool as_json, const char *status)
 {
 	if (as_json) {
 		struct json j;
@@ -43,6 +47,10 @@ static void print_change(const struct diag_result *r, bool as_json)
 		json_int(&j, (long long)r->bytes);
 		json_key(&j, "run_ended");
 		json_bool(&j, r->run_ended);
+		if (status) { /* a web UI job: its status in the database */
+			json_key(&j, "status");
+			json_str(&j, status);
+		}
 		diag_json_head(&j, r);
 		diag_json_tail(&j, r);
 		json_obj_end(&j);
@@ -57,8 +65,15 @@ static void print_change(const struct diag_result *r, bool as_json)
 	fflush(stdout);
 }
 
-int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool as_json)
+static bool status_ended(const char *s)
 {
+	return s[0] && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0;
+}
+
+int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
+			bool as_json)
+{
+	char status[sizeof ((struct aitk_status *)0)->status] = "";
 	struct diag_state *ds;
 	struct diag_result *r = malloc(sizeof *r), *last = malloc(sizeof *last);
 	struct sigaction sa;
@@ -93,17 +108,32 @@ int cli_diagnose_follow(const char *log, const struct diag_job_info *job, bool a
 		rc = diag_state_follow(ds, log, 0, &what, &e);
 		if (rc)
 			break;
-		if (what != DIAG_FOLLOW_SAME || !have_last) {
+		struct aitk_status as;
+		bool moved = false;
+		if (src && source_status(src, &as) && strcmp(as.status, status) != 0) {
+			snprintf(status, sizeof status, "%s", as.status);
+			moved = true;
+			if (!as_json)
+				printf(_("web UI status: %s\n"), status);
+		}
+		if (what != DIAG_FOLLOW_SAME || !have_last || moved) {
 			quiet = 0;
 			if (what == DIAG_FOLLOW_RESTARTED && !as_json)
 				printf("%s\n", _("The log was replaced or truncated: reading it again."));
 			rc = diag_state_result(ds, r, &e);
 			if (rc)
 				break;
-			if (!have_last || !same(r, last) || what == DIAG_FOLLOW_RESTARTED)
-				print_change(r, as_json);
+			if (!have_last || !same(r, last) || what == DIAG_FOLLOW_RESTARTED ||
+			    (moved && as_json))
+				print_change(r, as_json, src ? status : NULL);
+			fflush(stdout);
 			*last = *r;
 			have_last = true;
+		} else if (src && status[0]) {
+			/* the trainer writes its status before its last lines: wait for the log to
+			 * finish (its summary) or to stay quiet for a while */
+			if (status_ended(status) && ++quiet >= (last->run_ended ? 2u : 10u))
+				break;
 		} else if (last->run_ended && ++quiet >= 2) {
 			break; /* the run printed its summary and nothing came after it */
 		}

@@ -32,6 +32,8 @@
 #include "oomfix/job.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
+#include "oomfix/source.h"
+#include "oomfix/aitkdb.h"
 #include "oomfix/text.h"
 #include "cli.h"
 
@@ -50,12 +52,20 @@ static void on_stop_signal(int sig)
 static void help(FILE *fp)
 {
 	fputs(_("Usage: oomfix retry [--max-tries N] [--probe STEPS] [--grace SECONDS] JOB -- CMD [ARG...]\n"
+		"       oomfix retry [--aitk DIR] [--max-tries N] [--probe STEPS] aitk:NAME\n"
 		"\n"
 		"Runs CMD (for example: python run.py JOB) until the job fits on the card. When a run\n"
 		"dies of GPU out-of-memory, the first fix for that failure is applied to JOB (only a\n"
 		"fix that acts on the phase that failed), saved (JOB~ keeps the previous version, the\n"
 		"journal JOB.oomfix.md names the try), and CMD runs again. Each run's output is shown\n"
 		"and written to JOB.oomfix-runs/<n>.log.\n"
+		"\n"
+		"A web UI job (aitk:NAME) takes no CMD: oomfix queues it as the UI's start button\n"
+		"does, follows the UI's worker through the database and shows the run's log.txt (a\n"
+		"copy is kept in its run folder, job_config.json.oomfix-runs/<n>.log); fixes are\n"
+		"saved into the database. The probe stops a run with the job's stop flag, as the\n"
+		"UI's stop button does. Ctrl-C leaves the job alone in the UI. A job that is\n"
+		"running is refused (75): oomfix starts the runs itself.\n"
 		"\n"
 		"  --max-tries N     stop after N runs (default 6)\n"
 		"  --probe STEPS     a run that gets STEPS training steps past the step where the\n"
@@ -453,9 +463,12 @@ static int load_job(const char *path, struct save_stamp *st, struct doc **d, str
 /* Applies `id` to the job and saves it with a journal entry naming the try. Prints the try's
  * line: "try N: <verdict> → fix: path: old → new; ...". */
 static int apply_fix(const struct retry *r, int n, const char *logpath, const char *words,
-		     struct doc *d, const struct job *j, const struct save_stamp *st, enum fix_id id,
-		     struct err *e)
+		     struct doc *d, const struct job *j, const struct save_stamp *st,
+		     struct source *src, enum fix_id id, struct err *e)
 {
+	/* src: a web UI job, saved into its database row (the previous job_config kept beside
+	 * its log); NULL: the file r->job_path. */
+	const char *jpath = src ? source_path(src) : r->job_path;
 	struct fix_edit_list l;
 	int rc = fix_edits(j, id, true, &l, e);
 	if (rc)
@@ -471,7 +484,8 @@ static int apply_fix(const struct retry *r, int n, const char *logpath, const ch
 	}
 	size_t len;
 	const char *text = doc_text(nd, &len);
-	rc = save_file(r->job_path, text, len, st, SAVE_BACKUP, true, e);
+	rc = src ? source_save(src, text, len, 0, e)
+		 : save_file(r->job_path, text, len, st, SAVE_BACKUP, true, e);
 	if (rc) {
 		doc_free(&nd);
 		return rc;
@@ -482,7 +496,7 @@ static int apply_fix(const struct retry *r, int n, const char *logpath, const ch
 	snprintf(jnote, sizeof jnote, _("oomfix retry, try %d (%s); its log: %s"), n, words, logpath);
 	const char *fixes[1] = { fix_name(id) };
 	struct err je;
-	if (save_journal_note(r->job_path, jnote, fixes, 1, (const char *const *)changes, nchanges,
+	if (save_journal_note(jpath, jnote, fixes, 1, (const char *const *)changes, nchanges,
 			      &je) != ERR_OK)
 		err_print(&je, stderr);
 
@@ -498,6 +512,76 @@ static int apply_fix(const struct retry *r, int n, const char *logpath, const ch
 	snprintf(lesson, sizeof lesson, _("Lesson: %s"), _(fix_defs[id].lesson));
 	put_wrapped(lesson, 2);
 	return ERR_OK;
+}
+
+/* Decides what a finished try means from its log (SPEC §11): the exit status of the loop, or -1
+ * when the fix for its failure was applied and the loop goes on (*prev_fail gets the step it
+ * failed at). */
+static int judge(const struct retry *r, int n, int t, const struct try_result *tr,
+		 const char *logpath, struct doc *d, const struct job *j, const struct save_stamp *st,
+		 struct source *src, long long *prev_fail)
+{
+	struct err e;
+	err_clear(&e);
+	int rc, status = -1;
+	struct diag_result *v = calloc(1, sizeof *v);
+	struct diag_job_info info = { j->name, (int)j->kind, job_is_conservative(j) ? 1 : 0 };
+	if (!v || diag_file(logpath, &info, v, &e) != ERR_OK) {
+		if (v)
+			err_print(&e, stderr);
+		free(v);
+		return ERR_IOERR;
+	}
+	char words[400];
+	if (tr->exited && tr->status == 0) {
+		fprintf(stderr, _("oomfix retry: try %d: the run finished: the job fits.\n"), n);
+		if (v->oom && v->survived) {
+			verdict_words(v, words, sizeof words);
+			fprintf(stderr, _("  It survived out-of-memory skips (%s); they cost those "
+					  "batches.\n"), words);
+		}
+		char text[512];
+		if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
+			put_wrapped(text, 2);
+		status = 0;
+	} else if (!v->oom) {
+		const char *why = diag_other_name(v->other);
+		fprintf(stderr, _("oomfix retry: try %d failed, but not for GPU memory (%s): no "
+				  "memory fix applies; see oomfix diagnose %s\n"), n,
+			why ? why : _("see the log"), logpath);
+		status = ERR_DATA;
+	} else {
+		struct plan p;
+		plan_build(j, v, &p);
+		verdict_words(v, words, sizeof words);
+		if (p.first_fix == FIX_FRESH_WORKER) {
+			fprintf(stderr, _("oomfix retry: try %d: %s → %s\n"), n, words,
+				fix_name(FIX_FRESH_WORKER));
+			put_wrapped(_(fix_defs[FIX_FRESH_WORKER].why), 2);
+			status = ERR_UNAVAILABLE;
+		} else if (p.first_fix == FIX_NONE) {
+			char text[512];
+			plan_exhausted_text(&p, j, text, sizeof text);
+			fprintf(stderr, _("oomfix retry: try %d: %s\n"), n, words);
+			put_wrapped(text[0] ? text : _("No fix is left for this failure."), 2);
+			status = ERR_UNAVAILABLE;
+		} else if (t == r->max_tries) {
+			/* One change, then a run: a change no run will test is not made. */
+			fprintf(stderr, _("oomfix retry: try %d: %s; stopping after %d tries (the next "
+					  "fix would be %s).\n"), n, words, r->max_tries,
+				fix_name(p.first_fix));
+			status = ERR_UNAVAILABLE;
+		} else {
+			rc = apply_fix(r, n, logpath, words, d, j, st, src, p.first_fix, &e);
+			if (rc) {
+				err_print(&e, stderr);
+				status = rc;
+			}
+			*prev_fail = v->failed_step > 0 ? v->failed_step : 0;
+		}
+	}
+	free(v);
+	return status;
 }
 
 static int retry_loop(const struct retry *r)
@@ -574,65 +658,7 @@ static int retry_loop(const struct retry *r)
 			break;
 		}
 
-		struct diag_result *v = calloc(1, sizeof *v);
-		struct diag_job_info info = { j->name, (int)j->kind, job_is_conservative(j) ? 1 : 0 };
-		if (!v || diag_file(logpath, &info, v, &e) != ERR_OK) {
-			if (v)
-				err_print(&e, stderr);
-			free(v);
-			job_free(&j), doc_free(&d);
-			status = ERR_IOERR;
-			break;
-		}
-		char words[400];
-		if (tr.exited && tr.status == 0) {
-			fprintf(stderr, _("oomfix retry: try %d: the run finished: the job fits.\n"), n);
-			if (v->oom && v->survived) {
-				verdict_words(v, words, sizeof words);
-				fprintf(stderr, _("  It survived out-of-memory skips (%s); they cost those "
-						  "batches.\n"), words);
-			}
-			char text[512];
-			if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
-				put_wrapped(text, 2);
-			status = 0;
-		} else if (!v->oom) {
-			const char *why = diag_other_name(v->other);
-			fprintf(stderr, _("oomfix retry: try %d failed, but not for GPU memory (%s): no "
-					  "memory fix applies; see oomfix diagnose %s\n"), n,
-				why ? why : _("see the log"), logpath);
-			status = ERR_DATA;
-		} else {
-			struct plan p;
-			plan_build(j, v, &p);
-			verdict_words(v, words, sizeof words);
-			if (p.first_fix == FIX_FRESH_WORKER) {
-				fprintf(stderr, _("oomfix retry: try %d: %s → %s\n"), n, words,
-					fix_name(FIX_FRESH_WORKER));
-				put_wrapped(_(fix_defs[FIX_FRESH_WORKER].why), 2);
-				status = ERR_UNAVAILABLE;
-			} else if (p.first_fix == FIX_NONE) {
-				char text[512];
-				plan_exhausted_text(&p, j, text, sizeof text);
-				fprintf(stderr, _("oomfix retry: try %d: %s\n"), n, words);
-				put_wrapped(text[0] ? text : _("No fix is left for this failure."), 2);
-				status = ERR_UNAVAILABLE;
-			} else if (t == r->max_tries) {
-				/* One change, then a run: a change no run will test is not made. */
-				fprintf(stderr, _("oomfix retry: try %d: %s; stopping after %d tries (the next "
-						  "fix would be %s).\n"), n, words, r->max_tries,
-					fix_name(p.first_fix));
-				status = ERR_UNAVAILABLE;
-			} else {
-				rc = apply_fix(r, n, logpath, words, d, j, &st, p.first_fix, &e);
-				if (rc) {
-					err_print(&e, stderr);
-					status = rc;
-				}
-				prev_fail = v->failed_step > 0 ? v->failed_step : 0;
-			}
-		}
-		free(v);
+		status = judge(r, n, t, &tr, logpath, d, j, &st, NULL, &prev_fail);
 		job_free(&j);
 		doc_free(&d);
 		if (status != -1)
@@ -640,6 +666,378 @@ static int retry_loop(const struct retry *r)
 	}
 	free(logpath);
 	free(dir);
+	return status;
+}
+
+/* ---- jobs of the web UI (aitk:NAME) ------------------------------------------------------ */
+
+#define POLL_MS 100      /* how often the row and the log are looked at while following a run */
+#define DRAIN_QUIET 1.5  /* seconds of silence that end a run whose trainer cannot be seen */
+#define DRAIN_MAX 60.0   /* the longest wait for a trainer to exit once its row says it ended */
+#define QUEUE_HINT_S 30.0 /* still queued after this long: say what the worker needs */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL); /* a signal cuts it short: Ctrl-C is seen at once */
+}
+
+/* Which file a path names now, so the log of this run is told from the one before it (the
+ * worker moves the old log.txt to logs/<n>_log.txt when it starts a run). */
+struct logid {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+};
+
+static void log_identity(const char *path, struct logid *id)
+{
+	struct stat st;
+	memset(id, 0, sizeof *id);
+	if (path && stat(path, &st) == 0) {
+		id->exists = true;
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+}
+
+static bool log_is_new(const char *path, const struct logid *before)
+{
+	struct logid now;
+	log_identity(path, &now);
+	return now.exists && (!before->exists || now.dev != before->dev || now.ino != before->ino);
+}
+
+static bool status_ended(const char *s)
+{
+	return s[0] && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0;
+}
+
+/* How a followed run of a web UI job went. */
+struct ui_run {
+	bool taken;            /* the worker took the job from the queue */
+	char status[16];       /* the status the run ended with */
+	char info[256];
+};
+
+/* Follows one queued run of job NAME: waits for the worker to take it, shows this run's log.txt
+ * as it grows (copied to `copyfd`), stops it through the `stop` flag once the probe is passed,
+ * and returns when its status says it ended and its trainer has exited (or gone quiet). Only
+ * autocommit SELECTs are made while waiting, at POLL_MS. */
+static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
+			 const struct logid *before, const struct retry *r, const struct job *j,
+			 long long probe_target, int copyfd, struct try_result *out, struct ui_run *ur)
+{
+	memset(out, 0, sizeof *out);
+	memset(ur, 0, sizeof *ur);
+	out->step = -1;
+	struct live lv = { .name = j->name, .step = -1, .skip_step = -1 };
+	struct logid prev = *before; /* the log that is not this run's */
+	struct logid cur = { 0 };    /* the log being read */
+	double started = now_s(), hint_after = QUEUE_HINT_S;
+	const char *hs = getenv("OOMFIX_QUEUE_HINT_MS"); /* a test hook: tests cannot wait 30 s */
+	if (hs && *hs && atof(hs) > 0)
+		hint_after = atof(hs) / 1000;
+	bool hinted = false;
+	int fd = -1;
+	double ended_at = 0, last_data = now_s();
+	long long pid = -1;
+	sig_atomic_t seen = stop_requests;
+	char buf[65536];
+	struct err e;
+	err_clear(&e);
+
+	for (;;) {
+		if (stop_requests != seen) {
+			out->interrupted = true;
+			break;
+		}
+		struct aitk_status as;
+		int rc = aitkdb_status(db, name, &as, &e);
+		if (rc) {
+			err_print(&e, stderr);
+			if (fd >= 0)
+				close(fd);
+			return rc;
+		}
+		if (!ur->taken && !hinted && now_s() - started > hint_after) {
+			hinted = true;
+			fprintf(stderr, _("oomfix retry: still queued after %.0f s: the web UI's worker "
+					  "takes queued jobs only while the UI runs and the job's GPU queue "
+					  "is started (oomfix starts it when it queues the job).\n"),
+				hint_after);
+		}
+		if (!ur->taken && strcmp(as.status, "queued") != 0) {
+			ur->taken = true;
+			fprintf(stderr, _("oomfix retry: the web UI's worker took the job (%s).\n"),
+				as.status);
+		} else if (ended_at == 0 && ((ur->taken && !strcmp(as.status, "queued")) ||
+					     (fd >= 0 && log_is_new(log, &cur)))) {
+			/* returned to the queue (its return_to_queue flag), or already started again
+			 * (a new log.txt): that run ends without a verdict; the next one is the try */
+			fprintf(stderr, "\n%s\n", _("oomfix retry: the job went back to the queue; "
+						      "following its next run."));
+			if (fd >= 0)
+				prev = cur;
+			else
+				log_identity(log, &prev);
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (ftruncate(copyfd, 0) != 0 || lseek(copyfd, 0, SEEK_SET) != 0)
+				fprintf(stderr, "%s\n", _("oomfix retry: cannot write the run's log"));
+			lv = (struct live){ .name = j->name, .step = -1, .skip_step = -1 };
+			ur->taken = strcmp(as.status, "queued") != 0;
+		}
+		if (ur->taken && fd < 0 && log_is_new(log, &prev)) {
+			fd = open(log, O_RDONLY | O_CLOEXEC);
+			struct stat fs;
+			if (fd >= 0 && fstat(fd, &fs) == 0)
+				cur = (struct logid){ true, fs.st_dev, fs.st_ino };
+		}
+		bool gone = false;
+		if (ur->taken && status_ended(as.status)) {
+			if (ended_at == 0) {
+				ended_at = now_s();
+				pid = as.pid;
+				snprintf(ur->status, sizeof ur->status, "%s", as.status);
+				snprintf(ur->info, sizeof ur->info, "%s", as.info);
+			}
+			/* The trainer writes its status before its last lines (run.py prints the
+			 * traceback after on_error): read on until it has exited. */
+			bool alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+			double quiet = now_s() - last_data;
+			gone = (!alive && quiet >= (pid > 0 ? 0.2 : DRAIN_QUIET)) ||
+			       now_s() - ended_at > DRAIN_MAX;
+		}
+		/* Everything the log holds now, after `gone` was decided: nothing written before the
+		 * trainer exited is missed. */
+		ssize_t n;
+		while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
+			write_all(STDOUT_FILENO, buf, (size_t)n);
+			if (write_all(copyfd, buf, (size_t)n) != 0)
+				fprintf(stderr, "%s\n", _("oomfix retry: cannot write the run's log"));
+			live_feed(&lv, buf, (size_t)n);
+			last_data = now_s();
+		}
+		if (probe_target > 0 && !out->probe_passed && !status_ended(as.status) &&
+		    lv.step >= probe_target && (lv.skip_step < 0 || lv.step >= lv.skip_step + r->probe) &&
+		    (j->disable_sampling || lv.rounds > 0)) {
+			bool asked;
+			fprintf(stderr, "\n%s\n", _("oomfix retry: the probe is passed; asking the web UI "
+						      "job to stop (its stop flag)..."));
+			if ((rc = aitkdb_request_stop(db, name, &asked, &e)) != ERR_OK) {
+				err_print(&e, stderr);
+				if (fd >= 0)
+					close(fd);
+				return rc;
+			}
+			out->probe_passed = true;
+			out->step = lv.step; /* the run goes on a little until the trainer sees the flag */
+		}
+		if (gone)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!out->probe_passed)
+		out->step = lv.step;
+	return ERR_OK;
+}
+
+static int open_ui_db(struct aitk_db **db)
+{
+	struct err e;
+	err_clear(&e);
+	char *root = NULL;
+	int rc = aitkdb_find(source_aitk_dir(), &root, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_open(root, db, &e);
+	free(root);
+	if (rc)
+		err_print(&e, stderr);
+	return rc;
+}
+
+/* Creates the folder for the copies of the runs' logs: <run folder>/job_config.json.oomfix-runs
+ * (the run folder too, as the worker would). *dir is malloc'd. */
+static int make_runs_dir(const struct source *s, char **dir)
+{
+	/* the training folder first, as the worker creates both (mkdir -p) */
+	char *parent = strdup(source_run_dir(s));
+	char *slash = parent ? strrchr(parent, '/') : NULL;
+	if (slash && slash != parent) {
+		*slash = 0;
+		if (mkdir(parent, 0777) != 0 && errno != EEXIST)
+			fprintf(stderr, _("oomfix retry: cannot create %s: %s\n"), parent, strerror(errno));
+	}
+	free(parent);
+	if (mkdir(source_run_dir(s), 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, _("oomfix retry: cannot create %s: %s\n"), source_run_dir(s),
+			strerror(errno));
+		return ERR_CANTCREAT;
+	}
+	if (asprintf(dir, "%s.oomfix-runs", source_path(s)) < 0)
+		return ERR_SOFTWARE;
+	if (mkdir(*dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, _("oomfix retry: cannot create %s: %s\n"), *dir, strerror(errno));
+		free(*dir);
+		*dir = NULL;
+		return ERR_CANTCREAT;
+	}
+	return ERR_OK;
+}
+
+/* One try of a web UI job: queue it, follow the worker's run, and decide (the same decisions
+ * and lines as for a file job). Returns the loop's exit status, or -1 to go on. */
+static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, int n, int t,
+		  const char *logpath, long long *prev_fail)
+{
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	int rc = cli_open_job(r->job_path, &s, &d, &j, &e);
+	if (rc) {
+		err_print(&e, stderr);
+		return rc;
+	}
+	int status = -1;
+	if (source_running(s)) {
+		fprintf(stderr, _("oomfix retry: %s is running in the web UI; oomfix starts the runs "
+				  "itself: stop it there (or let it end), then try again.\n"),
+			source_label(s));
+		status = ERR_TEMPFAIL;
+		goto out;
+	}
+	int copyfd = open(logpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (copyfd < 0) {
+		fprintf(stderr, _("oomfix retry: cannot create %s: %s\n"), logpath, strerror(errno));
+		status = ERR_CANTCREAT;
+		goto out;
+	}
+	struct logid before;
+	log_identity(source_log(s), &before);
+	char *was = NULL;
+	const struct aitk_job *row = source_row(s);
+	bool queued_here = !(row && row->status && !strcmp(row->status, "queued"));
+	if (!queued_here) {
+		/* queued already (by the UI or by hand): queueing again would only move it back */
+		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s is queued already; "
+				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
+			n, t, r->max_tries, source_label(s), logpath);
+	} else if ((rc = aitkdb_queue(db, name, &was, &e)) != ERR_OK) {
+		err_print(&e, stderr);
+		close(copyfd);
+		unlink(logpath);
+		status = rc;
+		goto out;
+	} else {
+		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s queued (it was %s); "
+				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
+			n, t, r->max_tries, source_label(s), was ? was : "?", logpath);
+	}
+	free(was);
+	struct try_result tr;
+	struct ui_run ur;
+	long long target = r->probe > 0 ? *prev_fail + r->probe : 0;
+	rc = follow_ui_run(db, name, source_log(s), &before, r, j, target, copyfd, &tr, &ur);
+	close(copyfd);
+	if (rc) {
+		status = rc;
+	} else if (tr.interrupted) {
+		if (!ur.taken && queued_here)
+			fprintf(stderr, _("\noomfix retry: interrupted. %s is still queued (oomfix queued "
+					  "it): the web UI's worker will run it unless you remove it from "
+					  "the queue in the UI.\n"), source_label(s));
+		else if (!ur.taken)
+			fprintf(stderr, _("\noomfix retry: interrupted. %s is still queued, as it was "
+					  "before.\n"), source_label(s));
+		else if (!ur.status[0])
+			fprintf(stderr, _("\noomfix retry: interrupted. %s goes on running in the web UI; "
+					  "oomfix leaves it alone (stop it there if you want).\n"),
+				source_label(s));
+		else
+			fprintf(stderr, "\n%s\n", _("oomfix retry: interrupted."));
+		status = EXIT_INTERRUPTED;
+	} else if (!strcmp(ur.status, "stopped")) {
+		if (tr.probe_passed) {
+			fprintf(stderr, _("oomfix retry: try %d: passed the probe at step %lld: the job "
+					  "fits.\n"), n, tr.step);
+			status = 0;
+		} else {
+			fprintf(stderr, _("oomfix retry: try %d: the job was stopped in the web UI; the "
+					  "job is as the last try left it.\n"), n);
+			status = EXIT_INTERRUPTED;
+		}
+	} else {
+		tr.exited = true;
+		tr.status = !strcmp(ur.status, "completed") ? 0 : 1;
+		if (tr.status && ur.info[0]) {
+			/* the first sentence of the trainer's exception text is enough here */
+			char *dot = strstr(ur.info, ". ");
+			if (dot)
+				dot[1] = 0;
+			fprintf(stderr, _("oomfix retry: try %d ended with status %s: %s\n"), n,
+				ur.status, ur.info);
+		}
+		status = judge(r, n, t, &tr, logpath, d, j, NULL, s, prev_fail);
+	}
+out:
+	job_free(&j);
+	doc_free(&d);
+	source_free(&s);
+	return status;
+}
+
+/* The loop for a web UI job: no CMD; each try is a run of the UI's worker (SPEC §11). */
+static int retry_ui(const struct retry *r)
+{
+	const char *name = r->job_path + strlen(SOURCE_AITK_PREFIX);
+	struct aitk_db *db = NULL;
+	int status = open_ui_db(&db);
+	if (status)
+		return status;
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	char *dir = NULL, *logpath = NULL;
+	if ((status = source_open(r->job_path, &s, &e)) != ERR_OK) {
+		err_print(&e, stderr);
+		aitkdb_close(&db);
+		return status;
+	}
+	status = make_runs_dir(s, &dir);
+	source_free(&s);
+	if (status) {
+		aitkdb_close(&db);
+		return status;
+	}
+	int first = next_log_number(dir);
+	long long prev_fail = 0;
+	status = ERR_UNAVAILABLE;
+	for (int t = 1; t <= r->max_tries; t++) {
+		int n = first + t - 1;
+		if (stop_requests) {
+			fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
+			status = EXIT_INTERRUPTED;
+			break;
+		}
+		free(logpath);
+		logpath = NULL;
+		if (asprintf(&logpath, "%s/%d.log", dir, n) < 0) {
+			status = ERR_SOFTWARE;
+			break;
+		}
+		status = ui_try(r, db, name, n, t, logpath, &prev_fail);
+		if (status != -1)
+			break;
+	}
+	free(logpath);
+	free(dir);
+	aitkdb_close(&db);
 	return status;
 }
 
@@ -688,21 +1086,16 @@ int cmd_retry(int argc, char **argv)
 	if (optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
 	if (optind >= argc)
-		return usage_error("%s", _("expected JOB -- CMD [ARG...]"));
+		return usage_error("%s", _("expected JOB -- CMD [ARG...], or aitk:NAME"));
 	r.job_path = argv[optind++];
-	if (optind >= argc || strcmp(argv[optind], "--") != 0 || optind + 1 >= argc)
-		return usage_error("%s", _("expected JOB -- CMD [ARG...]"));
-	r.cmd = argv + optind + 1;
-
-	if (!strncmp(r.job_path, "aitk:", 5)) {
-		/* Hook for the web UI's jobs (SPEC §10, §11): there is no CMD then; oomfix queues the
-		 * job in aitk_db.db and follows the UI's worker through the database. A try is one
-		 * queued run, and its log is <training_folder>/<name>/log.txt. */
-		fprintf(stderr, "%s\n", _("oomfix retry: jobs of the AI Toolkit web UI (aitk:NAME) "
-					  "are not supported by this build yet; retry the job file "
-					  "with a command instead."));
-		return ERR_USAGE;
-	}
+	bool ui = source_is_aitk_arg(r.job_path);
+	if (ui && optind < argc)
+		/* the web UI's worker runs the job: there is nothing to run here */
+		return usage_error("%s", _("a web UI job (aitk:NAME) takes no CMD: its runs are "
+					   "started by the UI's worker"));
+	if (!ui && (optind >= argc || strcmp(argv[optind], "--") != 0 || optind + 1 >= argc))
+		return usage_error("%s", _("expected JOB -- CMD [ARG...], or aitk:NAME"));
+	r.cmd = ui ? NULL : argv + optind + 1;
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -712,5 +1105,5 @@ int cmd_retry(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return retry_loop(&r);
+	return ui ? retry_ui(&r) : retry_loop(&r);
 }

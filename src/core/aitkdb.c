@@ -19,7 +19,7 @@ struct aitk_db {
 	char *root, *path, *training;
 	/* Which optional columns of Job this database has (older UIs lack some). */
 	bool has_status, has_info, has_step, has_total, has_updated, has_id, has_gpu, has_qpos,
-		has_stop, has_rtq;
+		has_stop, has_rtq, has_pid;
 };
 
 static char *join(const char *a, const char *b)
@@ -182,6 +182,7 @@ int aitkdb_open(const char *root, struct aitk_db **out, struct err *e)
 		db->has_qpos |= !strcmp(c, "queue_position");
 		db->has_stop |= !strcmp(c, "stop");
 		db->has_rtq |= !strcmp(c, "return_to_queue");
+		db->has_pid |= !strcmp(c, "pid");
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -689,6 +690,78 @@ fail:
 	rowstate_free(&r);
 	rollback(db);
 	return rc;
+}
+
+int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	out->step = out->total_steps = out->pid = -1;
+	/* One SELECT through the unique index on name, in autocommit: no transaction is left open,
+	 * so the trainer's BEGIN IMMEDIATE never waits for a follower. */
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s FROM Job WHERE name = ?",
+		 db->has_status ? "status" : "NULL", db->has_step ? "step" : "NULL",
+		 db->has_total ? "total_steps" : "NULL", db->has_pid ? "pid" : "NULL",
+		 db->has_info ? "info" : "NULL");
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc)
+		return db_error(db, rc, e);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *s = (const char *)sqlite3_column_text(st, 0);
+		snprintf(out->status, sizeof out->status, "%s", s ? s : "");
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+			out->step = sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			out->total_steps = sqlite3_column_int64(st, 2);
+		if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+			out->pid = sqlite3_column_int64(st, 3);
+		const char *i = (const char *)sqlite3_column_text(st, 4);
+		snprintf(out->info, sizeof out->info, "%s", i ? i : "");
+		size_t il = strlen(out->info);
+		if (il == sizeof out->info - 1) { /* cut short: not inside a UTF-8 character */
+			size_t st0 = il;
+			while (st0 && ((unsigned char)out->info[st0 - 1] & 0xc0) == 0x80)
+				st0--;
+			unsigned char lead = st0 ? (unsigned char)out->info[st0 - 1] : 0;
+			size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+			if (st0 && il - (st0 - 1) < want)
+				out->info[st0 - 1] = 0;
+		}
+		rc = SQLITE_DONE;
+		out->found = true;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_error(db, rc, e);
+	if (!out->found)
+		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
+			       _("the job '%s' is no longer in the database"), name);
+	return ERR_OK;
+}
+
+int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struct err *e)
+{
+	*asked = false;
+	if (!db->has_stop || !db->has_status)
+		return err_set(e, ERR_DATA, db->path, 0, 0, "%s",
+			       _("the Job table has no stop column: this UI cannot stop jobs"));
+	int rc = begin(db, e);
+	if (rc)
+		return rc;
+	/* What the UI's stop button writes (ui/src/app/api/jobs/[jobID]/stop/route.ts); the
+	 * trainer reads the flag at the end of every step and before loading, sampling and saving. */
+	char sql[160];
+	snprintf(sql, sizeof sql, "UPDATE Job SET stop = 1%s WHERE name = ? AND status = 'running'",
+		 db->has_info ? ", info = 'Stopping job...'" : "");
+	if ((rc = exec_bound(db, sql, name, NULL, e)) != ERR_OK) {
+		rollback(db);
+		return rc;
+	}
+	*asked = sqlite3_changes(db->h) > 0;
+	return commit(db, e);
 }
 
 static int status_rank(const char *s)

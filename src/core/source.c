@@ -580,6 +580,14 @@ void source_runs_free(char **paths, size_t n)
 	free(paths);
 }
 
+bool source_status(struct source *s, struct aitk_status *out)
+{
+	struct err e;
+	if (s->kind != SOURCE_AITK)
+		return false;
+	return aitkdb_status(s->db, s->row.name, out, &e) == ERR_OK;
+}
+
 bool source_running(struct source *s)
 {
 	if (s->kind != SOURCE_AITK)

@@ -1122,6 +1122,22 @@ static bool take_verdict(struct ui_app *a, bool wait)
 
 #define FOLLOW_POLL_MS 250 /* how often the input loop looks at the log while it waits for a key */
 
+/* A web UI job opened before its first run has no log: once the worker has started a run, its
+ * log.txt is opened and read like any other (a stat per tick until then). */
+static bool pick_up_first_log(struct ui_app *a)
+{
+	struct stat st;
+	struct err e;
+	const char *log = a->s.src ? source_log(a->s.src) : NULL;
+	if (a->s.log_path || !a->s.job_status[0] || !log || stat(log, &st) != 0 ||
+	    ui_session_set_log(&a->s, log, &e) != ERR_OK)
+		return false;
+	struct ui_ctx c = ctx_of(a);
+	a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
+	ui_status(&c, false, "%s", _("The job's run has started: its log is in the Log view."));
+	return true;
+}
+
 /* Brings the diagnosis up to date with what the run appended; moves the Log view to the end when
  * it follows (the cursor was at the end, or never moved by hand); rings the bell once when an
  * OOM or the end of the run appears. True when the screen changed. */
@@ -1133,9 +1149,11 @@ static bool follow_tick(struct ui_app *a)
 	bool was_oom = a->s.have_diag && a->s.diag.oom && !a->s.diag.survived;
 	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
 	unsigned f = ui_session_follow(&a->s);
+	bool status = ui_session_job_status(&a->s); /* a web UI job's status, at the same pace */
 
+	status |= pick_up_first_log(a);
 	if (!f)
-		return false;
+		return status;
 	if (f & UI_F_RESTARTED) {
 		*p = (struct ui_pos){ 0, 0 };
 		a->bell_done = false; /* a new run: its end rings again */
@@ -1161,7 +1179,7 @@ static int input_timeout(const struct ui_app *a, bool more)
 {
 	if (a->s.diag_pending || ui_jobs_pending())
 		return 30;
-	if (a->s.live)
+	if (a->s.live || a->s.job_status[0])
 		return more ? 0 : FOLLOW_POLL_MS;
 	return -1;
 }

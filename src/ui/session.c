@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
 #include "ui.h"
@@ -324,6 +325,7 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 		/* Opening only stats the file; reading it is the worker's (ui_session_diag_start). */
 		s->log_path = strdup(log_path);
 	}
+	ui_session_job_status(s); /* a web UI job's status, shown from the first screen */
 	err_clear(e);
 	ui_session_refresh(s);
 	return ERR_OK;
@@ -416,6 +418,16 @@ unsigned ui_session_follow(struct ui_session *s)
 	}
 	free(r);
 	return out;
+}
+
+bool ui_session_job_status(struct ui_session *s)
+{
+	struct aitk_status st;
+	if (!s->src || !source_row(s->src) || !source_status(s->src, &st) ||
+	    !strcmp(st.status, s->job_status))
+		return false;
+	snprintf(s->job_status, sizeof s->job_status, "%s", st.status);
+	return true;
 }
 
 void ui_session_push(struct ui_session *s, struct doc *d, enum fix_id fix)

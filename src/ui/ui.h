@@ -184,6 +184,7 @@ struct ui_session {
 	struct err diag_err;
 	struct diag_state *live;        /* the diagnosis kept open to follow the log as it grows */
 	bool growing;                   /* the log grew (or was replaced) while it was open */
+	char job_status[16];            /* a web UI job's status in its database, "" for a file */
 	/* One change, then a run (SPEC §3.4): the version the verdict was made for, and the log as
 	 * it was when it was read, to see when a newer log exists. */
 	size_t verdict_pos;
@@ -225,6 +226,10 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait);
  * replaced is read again from the start. Returns UI_F_* bits (0: nothing new). Cheap when
  * nothing changed (one stat). */
 unsigned ui_session_follow(struct ui_session *s);
+
+/* For a web UI job: reads its status from the database (one indexed SELECT) into job_status.
+ * True when it changed. False at once for a file job. */
+bool ui_session_job_status(struct ui_session *s);
 
 /* The current document (NULL without a job). */
 struct doc *ui_cur(const struct ui_session *s);

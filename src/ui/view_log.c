@@ -540,6 +540,11 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 			 p->cursor + 1);
 	if (strlen(buf) + strlen(how) < sizeof buf)
 		strcat(buf, how);
+	if (a->s.job_status[0]) { /* a web UI job: where its run stands in the UI, before the rest */
+		size_t k = strlen(buf);
+		if (k < sizeof buf)
+			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
+	}
 	if (a->s.growing)
 		live_header(a, buf, sizeof buf);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);

@@ -275,6 +275,53 @@ static void db_source_open_save(void **state)
 	source_set_aitk_dir(NULL);
 }
 
+/* Following a run: the status poll reads what the worker and the trainer write; the stop request
+ * writes what the UI's stop button writes, and only while the job runs. This database is of an
+ * older UI without the pid column. */
+static void db_status_and_stop(void **state)
+{
+	struct fx *f = *state;
+	make_db(f);
+	struct aitk_db *db = NULL;
+	struct aitk_status st;
+	struct err e;
+	bool asked = true;
+	err_clear(&e);
+	assert_int_equal(aitkdb_open(f->dir, &db, &e), ERR_OK);
+	assert_int_equal(aitkdb_status(db, "t job", &st, &e), ERR_OK);
+	assert_true(st.found);
+	assert_string_equal(st.status, "error");
+	assert_int_equal(st.step, 0);
+	assert_int_equal(st.total_steps, -1);
+	assert_int_equal(st.pid, -1);
+	/* not running: nothing is written */
+	assert_int_equal(aitkdb_request_stop(db, "t job", &asked, &e), ERR_OK);
+	assert_false(asked);
+	sql(f->db, "UPDATE Job SET status = 'running', step = 7, total_steps = 40 WHERE name = 't job'");
+	assert_int_equal(aitkdb_status(db, "t job", &st, &e), ERR_OK);
+	assert_string_equal(st.status, "running");
+	assert_int_equal(st.step, 7);
+	assert_int_equal(st.total_steps, 40);
+	assert_int_equal(aitkdb_request_stop(db, "t job", &asked, &e), ERR_OK);
+	assert_true(asked);
+	assert_int_equal(aitkdb_status(db, "t job", &st, &e), ERR_OK);
+	assert_string_equal(st.info, "Stopping job...");
+	assert_string_equal(st.status, "running"); /* the trainer writes 'stopped' itself */
+	/* a long info is cut on a character boundary: 300 two-byte characters */
+	char q[700] = "UPDATE Job SET info = '";
+	for (int i = 0; i < 300; i++)
+		strcat(q, "\xc3\xa9");
+	strcat(q, "' WHERE name = 't job'");
+	sql(f->db, q);
+	assert_int_equal(aitkdb_status(db, "t job", &st, &e), ERR_OK);
+	assert_true(strlen(st.info) > 200);
+	assert_int_equal(strlen(st.info) % 2, 0);
+	assert_int_equal((unsigned char)st.info[strlen(st.info) - 2], 0xc3);
+	/* a job that is gone */
+	assert_int_equal(aitkdb_status(db, "no such job", &st, &e), ERR_NOINPUT);
+	aitkdb_close(&db);
+}
+
 /* Between load and save the job starts running, or the UI saves its own edit: refused (75),
  * and --force overrides only the edit, never a running job. */
 static void db_source_changed_between(void **state)
@@ -342,6 +389,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(file_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(db_source_open_save, setup, teardown),
 		cmocka_unit_test_setup_teardown(db_source_changed_between, setup, teardown),
+		cmocka_unit_test_setup_teardown(db_status_and_stop, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

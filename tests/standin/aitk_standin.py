@@ -18,7 +18,8 @@ process hold that much of it (then the OOM message says 0 bytes are free, as on 
 interrupted; --fail python makes dataset setup fail with a missing folder, which is not an OOM;
 --bucket-steps N (default 4) is how many steps in a row each bucket gets: below 4, a bucket too
 big for the card is skipped (the trainer's 3 skips) and the run survives it.
-STANDIN_PID_FILE, when set, names a file the stand-in writes its pid into (tests use it to look
+STANDIN_ON_ERROR_SECONDS makes it pause after "Error running job: ..." (where the trainer writes
+its status to the UI's database) before the rest. STANDIN_PID_FILE, when set, names a file the stand-in writes its pid into (tests use it to look
 for orphans).
 
 The memory model (GB) is deliberately simple but acts per phase, as the trainer does:
@@ -203,6 +204,9 @@ class Stand:
     def die(self, msg, frames, last):
         """run.py's answer to an exception: the message, the result box, then the traceback."""
         self.out("Error running job: " + msg)
+        # run.py calls on_error here, which writes status 'error' to the UI's database before
+        # the traceback is printed; STANDIN_ON_ERROR_SECONDS stands for the time that takes
+        time.sleep(float(os.environ.get("STANDIN_ON_ERROR_SECONDS", "0")))
         for line in ("", "========================================", "Result:",
                      " - 0 completed jobs", " - 1 failure", "========================================"):
             self.out(line)
