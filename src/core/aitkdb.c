@@ -553,19 +553,31 @@ static int refuse_running(struct aitk_db *db, const char *name, struct err *e)
 		       name);
 }
 
-int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded, const char *config,
-		       bool force, aitkdb_before_write before, void *arg, struct err *e)
+/* Opens the write transaction on a job that is not running (SPEC §10: an outside writer never
+ * writes under a running trainer) and reads its row into *r. On failure the transaction is
+ * rolled back and nothing is left to free. */
+static int begin_idle(struct aitk_db *db, const char *name, struct rowstate *r, struct err *e)
 {
 	int rc = begin(db, e);
 	if (rc)
 		return rc;
-	struct rowstate r;
-	if ((rc = read_state(db, name, &r, e)) != ERR_OK)
-		goto fail;
-	if (r.status && !strcmp(r.status, "running")) {
+	if ((rc = read_state(db, name, r, e)) == ERR_OK && r->status &&
+	    !strcmp(r->status, "running"))
 		rc = refuse_running(db, name, e);
-		goto fail;
+	if (rc) {
+		rowstate_free(r);
+		rollback(db);
 	}
+	return rc;
+}
+
+int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded, const char *config,
+		       bool force, aitkdb_before_write before, void *arg, struct err *e)
+{
+	struct rowstate r;
+	int rc = begin_idle(db, name, &r, e);
+	if (rc)
+		return rc;
 	if (!force && loaded && (!r.config || strcmp(r.config, loaded))) {
 		rc = err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
 			     _("the job '%s' was changed in the database since it was read; read it "
@@ -637,16 +649,10 @@ int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e
 	if (!db->has_status)
 		return err_set(e, ERR_DATA, db->path, 0, 0, "%s",
 			       _("the Job table has no status column: this UI cannot queue jobs"));
-	int rc = begin(db, e);
+	struct rowstate r;
+	int rc = begin_idle(db, name, &r, e);
 	if (rc)
 		return rc;
-	struct rowstate r;
-	if ((rc = read_state(db, name, &r, e)) != ERR_OK)
-		goto fail;
-	if (r.status && !strcmp(r.status, "running")) {
-		rc = refuse_running(db, name, e);
-		goto fail;
-	}
 	if (db->has_qpos &&
 	    (rc = exec_bound(db, "UPDATE Job SET queue_position = (SELECT COALESCE(MAX(queue_position), 0) "
 				 "+ 1000 FROM Job) WHERE name = ?", name, NULL, e)))
