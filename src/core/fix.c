@@ -115,9 +115,10 @@ const struct fix_def fix_defs[FIX_COUNT] = {
 	     "worked before fails there too. Nothing in the file changes."),
 	  N_("Changes nothing in the YAML. Stop retrying on this worker: start a fresh one, and "
 	     "escalate if a job known to work fails there too."),
-	  N_("When a job that is already conservative fails with no GPU memory free at all, the "
-	     "cause is usually another process or a GPU left in a bad state. Changing more "
-	     "settings will not help; a clean worker will.") },
+	  N_("When the card's memory is held by something other than this job (another process "
+	     "on the GPU, or a worker left in a bad state, which is what a conservative job that "
+	     "still finds no memory free points to), changing more settings will not help; a clean "
+	     "worker will.") },
 };
 
 enum fix_id fix_by_name(const char *name)
