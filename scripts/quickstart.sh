@@ -14,16 +14,8 @@ packages="gcc meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-d
 # The test suite also builds the static release archive (tests/release): its static libraries.
 [ "$mode" = test ] && packages="$packages libsqlite3-dev zlib1g-dev"
 
-missing=""
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "Installing:$missing"
-	if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+# shellcheck disable=SC2086
+sh scripts/apt-install.sh $packages
 
 # Warnings are errors in the test build, as in CI.
 werror=false

@@ -21,16 +21,8 @@ cd "$(dirname "$0")/.."
 # change here, only its -dev package in this list (for libsqlite3, also zlib, which it uses).
 packages="gcc libc6-dev meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-dev
 	ncurses-bin ncurses-base gettext libsqlite3-dev zlib1g-dev libc-bin"
-missing=""
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "Installing:$missing"
-	if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+# shellcheck disable=SC2086
+sh scripts/apt-install.sh $packages
 
 out=${OOMFIX_RELEASE_DIR:-build-release}
 mkdir -p "$out"
