@@ -11,6 +11,7 @@
  * after the grace period, then SIGKILL; nothing of it is left running).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -30,6 +31,7 @@
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
+#include "oomfix/json.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
 #include "oomfix/source.h"
@@ -47,6 +49,75 @@ static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requests++;
+}
+
+/* ---- events for a program driving the loop (--events FD) --------------------------------
+ *
+ * One JSON object per line, flushed as it happens, so another program (the UI's retry key, a
+ * script with jq) can list the tries without reading the sentences meant for people:
+ *   {"event":"try","try":N,"index":T,"max_tries":M,"log":PATH}  a run starts (or is queued)
+ *   {"event":"taken","try":N,"status":S}          the web UI's worker took the queued job
+ *   {"event":"verdict","try":N,"oom":B,"timing":T,"phase":P,"step":K,"summary":S}
+ *   {"event":"fix","try":N,"fix":ID,"title":S,"changes":[...],"note":S,"lesson":S}
+ *   {"event":"end","try":N,"status":X,"outcome":O,"text":S}   the loop is over; X its exit status
+ * Outcomes: fits, probe, not_oom, worker, exhausted, max_tries, interrupted, stopped, error.
+ */
+static FILE *events;           /* NULL: no events asked for */
+static struct json ev;
+static const char *outcome;    /* how the loop ended, for the end event */
+static char outcome_text[1024];
+
+static void ev_open(const char *type, int n)
+{
+	json_init(&ev, events, false);
+	json_obj_begin(&ev);
+	json_key(&ev, "event");
+	json_str(&ev, type);
+	if (n > 0) {
+		json_key(&ev, "try");
+		json_int(&ev, n);
+	}
+}
+
+static void ev_close(void)
+{
+	json_obj_end(&ev);
+	json_finish(&ev);
+	fflush(events);
+}
+
+/* Remembers how the loop ended (the first outcome set wins: it is the cause). */
+static void set_outcome(const char *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_outcome(const char *o, const char *fmt, ...)
+{
+	if (outcome)
+		return;
+	outcome = o;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(outcome_text, sizeof outcome_text, fmt, ap);
+	va_end(ap);
+}
+
+static const char interrupted_text[] =
+	N_("Interrupted: the run was stopped, and the job is as the last try left it.");
+static const char probe_text[] = N_("The run passed the probe at step %lld: the job fits.");
+
+static int ev_try_n; /* the try under way */
+
+static void ev_try(int n, int t, int max, const char *logpath)
+{
+	ev_try_n = n;
+	if (!events)
+		return;
+	ev_open("try", n);
+	json_key(&ev, "index");
+	json_int(&ev, t);
+	json_key(&ev, "max_tries");
+	json_int(&ev, max);
+	json_key(&ev, "log");
+	json_str(&ev, logpath);
+	ev_close();
 }
 
 static void help(FILE *fp)
@@ -73,6 +144,8 @@ static void help(FILE *fp)
 		"                    stopped and the job is kept\n"
 		"  --grace SECONDS   how long a stopped run gets after SIGINT before SIGTERM, and\n"
 		"                    after SIGTERM before SIGKILL (default 10)\n"
+		"  --events FD       also write each try, verdict, fix and the end as one JSON\n"
+		"                    object per line to file descriptor FD (for programs)\n"
 		"\n"
 		"Exit status: 0 a run finished or passed the probe; 65 a run failed for a reason that\n"
 		"is not GPU memory, or the job is invalid; 69 the worker is at fault (verdict E), no\n"
@@ -500,6 +573,23 @@ static int apply_fix(const struct retry *r, int n, const char *logpath, const ch
 			      &je) != ERR_OK)
 		err_print(&je, stderr);
 
+	if (events) {
+		ev_open("fix", n);
+		json_key(&ev, "fix");
+		json_str(&ev, fix_name(id));
+		json_key(&ev, "title");
+		json_str(&ev, _(fix_defs[id].title));
+		json_key(&ev, "changes");
+		json_arr_begin(&ev);
+		for (size_t i = 0; i < nchanges; i++)
+			json_str(&ev, changes[i]);
+		json_arr_end(&ev);
+		json_key(&ev, "note");
+		json_str(&ev, note);
+		json_key(&ev, "lesson");
+		json_str(&ev, _(fix_defs[id].lesson));
+		ev_close();
+	}
 	fprintf(stderr, _("oomfix retry: try %d: %s → %s:"), n, words, fix_name(id));
 	for (size_t i = 0; i < nchanges; i++)
 		fprintf(stderr, "%s %s", i ? ";" : "", changes[i]);
@@ -533,10 +623,38 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		return ERR_IOERR;
 	}
 	char words[400];
+	verdict_words(v, words, sizeof words);
+	if (events) {
+		static const char letters[DIAG_T_COUNT][2] = { "", "A", "B", "C", "D", "E" };
+		ev_open("verdict", n);
+		json_key(&ev, "oom");
+		json_bool(&ev, v->oom);
+		json_key(&ev, "timing");
+		if (v->oom && v->timing > 0 && v->timing < DIAG_T_COUNT)
+			json_str(&ev, letters[v->timing]);
+		else
+			json_null(&ev);
+		json_key(&ev, "phase");
+		json_str(&ev, diag_phase_name(v->phase));
+		json_key(&ev, "step");
+		if (v->failed_step > 0)
+			json_int(&ev, v->failed_step);
+		else
+			json_null(&ev);
+		json_key(&ev, "summary");
+		if (v->oom) {
+			json_str(&ev, words);
+		} else {
+			char sentence[1024];
+			diag_sentence(v, sentence, sizeof sentence);
+			json_str(&ev, sentence);
+		}
+		ev_close();
+	}
 	if (tr->exited && tr->status == 0) {
 		fprintf(stderr, _("oomfix retry: try %d: the run finished: the job fits.\n"), n);
+		set_outcome("fits", "%s", _("The run finished: the job fits."));
 		if (v->oom && v->survived) {
-			verdict_words(v, words, sizeof words);
 			fprintf(stderr, _("  It survived out-of-memory skips (%s); they cost those "
 					  "batches.\n"), words);
 		}
@@ -549,27 +667,32 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		fprintf(stderr, _("oomfix retry: try %d failed, but not for GPU memory (%s): no "
 				  "memory fix applies; see oomfix diagnose %s\n"), n,
 			why ? why : _("see the log"), logpath);
+		set_outcome("not_oom", _("The run failed, but not for GPU memory (%s): no memory fix "
+					 "applies."), why ? why : _("see the log"));
 		status = ERR_DATA;
 	} else {
 		struct plan p;
 		plan_build(j, v, &p);
-		verdict_words(v, words, sizeof words);
 		if (p.first_fix == FIX_FRESH_WORKER) {
 			fprintf(stderr, _("oomfix retry: try %d: %s → %s\n"), n, words,
 				fix_name(FIX_FRESH_WORKER));
 			put_wrapped(_(fix_defs[FIX_FRESH_WORKER].why), 2);
+			set_outcome("worker", "%s", _(fix_defs[FIX_FRESH_WORKER].why));
 			status = ERR_UNAVAILABLE;
 		} else if (p.first_fix == FIX_NONE) {
 			char text[512];
 			plan_exhausted_text(&p, j, text, sizeof text);
 			fprintf(stderr, _("oomfix retry: try %d: %s\n"), n, words);
 			put_wrapped(text[0] ? text : _("No fix is left for this failure."), 2);
+			set_outcome("exhausted", "%s", text[0] ? text : _("No fix is left for this failure."));
 			status = ERR_UNAVAILABLE;
 		} else if (t == r->max_tries) {
 			/* One change, then a run: a change no run will test is not made. */
 			fprintf(stderr, _("oomfix retry: try %d: %s; stopping after %d tries (the next "
 					  "fix would be %s).\n"), n, words, r->max_tries,
 				fix_name(p.first_fix));
+			set_outcome("max_tries", _("Stopped after %d tries; the next fix would be %s."),
+				    r->max_tries, fix_name(p.first_fix));
 			status = ERR_UNAVAILABLE;
 		} else {
 			rc = apply_fix(r, n, logpath, words, d, j, st, src, p.first_fix, &e);
@@ -603,6 +726,7 @@ static int retry_loop(const struct retry *r)
 		if (stop_requests) {
 			/* Ctrl-C while the last log was read or the fix saved: no new run. */
 			fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
+			set_outcome("interrupted", "%s", _("Interrupted before the next run."));
 			status = EXIT_INTERRUPTED;
 			break;
 		}
@@ -633,6 +757,7 @@ static int retry_loop(const struct retry *r)
 		}
 		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d), log %s\n"), n, t,
 			r->max_tries, logpath);
+		ev_try(n, t, r->max_tries, logpath);
 		struct try_result tr;
 		long long target = r->probe > 0 ? prev_fail + r->probe : 0;
 		run_try(r, j, target, logfd, &tr);
@@ -641,14 +766,17 @@ static int retry_loop(const struct retry *r)
 		if (tr.exec_errno) {
 			fprintf(stderr, _("oomfix retry: cannot run %s: %s\n"), r->cmd[0],
 				strerror(tr.exec_errno));
+			set_outcome("error", _("Cannot run %s: %s."), r->cmd[0], strerror(tr.exec_errno));
 			status = ERR_UNAVAILABLE;
 		} else if (tr.interrupted) {
 			fprintf(stderr, _("oomfix retry: try %d: interrupted; the run was stopped and the "
 					  "job is as the last try left it.\n"), n);
+			set_outcome("interrupted", "%s", _(interrupted_text));
 			status = EXIT_INTERRUPTED;
 		} else if (tr.probe_passed) {
 			fprintf(stderr, _("oomfix retry: try %d: passed the probe at step %lld: the job "
 					  "fits.\n"), n, tr.step);
+			set_outcome("probe", _(probe_text), tr.step);
 			status = 0;
 		} else {
 			status = -1; /* decided below from the log */
@@ -771,6 +899,12 @@ static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
 			ur->taken = true;
 			fprintf(stderr, _("oomfix retry: the web UI's worker took the job (%s).\n"),
 				as.status);
+			if (events) {
+				ev_open("taken", ev_try_n);
+				json_key(&ev, "status");
+				json_str(&ev, as.status);
+				ev_close();
+			}
 		} else if (ended_at == 0 && ((ur->taken && !strcmp(as.status, "queued")) ||
 					     (fd >= 0 && log_is_new(log, &cur)))) {
 			/* returned to the queue (its return_to_queue flag), or already started again
@@ -909,6 +1043,8 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 		fprintf(stderr, _("oomfix retry: %s is running in the web UI; oomfix starts the runs "
 				  "itself: stop it there (or let it end), then try again.\n"),
 			source_label(s));
+		set_outcome("error", _("%s is running in the web UI: stop it there (or let it end), "
+				       "then try again."), source_label(s));
 		status = ERR_TEMPFAIL;
 		goto out;
 	}
@@ -928,6 +1064,7 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s is queued already; "
 				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
 			n, t, r->max_tries, source_label(s), logpath);
+		ev_try(n, t, r->max_tries, logpath);
 	} else if ((rc = aitkdb_queue(db, name, &was, &e)) != ERR_OK) {
 		err_print(&e, stderr);
 		close(copyfd);
@@ -938,6 +1075,7 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s queued (it was %s); "
 				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
 			n, t, r->max_tries, source_label(s), was ? was : "?", logpath);
+		ev_try(n, t, r->max_tries, logpath);
 	}
 	free(was);
 	struct try_result tr;
@@ -961,15 +1099,22 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 				source_label(s));
 		else
 			fprintf(stderr, "\n%s\n", _("oomfix retry: interrupted."));
+		set_outcome("interrupted", "%s", !ur.taken ? _("Interrupted; the job is still queued "
+							      "in the web UI.")
+				: !ur.status[0] ? _("Interrupted; the job goes on running in the web UI.")
+				: _("Interrupted."));
 		status = EXIT_INTERRUPTED;
 	} else if (!strcmp(ur.status, "stopped")) {
 		if (tr.probe_passed) {
 			fprintf(stderr, _("oomfix retry: try %d: passed the probe at step %lld: the job "
 					  "fits.\n"), n, tr.step);
+			set_outcome("probe", _(probe_text), tr.step);
 			status = 0;
 		} else {
 			fprintf(stderr, _("oomfix retry: try %d: the job was stopped in the web UI; the "
 					  "job is as the last try left it.\n"), n);
+			set_outcome("stopped", "%s", _("The job was stopped in the web UI; it is as the "
+						       "last try left it."));
 			status = EXIT_INTERRUPTED;
 		}
 	} else {
@@ -1022,6 +1167,7 @@ static int retry_ui(const struct retry *r)
 		int n = first + t - 1;
 		if (stop_requests) {
 			fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
+			set_outcome("interrupted", "%s", _("Interrupted before the next run."));
 			status = EXIT_INTERRUPTED;
 			break;
 		}
@@ -1043,11 +1189,12 @@ static int retry_ui(const struct retry *r)
 
 int cmd_retry(int argc, char **argv)
 {
-	enum { O_PROBE = 256, O_GRACE };
+	enum { O_PROBE = 256, O_GRACE, O_EVENTS };
 	static const struct option opts[] = {
 		{ "max-tries", required_argument, NULL, 'n' },
 		{ "probe", required_argument, NULL, O_PROBE },
 		{ "grace", required_argument, NULL, O_GRACE },
+		{ "events", required_argument, NULL, O_EVENTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1076,6 +1223,24 @@ int cmd_retry(int argc, char **argv)
 			if (*end || !(r.grace >= 0 && r.grace <= 3600))
 				return usage_error(_("--grace wants seconds from 0 to 3600, not '%s'"), optarg);
 			break;
+		case O_EVENTS: {
+			long fd = strtol(optarg, &end, 10);
+			if (*end || fd < 1 || fd > 1000 || fd == STDIN_FILENO)
+				return usage_error(_("--events wants an open file descriptor, not '%s'"),
+						   optarg);
+			if (events)
+				fclose(events);
+			int dfd = fcntl((int)fd, F_DUPFD_CLOEXEC, 3); /* the runs never inherit it */
+			if (dfd < 0 || !(events = fdopen(dfd, "w"))) {
+				if (dfd >= 0)
+					close(dfd);
+				return usage_error(_("--events wants an open file descriptor, not '%s'"),
+						   optarg);
+			}
+			if (fd > STDERR_FILENO)
+				close((int)fd);
+			break;
+		}
 		case 'h':
 			help(stdout);
 			return 0;
@@ -1105,5 +1270,18 @@ int cmd_retry(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return ui ? retry_ui(&r) : retry_loop(&r);
+	int status = ui ? retry_ui(&r) : retry_loop(&r);
+	if (events) {
+		ev_open("end", ev_try_n);
+		json_key(&ev, "status");
+		json_int(&ev, status);
+		json_key(&ev, "outcome");
+		json_str(&ev, outcome ? outcome : "error");
+		json_key(&ev, "text");
+		json_str(&ev, outcome ? outcome_text : NULL);
+		ev_close();
+		fclose(events);
+		events = NULL;
+	}
+	return status;
 }

@@ -99,6 +99,42 @@ second_run() {
 }
 check "a second retry keeps the earlier logs (3.log)" second_run
 
+# --events FD: one JSON object per line, in the order the loop goes, agreeing with the sentences.
+events() {
+	local dir="$WORK/events"
+	mkdir -p "$dir" && cp "$JOBS/zimage_small_card.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --events 3 job.yaml -- python3 "$STANDIN" --vram 12 job.yaml \
+		3>ev.jsonl >/dev/null 2>err.txt) || { cat "$dir/err.txt"; return 1; }
+	local seq
+	seq=$(jq -r .event "$dir/ev.jsonl" | tr '\n' ' ')
+	[ "$seq" = "try verdict fix try verdict fix try verdict end " ] || { echo "events: $seq"; return 1; }
+	[ "$(jq -r 'select(.event=="fix") | .fix' "$dir/ev.jsonl" | tr '\n' ' ')" = "low_vram gradient_checkpointing " ] ||
+		return 1
+	[ "$(jq -r 'select(.event=="verdict") | .timing' "$dir/ev.jsonl" | tr '\n' ' ')" = "A B null " ] || return 1
+	jq -se 'map(select(.event=="fix" and .fix=="low_vram")) | .[0].changes == ["config.process[0].model.low_vram: false → true"]' \
+		"$dir/ev.jsonl" >/dev/null || return 1
+	jq -se 'map(select(.event=="end")) | length == 1 and .[0].status == 0 and .[0].outcome == "fits" and .[0].try == 3' "$dir/ev.jsonl" >/dev/null || return 1
+	# each try's log named in the events is the one the loop wrote
+	local l
+	for l in $(jq -r 'select(.event=="try") | .log' "$dir/ev.jsonl"); do [ -s "$dir/$l" ] || return 1; done
+	# the descriptor is not passed on to the runs
+	(cd "$dir" && "$OOMFIX" retry --events 3 --max-tries 1 job.yaml -- sh -c 'ls -l /proc/$$/fd/' \
+		3>ev2.jsonl >/dev/null 2>/dev/null)
+	grep -q "pipe:\|/dev/null" "$dir/job.yaml.oomfix-runs/4.log" || { echo "no fd list"; return 1; }
+	! grep -q "ev2.jsonl" "$dir/job.yaml.oomfix-runs/4.log" || { echo "the run inherited the events"; return 1; }
+	jq -se '.[-1] | .event == "end" and .outcome == "fits" and .status == 0' "$dir/ev2.jsonl" >/dev/null
+}
+check "--events 3: try, verdict, fix and end as JSON lines; not passed on to the run" events
+events_error() {
+	local dir="$WORK/events2"
+	mkdir -p "$dir" && cp "$JOBS/conservative.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --events 3 job.yaml -- ./no-such-trainer 3>ev.jsonl >/dev/null 2>&1)
+	[ $? -eq 69 ] && jq -se '.[-1] | .event == "end" and .outcome == "error" and (.text | test("no-such-trainer"))' \
+		"$dir/ev.jsonl" >/dev/null &&
+		"$OOMFIX" retry --events 99 job.yaml -- true 2>/dev/null; [ $? -eq 64 ]
+}
+check "--events: a CMD that cannot be run ends with outcome error; a closed descriptor is a usage error" events_error
+
 # ---- the exits that stop the loop -----------------------------------------------------------
 stop_case() { # name job expected-rc pattern oomfix-options... -- stand-in options...
 	local name=$1 job=$2 want=$3 pat=$4
