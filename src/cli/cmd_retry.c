@@ -73,7 +73,7 @@ static void ev_open(const char *type, int n)
 	json_obj_begin(&ev);
 	json_key(&ev, "event");
 	json_str(&ev, type);
-	if (n > 0) {
+	if (n >= 0) {
 		json_key(&ev, "try");
 		json_int(&ev, n);
 	}
@@ -103,7 +103,7 @@ static const char interrupted_text[] =
 	N_("Interrupted: the run was stopped, and the job is as the last try left it.");
 static const char probe_text[] = N_("The run passed the probe at step %lld: the job fits.");
 
-static int ev_try_n; /* the try under way */
+static int ev_try_n = -1; /* the try under way (0: the log given with --log) */
 
 static void ev_try(int n, int t, int max, const char *logpath)
 {
@@ -144,6 +144,8 @@ static void help(FILE *fp)
 		"                    stopped and the job is kept\n"
 		"  --grace SECONDS   how long a stopped run gets after SIGINT before SIGTERM, and\n"
 		"                    after SIGTERM before SIGKILL (default 10)\n"
+		"  --log LOG         LOG is a failed run of JOB as it is now: apply its fix before\n"
+		"                    the first run instead of repeating that run\n"
 		"  --events FD       also write each try, verdict, fix and the end as one JSON\n"
 		"                    object per line to file descriptor FD (for programs)\n"
 		"\n"
@@ -277,6 +279,7 @@ struct retry {
 	int max_tries;
 	long long probe;      /* 0 = no probe */
 	double grace;
+	const char *from_log; /* --log: a failed run of the job as it is, whose fix comes first */
 };
 
 /* Sends `sig` to the whole process group of the try. */
@@ -468,6 +471,15 @@ static void run_try(const struct retry *r, const struct job *j, long long probe_
 
 /* ---- the loop ---------------------------------------------------------------------------- */
 
+/* How a try is named in what is printed: "try 3", or the log given with --log (number 0). */
+static void try_label(int n, char *buf, size_t sz)
+{
+	if (n > 0)
+		snprintf(buf, sz, _("try %d"), n);
+	else
+		snprintf(buf, sz, "%s", _("the log given"));
+}
+
 /* "B: out of memory in training step 5" — the verdict in a few words. */
 static void verdict_words(const struct diag_result *v, char *buf, size_t sz)
 {
@@ -566,7 +578,9 @@ static int apply_fix(const struct retry *r, int n, const char *logpath, const ch
 	char **changes;
 	size_t nchanges = doc_changes(d, nd, &changes);
 	char jnote[1024];
-	snprintf(jnote, sizeof jnote, _("oomfix retry, try %d (%s); its log: %s"), n, words, logpath);
+	char label[64];
+	try_label(n, label, sizeof label);
+	snprintf(jnote, sizeof jnote, _("oomfix retry, %s (%s); its log: %s"), label, words, logpath);
 	const char *fixes[1] = { fix_name(id) };
 	struct err je;
 	if (save_journal_note(jpath, jnote, fixes, 1, (const char *const *)changes, nchanges,
@@ -590,7 +604,7 @@ static int apply_fix(const struct retry *r, int n, const char *logpath, const ch
 		json_str(&ev, _(fix_defs[id].lesson));
 		ev_close();
 	}
-	fprintf(stderr, _("oomfix retry: try %d: %s → %s:"), n, words, fix_name(id));
+	fprintf(stderr, _("oomfix retry: %s: %s → %s:"), label, words, fix_name(id));
 	for (size_t i = 0; i < nchanges; i++)
 		fprintf(stderr, "%s %s", i ? ";" : "", changes[i]);
 	fputc('\n', stderr);
@@ -622,8 +636,9 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		free(v);
 		return ERR_IOERR;
 	}
-	char words[400];
+	char words[400], label[64];
 	verdict_words(v, words, sizeof words);
+	try_label(n, label, sizeof label);
 	if (events) {
 		static const char letters[DIAG_T_COUNT][2] = { "", "A", "B", "C", "D", "E" };
 		ev_open("verdict", n);
@@ -664,8 +679,8 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		status = 0;
 	} else if (!v->oom) {
 		const char *why = diag_other_name(v->other);
-		fprintf(stderr, _("oomfix retry: try %d failed, but not for GPU memory (%s): no "
-				  "memory fix applies; see oomfix diagnose %s\n"), n,
+		fprintf(stderr, _("oomfix retry: %s failed, but not for GPU memory (%s): no "
+				  "memory fix applies; see oomfix diagnose %s\n"), label,
 			why ? why : _("see the log"), logpath);
 		set_outcome("not_oom", _("The run failed, but not for GPU memory (%s): no memory fix "
 					 "applies."), why ? why : _("see the log"));
@@ -674,7 +689,7 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		struct plan p;
 		plan_build(j, v, &p);
 		if (p.first_fix == FIX_FRESH_WORKER) {
-			fprintf(stderr, _("oomfix retry: try %d: %s → %s\n"), n, words,
+			fprintf(stderr, _("oomfix retry: %s: %s → %s\n"), label, words,
 				fix_name(FIX_FRESH_WORKER));
 			put_wrapped(_(fix_defs[FIX_FRESH_WORKER].why), 2);
 			set_outcome("worker", "%s", _(fix_defs[FIX_FRESH_WORKER].why));
@@ -682,7 +697,7 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		} else if (p.first_fix == FIX_NONE) {
 			char text[512];
 			plan_exhausted_text(&p, j, text, sizeof text);
-			fprintf(stderr, _("oomfix retry: try %d: %s\n"), n, words);
+			fprintf(stderr, _("oomfix retry: %s: %s\n"), label, words);
 			put_wrapped(text[0] ? text : _("No fix is left for this failure."), 2);
 			set_outcome("exhausted", "%s", text[0] ? text : _("No fix is left for this failure."));
 			status = ERR_UNAVAILABLE;
@@ -707,6 +722,75 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 	return status;
 }
 
+/* True when the log shows an OOM the job did not survive; false with e set when it cannot be read. */
+static bool log_shows_oom(const char *log, const struct job *j, struct err *e)
+{
+	struct diag_result *v = calloc(1, sizeof *v);
+	struct diag_job_info info = { j->name, (int)j->kind, job_is_conservative(j) ? 1 : 0 };
+	if (!v) {
+		err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM));
+		return false;
+	}
+	bool oom = diag_file(log, &info, v, e) == ERR_OK && v->oom && !v->survived;
+	free(v);
+	return oom;
+}
+
+/* --log LOG: LOG is the log of a run of JOB as it is now. Its failure is known, so its fix is
+ * applied before the first run instead of repeating that run (it is "try 0": one change, then a
+ * run, as ever). Refused (75) when a change was saved after LOG was written: LOG cannot show
+ * whether that change helped. Returns the loop's exit status, or -1 to go on. */
+static int start_from_log(const struct retry *r, long long *prev_fail)
+{
+	struct err e;
+	err_clear(&e);
+	struct source *s = NULL;
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	int status;
+	int rc = cli_open_job(r->job_path, &s, &d, &j, &e);
+	if (rc) {
+		err_print(&e, stderr);
+		set_outcome("error", "%s", e.msg);
+		return rc;
+	}
+	time_t changed;
+	if (source_log_untried(s, r->from_log, &changed)) {
+		err_set(&e, ERR_TEMPFAIL, r->from_log, 0, 0, "%s",
+			_("this log is older than the last change saved to the job, so it cannot show "
+			  "whether that change helped; retry without --log runs the job first"));
+		err_print(&e, stderr);
+		set_outcome("error", "%s", e.msg);
+		status = ERR_TEMPFAIL;
+	} else if (source_running(s)) {
+		fprintf(stderr, _("oomfix retry: %s is running in the web UI; oomfix starts the runs "
+				  "itself: stop it there (or let it end), then try again.\n"),
+			source_label(s));
+		set_outcome("error", _("%s is running in the web UI: stop it there (or let it end), "
+				       "then try again."), source_label(s));
+		status = ERR_TEMPFAIL;
+	} else if (!log_shows_oom(r->from_log, j, &e)) {
+		if (e.code) {
+			err_print(&e, stderr);
+			set_outcome("error", "%s", e.msg);
+			status = e.code;
+		} else {
+			fprintf(stderr, _("oomfix retry: %s shows no GPU out-of-memory error; the first "
+					  "run is of the job as it is.\n"), r->from_log);
+			status = -1;
+		}
+	} else {
+		fprintf(stderr, _("oomfix retry: starting from %s\n"), r->from_log);
+		ev_try(0, 0, r->max_tries, r->from_log);
+		struct try_result tr = { .exited = true, .status = 1, .step = -1 };
+		status = judge(r, 0, 0, &tr, r->from_log, d, j, NULL, s, prev_fail);
+	}
+	job_free(&j);
+	doc_free(&d);
+	source_free(&s);
+	return status;
+}
+
 static int retry_loop(const struct retry *r)
 {
 	char *dir = NULL, *logpath = NULL;
@@ -719,7 +803,12 @@ static int retry_loop(const struct retry *r)
 	}
 	int first = next_log_number(dir);
 	long long prev_fail = 0; /* the step the previous try failed at (0: before training) */
-	int status = ERR_UNAVAILABLE;
+	int status = r->from_log ? start_from_log(r, &prev_fail) : -1;
+	if (status != -1) {
+		free(dir);
+		return status;
+	}
+	status = ERR_UNAVAILABLE;
 
 	for (int t = 1; t <= r->max_tries; t++) {
 		int n = first + t - 1;
@@ -1162,6 +1251,12 @@ static int retry_ui(const struct retry *r)
 	}
 	int first = next_log_number(dir);
 	long long prev_fail = 0;
+	status = r->from_log ? start_from_log(r, &prev_fail) : -1;
+	if (status != -1) {
+		free(dir);
+		aitkdb_close(&db);
+		return status;
+	}
 	status = ERR_UNAVAILABLE;
 	for (int t = 1; t <= r->max_tries; t++) {
 		int n = first + t - 1;
@@ -1189,12 +1284,13 @@ static int retry_ui(const struct retry *r)
 
 int cmd_retry(int argc, char **argv)
 {
-	enum { O_PROBE = 256, O_GRACE, O_EVENTS };
+	enum { O_PROBE = 256, O_GRACE, O_EVENTS, O_LOG };
 	static const struct option opts[] = {
 		{ "max-tries", required_argument, NULL, 'n' },
 		{ "probe", required_argument, NULL, O_PROBE },
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "events", required_argument, NULL, O_EVENTS },
+		{ "log", required_argument, NULL, O_LOG },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1222,6 +1318,9 @@ int cmd_retry(int argc, char **argv)
 			r.grace = strtod(optarg, &end);
 			if (*end || !(r.grace >= 0 && r.grace <= 3600))
 				return usage_error(_("--grace wants seconds from 0 to 3600, not '%s'"), optarg);
+			break;
+		case O_LOG:
+			r.from_log = optarg;
 			break;
 		case O_EVENTS: {
 			long fd = strtol(optarg, &end, 10);

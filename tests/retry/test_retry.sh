@@ -135,6 +135,32 @@ events_error() {
 }
 check "--events: a CMD that cannot be run ends with outcome error; a closed descriptor is a usage error" events_error
 
+# --log LOG: the failure in LOG is known, so its fix comes before the first run.
+from_log() {
+	local dir="$WORK/fromlog"
+	mkdir -p "$dir" && cp "$JOBS/flux_load.yaml" "$dir/job.yaml"
+	(cd "$dir" && python3 "$STANDIN" --vram 20 job.yaml >first.log 2>&1)
+	sleep 1.1 # the journal keeps whole seconds: the change must be seen as newer than the log
+	(cd "$dir" && "$OOMFIX" retry --log first.log job.yaml -- python3 "$STANDIN" --vram 20 job.yaml \
+		>/dev/null 2>err.txt) || { cat "$dir/err.txt"; return 1; }
+	grep -q "the log given: A: .* → low_vram: config.process\[0\].model.low_vram: (absent) → true" \
+		"$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
+	# one run, and it fitted
+	[ "$(ls "$dir/job.yaml.oomfix-runs")" = "1.log" ] && grep -q "try 1: the run finished" "$dir/err.txt" &&
+		grep -q "oomfix retry, the log given (A:" "$dir/job.yaml.oomfix.md" || return 1
+	# that log is now older than the change: a second --log with it is refused, the job untouched
+	cp "$dir/job.yaml" "$dir/after.yaml"
+	(cd "$dir" && "$OOMFIX" retry --log first.log job.yaml -- true >/dev/null 2>err2.txt)
+	[ $? -eq 75 ] && grep -q "older than the last change" "$dir/err2.txt" && cmp -s "$dir/job.yaml" "$dir/after.yaml" ||
+		{ cat "$dir/err2.txt"; return 1; }
+	# a log without an OOM changes nothing first: the job runs as it is
+	(cd "$dir" && "$OOMFIX" retry --log job.yaml.oomfix-runs/1.log job.yaml -- \
+		python3 "$STANDIN" --vram 20 job.yaml >/dev/null 2>err3.txt) &&
+		grep -q "shows no GPU out-of-memory error; the first run is of the job as it is" "$dir/err3.txt" &&
+		cmp -s "$dir/job.yaml" "$dir/after.yaml"
+}
+check "--log: the known failure's fix first (FLUX: 1 run); an older log is refused (75); no OOM: run as is" from_log
+
 # ---- the exits that stop the loop -----------------------------------------------------------
 stop_case() { # name job expected-rc pattern oomfix-options... -- stand-in options...
 	local name=$1 job=$2 want=$3 pat=$4
