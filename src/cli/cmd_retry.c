@@ -657,7 +657,14 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		else
 			json_null(&ev);
 		json_key(&ev, "summary");
-		if (v->oom) {
+		if (tr->exited && tr->status == 0 && v->oom) {
+			char done[600];
+			snprintf(done, sizeof done, _("the run finished, surviving out-of-memory skips "
+						      "(%s)"), words);
+			json_str(&ev, done);
+		} else if (tr->exited && tr->status == 0) {
+			json_str(&ev, _("the run finished"));
+		} else if (v->oom) {
 			json_str(&ev, words);
 		} else {
 			char sentence[1024];

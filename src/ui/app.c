@@ -229,6 +229,19 @@ static void draw_tabs(struct ui_app *a)
 	}
 }
 
+/* Actions that change or save the job, or replace it: the loop's while it runs. */
+static bool retry_locks(enum ui_act act)
+{
+	switch (act) {
+	case UI_A_APPLY_FIRST: case UI_A_UNDO: case UI_A_REDO: case UI_A_EDIT: case UI_A_TOGGLE:
+	case UI_A_EDITOR: case UI_A_SAVE: case UI_A_WALK: case UI_A_PICK: case UI_A_OPEN_JOB:
+	case UI_A_QUEUE_JOB:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Actions that only work with a job file open: without one the footer does not offer them. */
 static bool needs_job(const struct ui_app *a, enum ui_act act)
 {
@@ -236,7 +249,7 @@ static bool needs_job(const struct ui_app *a, enum ui_act act)
 		return false;
 	switch (act) {
 	case UI_A_APPLY_FIRST: case UI_A_UNDO: case UI_A_DIFF: case UI_A_SAVE: case UI_A_WALK:
-	case UI_A_EDIT: case UI_A_TOGGLE: case UI_A_EDITOR:
+	case UI_A_EDIT: case UI_A_TOGGLE: case UI_A_EDITOR: case UI_A_RETRY:
 		return true;
 	default:
 		return false;
@@ -257,9 +270,11 @@ static void draw_footer(struct ui_app *a)
 	struct { char keys[64], word[128]; int w; bool pin, on; } e[32];
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_FOOTER);
+	bool locked = ui_retry_running(&a->retry);
 	for (size_t i = 0; i < ui_nactions && n < 32; i++) {
 		const struct ui_action *act = &ui_actions[i];
-		if (!act->footer || !(act->ctx & ctx) || needs_job(a, act->act))
+		if (!act->footer || !(act->ctx & ctx) || needs_job(a, act->act) ||
+		    (locked && retry_locks(act->act)))
 			continue;
 		ui_action_keys(act, e[n].keys, sizeof e[n].keys);
 		/* Only the first key in the footer: it is a hint, the help lists them all. */
@@ -322,6 +337,14 @@ static const char *question(const struct ui_app *a)
 				    "n = log only");
 	case UI_Q_RELOAD: return _("Reload it? y = reload (unsaved edits are re-applied where "
 				   "they still apply), n = keep this version");
+	case UI_Q_RETRY: return _("Retry until the job fits? y = yes, each run goes to its end; "
+				  "p = yes, and stop a run once it is 20 steps past the last failure "
+				  "and through a sampling round; n = no");
+	case UI_Q_RETRY_STOP: return _("Stop the retry? Its run is stopped first (Ctrl-C, then "
+				       "SIGTERM); the job stays as the last try left it. y = stop, "
+				       "n = let it go on");
+	case UI_Q_RETRY_QUIT: return _("A retry is running. Stop it and quit? y = stop its run and "
+				       "quit once it has stopped, n = stay");
 	}
 	return "";
 }
@@ -388,7 +411,7 @@ static void draw_status(struct ui_app *a)
 			draw_scroll_info(a, y, 1 + text_width(buf, strlen(buf)));
 		return;
 	}
-	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_SEARCH) {
+	if (a->mode == UI_M_PROMPT && a->prompt_kind != UI_P_FIELD) {
 		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt_label);
 		used += ui_put_input(stdscr, y, used, a->cols - used, UI_R_DIALOG, a->prompt_buf,
 				     a->prompt_len, a->prompt_cur);
@@ -572,6 +595,8 @@ static void do_save(struct ui_app *a, unsigned flags)
 }
 
 static void apply_fix(struct ui_app *a, enum fix_id id, bool confirmed);
+static void retry_begin(struct ui_app *a, long long probe);
+static void retry_cancelled(struct ui_app *a, const char *why);
 
 static char *recover_text;
 static size_t recover_len;
@@ -625,6 +650,26 @@ static void answer(struct ui_app *a, bool yes)
 			a->have_declined = true;
 			ui_status(&c, false, "%s", _("Kept this version; saving will ask before it "
 						     "overwrites the file on disk."));
+		}
+		break;
+	case UI_Q_RETRY:
+		if (yes)
+			retry_begin(a, 0);
+		else
+			retry_cancelled(a, _("No retry."));
+		break;
+	case UI_Q_RETRY_STOP:
+		if (yes) {
+			ui_retry_stop(&a->retry);
+			ui_status(&c, false, "%s", _("Stopping the retry: its run is being stopped."));
+		}
+		break;
+	case UI_Q_RETRY_QUIT:
+		if (yes) {
+			ui_retry_stop(&a->retry);
+			a->quit_after_retry = true;
+			ui_status(&c, false, "%s", _("Stopping the retry's run; oomfix quits once it has "
+						    "stopped."));
 		}
 		break;
 	case UI_Q_RECOVER: {
@@ -726,6 +771,209 @@ static void apply_first_fix(struct ui_app *a)
 	apply_fix(a, id, false);
 }
 
+/* ---- retry until the job fits (r) -------------------------------------------------------------
+ *
+ * The loop is `oomfix retry` run as a child (retry.c); here it is started after a question, its
+ * tries are followed (each try's log is shown in the Log view as it is written, and the job is
+ * reloaded after each fix the loop saves), and it is stopped. While it runs, the job is the
+ * loop's: nothing that would change or save it is allowed here.
+ */
+
+#define RETRY_PROBE_STEPS 20
+
+const char *ui_retry_from_log(const struct ui_app *a)
+{
+	const struct ui_session *s = &a->s;
+	if (!s->log_path || !s->have_diag || s->diag_pending || !s->diag.oom || s->diag.survived ||
+	    ui_session_diag_stale(s) || ui_dirty(s))
+		return NULL;
+	return s->log_path;
+}
+
+static void retry_cancelled(struct ui_app *a, const char *why)
+{
+	struct ui_ctx c = ctx_of(a);
+	a->retry_asking = false;
+	if (a->view == UI_V_RETRY && !a->retry.started)
+		a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
+	ui_status(&c, false, "%s", why);
+}
+
+/* r: stop a loop that runs (asked first, in the Retry view), or set one up. */
+static void retry_key(struct ui_app *a, const struct ui_ctx *c)
+{
+	if (ui_retry_running(&a->retry)) {
+		if (a->view != UI_V_RETRY) {
+			a->view = UI_V_RETRY;
+			ui_status(c, false, "%s", _("The retry is running; r here stops it."));
+			return;
+		}
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_RETRY_STOP;
+		a->confirm_return = UI_M_NORMAL;
+		return;
+	}
+	if (!a->s.job || a->s.read_only || a->s.job_bad || !a->s.src) {
+		ui_status(c, true, "%s", _("No job file is open: the retry changes a job, so start "
+					   "oomfix with JOB.yaml (or aitk:NAME)."));
+		return;
+	}
+	if (ui_dirty(&a->s)) {
+		ui_status(c, true, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
+					   "first; the retry saves the job itself after each run."));
+		return;
+	}
+	if (source_running(a->s.src)) {
+		ui_status(c, true, _("%s is running in the web UI: the retry starts the runs itself, "
+				     "so stop it there (or let it end) first."), source_label(a->s.src));
+		return;
+	}
+	a->retry_asking = true;
+	a->view = UI_V_RETRY;
+	a->pos[UI_V_RETRY] = (struct ui_pos){ 0, 0 };
+	if (source_row(a->s.src)) { /* the web UI's worker runs it: nothing to type */
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_RETRY;
+		a->confirm_return = UI_M_NORMAL;
+		return;
+	}
+	char *cmd = a->retry_cmd ? strdup(a->retry_cmd) : ui_retry_guess_command(a->s.job_path);
+	a->mode = UI_M_PROMPT;
+	a->prompt_kind = UI_P_RETRY;
+	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", _("Run the job with: "));
+	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", cmd ? cmd : "");
+	a->prompt_len = a->prompt_cur = strlen(a->prompt_buf);
+	free(cmd);
+	ui_status(c, false, "%s", "");
+}
+
+/* The command was typed: ask before the first run. */
+static void retry_cmd_done(struct ui_app *a)
+{
+	size_t k = 0;
+	while (k < a->prompt_len && (a->prompt_buf[k] == ' ' || a->prompt_buf[k] == '\t'))
+		k++;
+	if (k == a->prompt_len) {
+		retry_cancelled(a, _("No command: no retry."));
+		return;
+	}
+	free(a->retry_cmd);
+	a->retry_cmd = strndup(a->prompt_buf, a->prompt_len);
+	a->mode = UI_M_CONFIRM;
+	a->confirm_kind = UI_Q_RETRY;
+	a->confirm_return = UI_M_NORMAL;
+}
+
+static void retry_begin(struct ui_app *a, long long probe)
+{
+	struct ui_ctx c = ctx_of(a);
+	struct err e;
+	const char *from = ui_retry_from_log(a);
+	bool web = source_row(a->s.src) != NULL;
+	const char *cmd = web ? NULL : a->retry_cmd;
+
+	a->retry_asking = false;
+	if (!web && !cmd) {
+		retry_cancelled(a, _("No command: no retry."));
+		return;
+	}
+	if (ui_retry_start(&a->retry, source_label(a->s.src), from, cmd, probe, UI_RETRY_MAX_TRIES,
+			   &e)) {
+		a->view = a->retry.started ? UI_V_RETRY : a->s.log ? UI_V_LOG : UI_V_TRAINING;
+		ui_status_err(&c, &e);
+		return;
+	}
+	if (cmd)
+		ui_retry_remember_command(a->s.job_path, cmd);
+	a->view = UI_V_RETRY;
+	a->retry_picked = false;
+	a->retry_log_due = -1;
+	a->pos[UI_V_RETRY] = (struct ui_pos){ 0, 0 };
+	ui_status(&c, false, "%s",
+		  from ? _("Retry started from the log on screen: its fix first, then a run.")
+		       : web ? _("Retry started: the job is queued in the web UI.")
+			     : _("Retry started: the first run is of the job as it is."));
+}
+
+/* Shows try i's log in the Log view (later, when the log on screen is still being read). */
+static bool show_try(struct ui_app *a, long long i, bool switch_view)
+{
+	struct ui_ctx c = ctx_of(a);
+	struct err e;
+	const struct ui_try *t = &a->retry.tries[i];
+
+	if (!a->s.log_path || strcmp(a->s.log_path, t->log) != 0) {
+		int rc = ui_session_set_log(&a->s, t->log, &e);
+		if (rc == ERR_TEMPFAIL) {
+			a->retry_log_due = i;
+			return false;
+		}
+		if (rc) {
+			ui_status_err(&c, &e);
+			return false;
+		}
+		a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
+		a->log_moved = false;
+		a->follow_off = false;
+		a->bell_done = false;
+	}
+	a->retry_log_due = -1;
+	if (switch_view)
+		a->view = UI_V_LOG;
+	return true;
+}
+
+/* The loop saved the job: take the new text (no edits can be pending, they are refused). */
+static void retry_reload(struct ui_app *a)
+{
+	struct ui_ctx c = ctx_of(a);
+	struct err e;
+	size_t kept, lost;
+	if (ui_session_reload(&a->s, &kept, &lost, &e))
+		ui_status_err(&c, &e);
+	a->have_declined = false;
+}
+
+/* Takes what the loop did since the last turn; true when the screen changed. */
+static bool retry_tick(struct ui_app *a)
+{
+	if (a->retry_log_due >= 0 && (size_t)a->retry_log_due < a->retry.ntries)
+		show_try(a, a->retry_log_due, false);
+	unsigned b = ui_retry_poll(&a->retry);
+	if (!b)
+		return false;
+	struct ui_ctx c = ctx_of(a);
+	const struct ui_retry *r = &a->retry;
+	if (b & UI_RT_FIX) {
+		retry_reload(a);
+		for (size_t i = r->ntries; i-- > 0;)
+			if (r->tries[i].fix) {
+				ui_status(&c, false, _("%s → %s: saved; the next run tries it."),
+					  r->tries[i].summary ? r->tries[i].summary : "",
+					  r->tries[i].fix);
+				break;
+			}
+	}
+	if ((b & UI_RT_TRY) && r->ntries && r->tries[r->ntries - 1].n > 0)
+		show_try(a, (long long)r->ntries - 1, false);
+	if (b & UI_RT_END) {
+		char buf[700];
+		retry_reload(a);
+		beep(); /* once, for the whole loop: the tries on the way do not ring */
+		a->bell_done = true;
+		ui_retry_last_error(r, buf, sizeof buf);
+		if (r->text)
+			ui_status(&c, !strcmp(r->outcome, "error"), _("Retry: %s"), r->text);
+		else if (buf[0])
+			ui_status(&c, true, _("Retry: %s"), buf);
+		else
+			ui_status(&c, true, _("Retry: it ended with status %d."), r->status);
+		if (a->quit_after_retry)
+			a->quit = true;
+	}
+	return true;
+}
+
 static void next_theme(struct ui_app *a)
 {
 	struct ui_ctx c = ctx_of(a);
@@ -778,13 +1026,20 @@ static void prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 	switch (act) {
 	case UI_A_PROMPT_OK:
 		a->mode = UI_M_NORMAL;
+		if (a->prompt_kind == UI_P_RETRY) {
+			retry_cmd_done(a);
+			return;
+		}
 		/* The prompt was opened by the view on screen: the line is its to take. */
 		if (ui_views[a->view]->prompt_done)
 			ui_views[a->view]->prompt_done(a, c);
 		return;
 	case UI_A_PROMPT_CANCEL:
 		a->mode = UI_M_NORMAL;
-		ui_status(c, false, "%s", _("Cancelled."));
+		if (a->prompt_kind == UI_P_RETRY)
+			retry_cancelled(a, _("Cancelled."));
+		else
+			ui_status(c, false, "%s", _("Cancelled."));
 		return;
 	case UI_A_PROMPT_BS:
 		/* Back over one whole UTF-8 character, before the cursor. */
@@ -903,6 +1158,8 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		apply_fix(a, a->pick_fix, false);
 	else if (req == UI_REQ_OPEN_JOB)
 		open_job(a, c);
+	else if (req == UI_REQ_SHOW_TRY && !show_try(a, a->retry_show, true) && a->retry_log_due >= 0)
+		ui_status(c, false, "%s", _("Still reading the log; the try's log comes next."));
 }
 
 static void handle_view_key(struct ui_app *a, int key);
@@ -941,7 +1198,8 @@ static void handle_view_key(struct ui_app *a, int key)
 		a->msg.text[0] = '\0';
 	/* The first key after the file changed on disk (the user was away, in another editor)
 	 * gets the question instead of acting on a version that is no longer the file. */
-	if ((a->mode == UI_M_NORMAL || a->mode == UI_M_HELP) && check_disk(a, &c))
+	if ((a->mode == UI_M_NORMAL || a->mode == UI_M_HELP) && !ui_retry_running(&a->retry) &&
+	    check_disk(a, &c))
 		return;
 	if (act == UI_A_REDRAW) {
 		clearok(curscr, TRUE); /* the only full clear: the user asked for it */
@@ -957,6 +1215,11 @@ static void handle_view_key(struct ui_app *a, int key)
 			a->mode = a->confirm_return;
 			a->quit_after_save = true;
 			ask_save(a, &c, UI_M_NORMAL);
+			return;
+		}
+		if (a->confirm_kind == UI_Q_RETRY && (key == 'p' || key == 'P')) {
+			a->mode = a->confirm_return;
+			retry_begin(a, RETRY_PROBE_STEPS);
 			return;
 		}
 		a->quit_after_save = a->quit_after_save && a->confirm_kind != UI_Q_QUIT &&
@@ -986,6 +1249,11 @@ static void handle_view_key(struct ui_app *a, int key)
 		char k[16];
 		snprintf(k, sizeof k, "%s", ui_key_name(key));
 		ui_status(&c, false, _("%s: no action here; ? lists the keys"), k);
+		return;
+	}
+	if (ui_retry_running(&a->retry) && retry_locks(act)) {
+		ui_status(&c, false, "%s", _("A retry is running and changes the job itself: wait for "
+					    "it, or stop it with r in the Retry view."));
 		return;
 	}
 	/* The view's own handling first (moves in a panel, search in the log, ...). */
@@ -1052,8 +1320,15 @@ static void handle_view_key(struct ui_app *a, int key)
 		a->mode = UI_M_HELP;
 		a->help_pos = (struct ui_pos){ 0, 0 };
 		break;
+	case UI_A_RETRY:
+		retry_key(a, &c);
+		break;
 	case UI_A_QUIT:
-		if (ui_dirty(&a->s)) {
+		if (ui_retry_running(&a->retry)) {
+			a->mode = UI_M_CONFIRM;
+			a->confirm_kind = UI_Q_RETRY_QUIT;
+			a->confirm_return = UI_M_NORMAL;
+		} else if (ui_dirty(&a->s)) {
 			a->mode = UI_M_CONFIRM;
 			a->confirm_kind = UI_Q_QUIT;
 			a->confirm_return = UI_M_NORMAL;
@@ -1071,6 +1346,18 @@ static void interrupted(struct ui_app *a)
 {
 	struct ui_ctx c = ctx_of(a);
 
+	if (ui_retry_running(&a->retry)) {
+		/* Asked once; a Ctrl-C while it stops skips the run's grace period. */
+		if (a->quit_after_retry) {
+			ui_retry_stop(&a->retry);
+			return;
+		}
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_RETRY_QUIT;
+		a->confirm_return = UI_M_NORMAL;
+		ui_status(&c, false, "%s", _("Ctrl-C: a retry is running."));
+		return;
+	}
 	if (!ui_dirty(&a->s)) {
 		a->quit = true;
 		return;
@@ -1162,8 +1449,10 @@ static bool follow_tick(struct ui_app *a)
 	}
 	if ((following || (!a->follow_off && (f & UI_F_RESTARTED))) && a->s.lines_known)
 		p->cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
-	if (!a->bell_done && ((a->s.diag.oom && !a->s.diag.survived && !was_oom) ||
-			      (a->s.diag.run_ended && !was_ended))) {
+	/* During a retry each try's end is the loop's business: it rings once, at its own end. */
+	if (!a->bell_done && !ui_retry_running(&a->retry) &&
+	    ((a->s.diag.oom && !a->s.diag.survived && !was_oom) ||
+	     (a->s.diag.run_ended && !was_ended))) {
 		char buf[1024];
 		a->bell_done = true;
 		beep(); /* the bell, and nothing else: no flash, no other escape sequence */
@@ -1179,7 +1468,7 @@ static int input_timeout(const struct ui_app *a, bool more)
 {
 	if (a->s.diag_pending || ui_jobs_pending())
 		return 30;
-	if (a->s.live || a->s.job_status[0])
+	if (a->s.live || a->s.job_status[0] || ui_retry_running(&a->retry))
 		return more ? 0 : FOLLOW_POLL_MS;
 	return -1;
 }
@@ -1665,6 +1954,7 @@ int ui_main(int argc, char **argv)
 			 _("The locale is not UTF-8, so the screen uses plain ASCII; a UTF-8 locale "
 			   "(e.g. LANG=C.UTF-8) gives the full display."));
 	a->script = o.script != NULL;
+	a->retry_log_due = -1;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
 	a->jobs_on = source_aitk_dir() || (o.job && source_is_aitk_arg(o.job));
 	if (a->jobs_on && !o.job && !o.log)
@@ -1731,9 +2021,10 @@ int ui_main(int argc, char **argv)
 			handle_mouse(a);
 		else if (key > 0)
 			handle_key(a, key);
+		bool tried = retry_tick(a);
 		bool grew = follow_tick(a);
 		more = grew && a->s.live && diag_state_pending(a->s.live);
-		if (key > 0 || verdict || grew)
+		if (key > 0 || verdict || grew || tried)
 			draw(a);
 	}
 
@@ -1753,6 +2044,13 @@ int ui_main(int argc, char **argv)
 	for (int v = 0; v < UI_V_COUNT; v++)
 		if (ui_views[v]->fini)
 			ui_views[v]->fini(a);
+	/* A loop still running (the script ended): it stops its run without the grace period. */
+	if (ui_retry_running(&a->retry)) {
+		ui_retry_stop(&a->retry);
+		ui_retry_stop(&a->retry);
+	}
+	ui_retry_free(&a->retry);
+	free(a->retry_cmd);
 	ui_session_close(&a->s);
 	ui_theme_names_free(a->themes, a->nthemes);
 	free(recover_text);

@@ -90,6 +90,10 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_QUEUE_JOB, UI_CTX_JOBS, { 'Q' }, N_("queue the job again, as the web UI's start button"),
 	  N_("queue") },
 
+	/* the Retry view's list of tries */
+	{ UI_A_SHOW_TRY, UI_CTX_RETRY, { ENTER_KEYS }, N_("show the selected try's log in the Log view"),
+	  N_("show log") },
+
 	/* moving: every view and every screen that scrolls */
 	{ UI_A_UP, V | S | UI_CTX_CONFIRM, { F(KEY_UP), 'k' }, N_("move up"), NULL },
 	{ UI_A_DOWN, V | S | UI_CTX_CONFIRM, { F(KEY_DOWN), 'j' }, N_("move down"), NULL },
@@ -110,6 +114,9 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_SAVE, V, { 's' }, N_("save: show what will be written, then ask"), N_("save") },
 	{ UI_A_WALK, V, { 'w' }, N_("walk through the rollback plan, one step per screen"),
 	  N_("walk") },
+	{ UI_A_RETRY, V, { 'r' }, N_("retry until the job fits: run it, and after each out-of-memory "
+				     "apply the fix for it and run again (in the Retry view, r stops it)"),
+	  N_("retry") },
 	{ UI_A_THEME, V, { 't' }, N_("next colour theme"), NULL },
 	{ UI_A_JOBS, V, { 'J' }, N_("back to the web UI's job list (with --aitk)"), NULL },
 	{ UI_A_HELP, V, { '?', F(KEY_F(1)) }, N_("this help"), N_("help") },

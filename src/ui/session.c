@@ -758,6 +758,10 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 		s->pos = 1;
 	else
 		doc_free(&nd);
+	/* A change saved by another program (a retry) after the log was written makes the verdict
+	 * one about a job that is no more. */
+	s->verdict_pos = 0;
+	s->untried_saved = s->log_path && source_log_untried(s->src, s->log_path, NULL);
 	ui_session_refresh(s);
 	for (size_t i = 0; i < nold; i++)
 		doc_free(&old[i].doc);

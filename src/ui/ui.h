@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <curses.h>
 
 #include "oomfix/diag.h"
@@ -89,7 +90,7 @@ attr_t ui_attr(enum ui_role role);
 #define UI_VIEWS(X) \
 	X(TRAINING, ui_view_training) X(DATASETS, ui_view_datasets) X(SAMPLE, ui_view_sample) \
 	X(MODEL, ui_view_model) X(ADVANCED, ui_view_advanced) X(LOG, ui_view_log) \
-	X(PLAN, ui_view_plan) X(DIFF, ui_view_diff) X(JOBS, ui_view_jobs)
+	X(PLAN, ui_view_plan) X(DIFF, ui_view_diff) X(JOBS, ui_view_jobs) X(RETRY, ui_view_retry)
 
 #define UI_VIEW_ENUM(id, ops) UI_V_##id,
 enum ui_view { UI_VIEWS(UI_VIEW_ENUM) UI_V_COUNT };
@@ -111,6 +112,7 @@ enum {
 	UI_CTX_PLAN = 1u << 9,     /* the Plan view's list of steps */
 	UI_CTX_JOBS = 1u << 10,    /* the web UI's job list */
 	UI_CTX_TEXT = 1u << 11,    /* text screens searched with / (Plan, Diff, Advanced) */
+	UI_CTX_RETRY = 1u << 12,   /* the Retry view's list of tries */
 };
 
 #define UI_ACTIONS(X) \
@@ -121,7 +123,8 @@ enum {
 	X(WALK_MORE) X(WALK_QUIT) X(YES) X(NO) X(PROMPT_OK) X(PROMPT_CANCEL) X(PROMPT_BS) \
 	X(PROMPT_CLEAR) X(HELP_CLOSE) X(FOLLOW) X(PICK) X(JOBS) X(OPEN_JOB) X(QUEUE_JOB) \
 	X(NEXT_RUN) X(SCROLL_LEFT) X(SCROLL_RIGHT) X(WRAP) X(GOTO_VIEW) X(PROMPT_LEFT) \
-	X(PROMPT_RIGHT) X(PROMPT_HOME) X(PROMPT_END) X(PROMPT_WORD) X(PROMPT_DEL) X(PREV_EVIDENCE)
+	X(PROMPT_RIGHT) X(PROMPT_HOME) X(PROMPT_END) X(PROMPT_WORD) X(PROMPT_DEL) X(PREV_EVIDENCE) \
+	X(RETRY) X(SHOW_TRY)
 
 #define UI_ACT_ENUM(id) UI_A_##id,
 enum ui_act { UI_A_NONE = 0, UI_ACTIONS(UI_ACT_ENUM) UI_A_COUNT };
@@ -301,6 +304,73 @@ void ui_session_refresh(struct ui_session *s);
  * current text stay up to date (app.c) without the session knowing of it. */
 void ui_session_on_change(void (*fn)(const struct ui_session *s));
 
+/* ---- the retry loop run from the UI (retry.c) ---------------------------------------------- */
+
+/* One try of the loop, as its events told it. */
+struct ui_try {
+	int n;                      /* the number of its log (N.log); 0: the log the loop started from */
+	int index;                  /* 1 for the first run of this loop, 0 for the log started from */
+	char *log;                  /* its log, as the retry named it (relative to the working dir) */
+	char *taken;                /* a web UI job: the status the worker gave it; NULL while queued */
+	bool judged;                /* its verdict came */
+	bool oom;
+	char timing[4];             /* "A".."E", "" when no OOM */
+	char *summary;              /* the verdict in a few words */
+	char *fix, *title, *note, *lesson; /* the fix applied after it (fix NULL when none) */
+	char **changes;             /* "path: old → new" */
+	size_t nchanges;
+};
+
+struct ui_retry {
+	pid_t pid;                  /* the `oomfix retry` process, 0 when none runs */
+	int ev_fd, err_fd;          /* its events and what it prints for people; -1 once at their end */
+	bool started;               /* a loop was started in this session: the Retry tab is shown */
+	bool stopping;              /* the user asked it to stop */
+	char *cmd;                  /* the shell command of a file job, NULL for a web UI job */
+	long long probe;
+	int max_tries;
+	struct ui_try *tries;
+	size_t ntries;
+	bool ended;                 /* the end event came, or the process is gone */
+	int status;                 /* its exit status */
+	char outcome[16];           /* fits, probe, not_oom, worker, exhausted, max_tries, interrupted,
+				     * stopped, error */
+	char *text;                 /* the end in a sentence (NULL: see ui_retry_last_error) */
+	char *line;                 /* an event line still being read */
+	size_t len, cap;
+	char err[2048];             /* the tail of what it printed for people */
+	size_t errlen;
+};
+
+/* What ui_retry_poll saw. */
+enum {
+	UI_RT_TRY = 1u << 0,        /* a try started: its log is the last try's */
+	UI_RT_FIX = 1u << 1,        /* a fix was saved: the job changed on disk */
+	UI_RT_END = 1u << 2,        /* the process is gone (ended and outcome are set) */
+	UI_RT_CHANGED = 1u << 3,    /* anything new to draw */
+};
+
+/* Starts `oomfix retry --events 3` for JOB (a path or aitk:NAME) as a child: with `log` it starts
+ * from that failed run (--log), `cmd` is the shell command of a file job (NULL for a web UI job),
+ * probe 0 for none. The results of an earlier loop are forgotten. */
+int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const char *cmd,
+		   long long probe, int max_tries, struct err *e);
+/* Reads what the child wrote since the last call, without waiting; reaps it when it is gone.
+ * Returns UI_RT_* bits. */
+unsigned ui_retry_poll(struct ui_retry *r);
+bool ui_retry_running(const struct ui_retry *r);
+/* Asks the loop to stop (SIGINT): it stops its run first; asking again skips the grace period. */
+void ui_retry_stop(struct ui_retry *r);
+/* The last line the retry printed for people (its error, when it ended without an outcome). */
+void ui_retry_last_error(const struct ui_retry *r, char *buf, size_t sz);
+/* Frees what the loop's results hold (the process must be gone). */
+void ui_retry_free(struct ui_retry *r);
+/* The shell command last used for this job file, or a guess (`cd TOOLKIT && python run.py JOB`
+ * when run.py is found in or above the job's folder); malloc'd. */
+char *ui_retry_guess_command(const char *job_path);
+/* Keeps `cmd` for the next time (JOB.oomfix-runs/command, replaced whole). */
+void ui_retry_remember_command(const char *job_path, const char *cmd);
+
 /* ---- display lines (lines.c) -------------------------------------------------------------- */
 
 #define UI_LINE_SEGS 6
@@ -392,7 +462,8 @@ struct ui_ctx {
 enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE,
 	      UI_REQ_APPLY,   /* apply the fix in ui_app.pick_fix, asking first when the last change
 			       * has not been tried */
-	      UI_REQ_OPEN_JOB /* open the job selected in the job list */ };
+	      UI_REQ_OPEN_JOB, /* open the job selected in the job list */
+	      UI_REQ_SHOW_TRY /* show the log of the try in ui_app.retry_show */ };
 
 /* Sets the one-line status message (printf format; already translated). */
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
@@ -407,9 +478,9 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
 
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
-enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH };
+enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH, UI_P_RETRY };
 enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_UNTRIED,
-			   UI_Q_RELOAD, UI_Q_LOG_JOB };
+			   UI_Q_RELOAD, UI_Q_LOG_JOB, UI_Q_RETRY, UI_Q_RETRY_STOP, UI_Q_RETRY_QUIT };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -481,6 +552,15 @@ struct ui_app {
 	int rows, cols;
 	bool follow_off;            /* F: the Log view does not follow the log as it grows */
 	bool bell_done;             /* the bell rang for this run's OOM or end */
+
+	/* the retry loop (r): the child and its tries, and the questions before it starts */
+	struct ui_retry retry;
+	bool retry_asking;          /* r was pressed: the command or the question is being asked */
+	char *retry_cmd;            /* the command typed for a file job */
+	bool retry_picked;          /* the user moved in the list: it no longer follows the newest */
+	long long retry_show;       /* the try of a UI_REQ_SHOW_TRY */
+	long long retry_log_due;    /* a try whose log is to be shown once the log is read, or -1 */
+	bool quit_after_retry;      /* quit once the stopped loop has ended */
 };
 
 /* Minimum usable terminal. */
@@ -532,6 +612,14 @@ void ui_job_error_text(const struct ui_session *s, char *buf, size_t size);
 /* Whether the Log view follows a growing log now: following is on and the view is at the end
  * (or was never moved from it). */
 bool ui_log_following(const struct ui_app *a);
+
+/* The log the retry can start from (app.c): the one on screen, when its verdict is an
+ * out-of-memory that the job as it is now has not answered yet (no change was made after it). */
+const char *ui_retry_from_log(const struct ui_app *a);
+#define UI_RETRY_MAX_TRIES 6
+
+/* Appends "  retry: try N (T of at most M)" to a header while a retry runs (view_retry.c). */
+void ui_retry_header(const struct ui_app *a, char *buf, size_t sz);
 
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);

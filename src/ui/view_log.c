@@ -545,6 +545,7 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		if (k < sizeof buf)
 			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
 	}
+	ui_retry_header(a, buf, sizeof buf);
 	if (a->s.growing)
 		live_header(a, buf, sizeof buf);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);

@@ -350,6 +350,7 @@ static const struct { unsigned ctx; const char *title; } help_groups[] = {
 	{ UI_CTX_LOG, N_("Log and diagnosis") },
 	{ UI_CTX_PLAN, N_("Plan") },
 	{ UI_CTX_JOBS, N_("Jobs of the web UI") },
+	{ UI_CTX_RETRY, N_("Retry") },
 	{ UI_CTX_SCROLL, N_("Scrolling screens") },
 	{ UI_CTX_WALK, N_("Walk-through") },
 	{ UI_CTX_CONFIRM, N_("Questions") },

@@ -1,0 +1,247 @@
+/* view_retry.c — the Retry view: the loop started with r (SPEC §11), its tries listed as they
+ * happen — each try's verdict, the fix applied after it with its `path: old → new` and the fix's
+ * lesson, so the loop teaches the order — and how it ended. Enter shows a try's log in the Log
+ * view; r stops a loop that runs. The loop itself is a child process (retry.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+/* The try under the cursor (-1 when there are none). */
+static long long selected(const struct ui_app *a)
+{
+	long long n = (long long)a->retry.ntries, c = a->pos[UI_V_RETRY].cursor;
+	if (!n)
+		return -1;
+	return c < 0 ? 0 : c >= n ? n - 1 : c;
+}
+
+static bool is_last(const struct ui_app *a, size_t i)
+{
+	return i + 1 == a->retry.ntries;
+}
+
+/* Where a run under way stands: the web UI's status, then phase, step/total and speed from the
+ * log being followed, when that log is this try's. */
+static void under_way(const struct ui_app *a, const struct ui_try *t, char *buf, size_t sz)
+{
+	const struct diag_result *d = &a->s.diag;
+	bool here = t->log && a->s.log_path && !strcmp(t->log, a->s.log_path) && a->s.have_diag;
+	size_t k;
+
+	if (!a->retry.cmd && !t->taken)
+		snprintf(buf, sz, "%s", _("queued in the web UI, waiting for its worker"));
+	else if (a->retry.stopping)
+		snprintf(buf, sz, "%s", _("stopping the run..."));
+	else
+		snprintf(buf, sz, "%s", _("running"));
+	k = strlen(buf);
+	if (!here || k >= sz)
+		return;
+	if (d->now_phase != DIAG_P_NONE)
+		k += (size_t)snprintf(buf + k, sz - k, ": %s", diag_phase_label(d->now_phase));
+	if (d->now_step >= 0 && k < sz)
+		k += (size_t)(d->total_steps > 0
+			      ? snprintf(buf + k, sz - k, _(", step %lld of %lld"), d->now_step,
+					 d->total_steps)
+			      : snprintf(buf + k, sz - k, _(", step %lld"), d->now_step));
+	if (d->now_rate[0] && k < sz)
+		snprintf(buf + k, sz - k, ", %s", d->now_rate);
+}
+
+/* The sentence for how the loop ended, and its role. */
+static enum ui_role ending(const struct ui_app *a, char *buf, size_t sz)
+{
+	const struct ui_retry *r = &a->retry;
+	const char *o = r->outcome;
+	char last[600];
+
+	if (!strcmp(o, "fits") || !strcmp(o, "probe")) {
+		snprintf(buf, sz, _("%s The job that fits is saved; the journal (%s.oomfix.md) lists "
+				    "what each try changed."), r->text ? r->text : "",
+			 a->s.job_path ? a->s.job_path : "");
+		return UI_R_DONE;
+	}
+	if (!strcmp(o, "error")) {
+		ui_retry_last_error(r, last, sizeof last);
+		snprintf(buf, sz, _("The retry could not go on: %s"),
+			 r->text ? r->text : last[0] ? last : _("it ended without saying why"));
+		return UI_R_ERROR;
+	}
+	snprintf(buf, sz, "%s", r->text ? r->text : o);
+	return UI_R_TODO;
+}
+
+/* The view's lines; first[i] receives the line where try i starts. */
+static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long long *first)
+{
+	const struct ui_retry *r = &a->retry;
+	bool web = a->s.src && source_row(a->s.src);
+	char buf[2048];
+
+	ui_lines_add(l, UI_R_HEADING, _("Retry until the job fits"));
+	if (web)
+		snprintf(buf, sizeof buf, _("Each try queues %s in the web UI, as its start button does, "
+					    "and follows the run of the UI's worker."),
+			 source_label(a->s.src));
+	else if (!r->started || a->retry_asking)
+		snprintf(buf, sizeof buf, _("Each try runs the command typed below with /bin/sh, in "
+					    "the folder oomfix was started from; its output goes to "
+					    "%s.oomfix-runs/N.log, which the Log view follows."),
+			 a->s.job_path ? a->s.job_path : "");
+	else
+		snprintf(buf, sizeof buf, _("Each try runs: %s"), r->cmd ? r->cmd : "");
+	ui_lines_wrap(l, UI_R_NORMAL, buf, width, 1);
+	snprintf(buf, sizeof buf,
+		 _("A run that dies of GPU out-of-memory gets the first fix for that failure (one "
+		   "that acts on the phase that failed), saved with the previous version kept and a "
+		   "journal entry, and then the next run: one change, then a run, at most %d runs."),
+		 r->max_tries ? r->max_tries : UI_RETRY_MAX_TRIES);
+	ui_lines_wrap(l, UI_R_DIM, buf, width, 1);
+	if (a->retry_asking && ui_retry_from_log(a))
+		ui_lines_wrap(l, UI_R_DIM, _("The log on screen already shows how the job as it is "
+					     "fails: its fix is applied first, then the first run."),
+			      width, 1);
+	else if (a->retry_asking)
+		ui_lines_wrap(l, UI_R_DIM, _("The first run is of the job as it is."), width, 1);
+	if (!a->retry_asking) {
+		if (r->probe > 0)
+			snprintf(buf, sizeof buf, _("A run that gets %lld steps past the step the last "
+						    "one failed at, and through a sampling round, is "
+						    "stopped: it fits."), r->probe);
+		else
+			snprintf(buf, sizeof buf, "%s", _("Each run goes on to its end: the run that "
+							  "finishes is the training run."));
+		ui_lines_wrap(l, UI_R_DIM, buf, width, 1);
+	}
+	ui_lines_add(l, UI_R_NORMAL, "");
+
+	/* Before a new loop starts, the tries of the last one are not its own. */
+	for (size_t i = 0; i < r->ntries && !a->retry_asking; i++) {
+		const struct ui_try *t = &r->tries[i];
+		struct ui_line *ln;
+		first[i] = (long long)l->n;
+		char label[128];
+		if (t->n == 0)
+			snprintf(label, sizeof label, "%s", _("the log you opened"));
+		else
+			snprintf(label, sizeof label, _("try %d"), t->n);
+		/* padded in cells, so that translated labels line up too */
+		int w = text_width(label, strlen(label));
+		snprintf(buf, sizeof buf, " %s%*s", label, w < 8 ? 10 - w : 2, "");
+		ln = ui_lines_add(l, UI_R_LABEL, buf);
+		ln->selectable = true;
+		ln->target = (long long)i;
+		if (t->judged) {
+			ui_line_append(ln, t->oom ? UI_R_OOM : UI_R_VALUE, t->summary ? t->summary : "");
+		} else if (is_last(a, i) && ui_retry_running(r)) {
+			under_way(a, t, buf, sizeof buf);
+			ui_line_append(ln, UI_R_VALUE, buf);
+		} else {
+			ui_line_append(ln, UI_R_DIM, _("stopped before its verdict"));
+		}
+		if (!t->fix)
+			continue;
+		ln = ui_lines_addf(l, UI_R_NORMAL, "           → %s", t->fix);
+		if (t->title)
+			ui_line_append(ln, UI_R_DIM, "  "), ui_line_append(ln, UI_R_DIM, t->title);
+		for (size_t k = 0; k < t->nchanges; k++)
+			ui_lines_addf(l, UI_R_CHANGED, "             %s", t->changes[k]);
+		if (t->note && t->note[0])
+			ui_lines_wrap(l, UI_R_DIM, t->note, width, 13);
+		if (t->lesson && t->lesson[0]) {
+			snprintf(buf, sizeof buf, _("Lesson: %s"), t->lesson);
+			ui_lines_wrap(l, UI_R_DIM, buf, width, 13);
+		}
+	}
+	ui_lines_add(l, UI_R_NORMAL, "");
+	if (ui_retry_running(r)) {
+		ui_lines_wrap(l, UI_R_DIM,
+			      r->stopping ? _("Stopping: the run gets Ctrl-C first, then SIGTERM after "
+					      "the grace period. r asks again to skip the wait.")
+					  : _("r stops the retry (its run is stopped first). Enter shows "
+					      "the selected try's log in the Log view; the job cannot be "
+					      "edited while the retry changes it."),
+			      width, 1);
+	} else if (r->ended && !a->retry_asking) {
+		enum ui_role role = ending(a, buf, sizeof buf);
+		ui_lines_wrap(l, role, buf, width, 1);
+		ui_lines_wrap(l, UI_R_DIM, _("Enter shows the selected try's log; r starts another "
+					     "retry."), width, 1);
+	}
+}
+
+static void retry_draw(struct ui_app *a, const struct ui_ctx *c)
+{
+	struct ui_lines l = { 0 };
+	long long first[a->retry.ntries + 1];
+	if (!a->retry_picked && a->retry.ntries)
+		a->pos[UI_V_RETRY].cursor = (long long)a->retry.ntries - 1;
+	long long sel = a->retry_asking ? -1 : selected(a);
+
+	retry_lines(a, &l, c->r.w - 2, first);
+	long long cur = sel >= 0 ? first[sel] : -1;
+	long long top = a->pos[UI_V_RETRY].top;
+	/* The list follows the newest try, and how the loop stands below it, until the user picks
+	 * a try: the end is shown, or as much of it as keeps the newest try on screen. */
+	if (!a->retry_picked)
+		top = (long long)l.n > c->r.h ? (long long)l.n - c->r.h : 0;
+	ui_draw_lines(c->win, c->r, &l, cur, &top, sel >= 0);
+	a->pos[UI_V_RETRY].top = top;
+	if ((long long)l.n > c->r.h)
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", top + 1,
+			 top + c->r.h < (long long)l.n ? top + c->r.h : (long long)l.n, l.n);
+	ui_lines_free(&l);
+}
+
+static enum ui_req retry_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	struct ui_pos *p = &a->pos[UI_V_RETRY];
+	long long n = (long long)a->retry.ntries;
+
+	switch (act) {
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		if (!n)
+			return UI_REQ_DONE;
+		ui_pos_move(p, act, n, 3);
+		a->retry_picked = true;
+		return UI_REQ_DONE;
+	case UI_A_SHOW_TRY: {
+		long long i = selected(a);
+		if (i < 0 || !a->retry.tries[i].log) {
+			ui_status(c, false, "%s", _("No try yet."));
+			return UI_REQ_DONE;
+		}
+		a->retry_show = i;
+		return UI_REQ_SHOW_TRY;
+	}
+	default:
+		return UI_REQ_PASS;
+	}
+}
+
+static bool retry_shown(const struct ui_app *a)
+{
+	return a->retry.started || a->retry_asking;
+}
+
+const struct ui_view_ops ui_view_retry = {
+	.name = N_("Retry"), .keys = UI_CTX_RETRY, .draw = retry_draw, .action = retry_action,
+	.shown = retry_shown,
+};
+
+void ui_retry_header(const struct ui_app *a, char *buf, size_t sz)
+{
+	const struct ui_retry *r = &a->retry;
+	size_t k = strlen(buf);
+	if (!ui_retry_running(r) || !r->ntries || k >= sz)
+		return;
+	const struct ui_try *t = &r->tries[r->ntries - 1];
+	if (t->n > 0)
+		snprintf(buf + k, sz - k, _("  retry: try %d (%d of at most %d)"), t->n, t->index,
+			 r->max_tries);
+}
