@@ -618,7 +618,8 @@ bool ui_log_following(const struct ui_app *a);
 const char *ui_retry_from_log(const struct ui_app *a);
 #define UI_RETRY_MAX_TRIES 6
 
-/* Appends "  retry: try N (T of at most M)" to a header while a retry runs (view_retry.c). */
+/* Appends "  retry T/M" (the T-th run of at most M) to a header while a retry runs
+ * (view_retry.c). */
 void ui_retry_header(const struct ui_app *a, char *buf, size_t sz);
 
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */

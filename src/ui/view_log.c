@@ -516,6 +516,15 @@ static int line_rows(struct ui_app *a, uint64_t line, int avail)
 	return rows > 0 ? rows : 1;
 }
 
+/* The last `parts` parts of a path ("a/b/c", 2: "b/c"), or the whole path when it has fewer. */
+static const char *path_tail(const char *p, int parts)
+{
+	for (const char *t = p + strlen(p); t > p; t--)
+		if (t[-1] == '/' && --parts == 0)
+			return t;
+	return p;
+}
+
 static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
@@ -532,15 +541,17 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		snprintf(how, sizeof how, "%s", _("  [wrapped]"));
 	else if (log_hoff)
 		snprintf(how, sizeof how, _("  [from column %d]"), log_hoff + 1);
-	if (known)
-		snprintf(buf, sizeof buf, _("%s  line %lld of %lld%s"), logidx_name(a->s.log),
-			 n ? p->cursor + 1 : 0, n, logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
-	else
-		snprintf(buf, sizeof buf, _("%s  line %lld (counting...)"), logidx_name(a->s.log),
-			 p->cursor + 1);
-	if (strlen(buf) + strlen(how) < sizeof buf)
-		strcat(buf, how);
-	if (a->s.job_status[0]) { /* a web UI job: where its run stands in the UI, before the rest */
+	/* A long path leaves no room for where the run stands: its last two parts are enough. */
+	const char *name = logidx_name(a->s.log);
+	char shortname[300];
+	if (text_width(name, strlen(name)) > r.w / 3 && path_tail(name, 2) != name) {
+		snprintf(shortname, sizeof shortname, ".../%s", path_tail(name, 2));
+		name = shortname;
+	}
+	/* The name, then where the run stands (the web UI's status, the retry, the phase, step and
+	 * speed), then the position: a narrow header keeps what changes while a run goes on. */
+	snprintf(buf, sizeof buf, "%s", name);
+	if (a->s.job_status[0]) {
 		size_t k = strlen(buf);
 		if (k < sizeof buf)
 			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
@@ -548,6 +559,19 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	ui_retry_header(a, buf, sizeof buf);
 	if (a->s.growing)
 		live_header(a, buf, sizeof buf);
+	size_t hk = strlen(buf);
+	if (hk + 2 < sizeof buf) {
+		buf[hk++] = ' ';
+		buf[hk++] = ' ';
+		buf[hk] = '\0';
+	}
+	if (known)
+		snprintf(buf + hk, sizeof buf - hk, _("line %lld of %lld%s"), n ? p->cursor + 1 : 0, n,
+			 logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
+	else
+		snprintf(buf + hk, sizeof buf - hk, _("line %lld (counting...)"), p->cursor + 1);
+	if (strlen(buf) + strlen(how) < sizeof buf)
+		strcat(buf, how);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	const char *leg = mark_legend();
 	int lw = text_width(leg, strlen(leg));

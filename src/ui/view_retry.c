@@ -241,7 +241,6 @@ void ui_retry_header(const struct ui_app *a, char *buf, size_t sz)
 	if (!ui_retry_running(r) || !r->ntries || k >= sz)
 		return;
 	const struct ui_try *t = &r->tries[r->ntries - 1];
-	if (t->n > 0)
-		snprintf(buf + k, sz - k, _("  retry: try %d (%d of at most %d)"), t->n, t->index,
-			 r->max_tries);
+	if (t->index > 0) /* the try's number is in its log's name, beside */
+		snprintf(buf + k, sz - k, _("  retry %d/%d"), t->index, r->max_tries);
 }

@@ -96,8 +96,7 @@ check "the next try runs" wait_long b "try 2     running"
 T send-keys -t b a
 check "the job cannot be changed while the loop runs (a is refused)" wait_for b "A retry is running and changes the job"
 T send-keys -t b 6
-check "the Log view follows the try's log, saying which try" wait_for b "2.log  line"
-check "  ... with the retry in its header" wait_for b "retry: try 2 (2 of at most 6)"
+check "the Log view follows the try's log, saying which run of the retry it is" wait_for b "2.log  retry 2/6  [following]"
 T send-keys -t b r
 check "r elsewhere goes to the Retry view" wait_for b "The retry is running; r here stops it."
 T send-keys -t b r
