@@ -320,6 +320,9 @@ static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 			rc = aitkdb_queue(db, name, &was, &e);
 		if (rc)
 			ui_status_err(c, &e);
+		else if (aitkdb_was_queued(was))
+			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+					      "queue."), name);
 		else
 			ui_status(c, false, _("Queued %s (it was %s); the web UI's worker starts it."),
 				  name, was ? was : "?");
