@@ -322,6 +322,8 @@ static const char *question(const struct ui_app *a)
 				    "n = log only");
 	case UI_Q_RELOAD: return _("Reload it? y = reload (unsaved edits are re-applied where "
 				   "they still apply), n = keep this version");
+	case UI_Q_QUEUE: return _("Queue it again for the web UI's worker, as its start button "
+				  "does? y = queue, n = leave it");
 	}
 	return "";
 }
@@ -377,8 +379,9 @@ static void draw_status(struct ui_app *a)
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {
-		/* The recovery question names the file it found (set as the status when asked). */
-		if ((a->confirm_kind == UI_Q_RECOVER || a->confirm_kind == UI_Q_RELOAD) &&
+		/* The recovery, reload and queue questions name their file or job (set as the status). */
+		if ((a->confirm_kind == UI_Q_RECOVER || a->confirm_kind == UI_Q_RELOAD ||
+		     a->confirm_kind == UI_Q_QUEUE) &&
 		    a->msg.text[0])
 			snprintf(buf, sizeof buf, "%s %s", a->msg.text, question(a));
 		else
@@ -626,6 +629,12 @@ static void answer(struct ui_app *a, bool yes)
 			ui_status(&c, false, "%s", _("Kept this version; saving will ask before it "
 						     "overwrites the file on disk."));
 		}
+		break;
+	case UI_Q_QUEUE:
+		if (yes)
+			ui_jobs_queue_selected(a, &c);
+		else
+			ui_status(&c, false, "%s", _("Not queued: the job was left as it is."));
 		break;
 	case UI_Q_RECOVER: {
 		struct err e;
@@ -903,6 +912,11 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		apply_fix(a, a->pick_fix, false);
 	else if (req == UI_REQ_OPEN_JOB)
 		open_job(a, c);
+	else if (req == UI_REQ_QUEUE_JOB) {
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_QUEUE;
+		a->confirm_return = UI_M_NORMAL;
+	}
 }
 
 static void handle_view_key(struct ui_app *a, int key);

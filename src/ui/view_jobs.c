@@ -306,35 +306,59 @@ static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	case UI_A_OPEN_JOB:
 		return jl.n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
 	case UI_A_QUEUE_JOB: {
-		const char *name = ui_jobs_selected(a);
-		if (!name)
+		/* Asked first (the app asks, then calls ui_jobs_queue_selected); refused before asking
+		 * when the list already shows the job running, or says so when it is queued. */
+		long long i = p->cursor;
+		if (i < 0 || (size_t)i >= jl.n)
 			return UI_REQ_DONE;
-		struct err e;
-		err_clear(&e);
-		char *root = NULL, *was = NULL;
-		struct aitk_db *db = NULL;
-		int rc = aitkdb_find(source_aitk_dir(), &root, &e);
-		if (rc == ERR_OK)
-			rc = aitkdb_open(root, &db, &e);
-		if (rc == ERR_OK)
-			rc = aitkdb_queue(db, name, &was, &e);
-		if (rc)
-			ui_status_err(c, &e);
-		else if (aitkdb_was_queued(was))
+		const struct aitk_job *j = &jl.rows[i];
+		char name[512];
+		text_sanitize(j->name, strlen(j->name), name, sizeof name);
+		if (j->status && !strcmp(j->status, "running")) {
+			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
+					     "first."), name);
+			return UI_REQ_DONE;
+		}
+		if (aitkdb_was_queued(j->status)) {
 			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
 					      "queue."), name);
-		else
-			ui_status(c, false, _("Queued %s (it was %s); the web UI's worker starts it."),
-				  name, was ? was : "?");
-		free(was);
-		free(root);
-		aitkdb_close(&db);
-		jl.loaded = false; /* show the new status */
-		return UI_REQ_DONE;
+			return UI_REQ_DONE;
+		}
+		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
+		return UI_REQ_QUEUE_JOB;
 	}
 	default:
 		return UI_REQ_PASS;
 	}
+}
+
+void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c)
+{
+	const char *name = ui_jobs_selected(a);
+	if (!name)
+		return;
+	struct err e;
+	err_clear(&e);
+	char *root = NULL, *was = NULL, shown[512];
+	struct aitk_db *db = NULL;
+	text_sanitize(name, strlen(name), shown, sizeof shown);
+	int rc = aitkdb_find(source_aitk_dir(), &root, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_open(root, &db, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_queue(db, name, &was, &e);
+	if (rc)
+		ui_status_err(c, &e);
+	else if (aitkdb_was_queued(was))
+		ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+				      "queue."), shown);
+	else
+		ui_status(c, false, _("Queued %s (it was %s); the web UI's worker starts it."),
+			  shown, was ? was : "?");
+	free(was);
+	free(root);
+	aitkdb_close(&db);
+	jl.loaded = false; /* show the new status */
 }
 
 static bool jobs_shown(const struct ui_app *a)
