@@ -97,6 +97,14 @@ T send-keys -t j Down Down Q
 check "Q on a running job refuses at once" wait_for j "runner is running: it cannot be queued"
 check "without a question" no_question
 check "the running job is untouched" bash -c 'printf "%s" "$1" | grep -q "^(.running., 0, "' _ "$(qrow runner)"
+# queued by someone else while the question was up: the yes finds it queued and writes nothing
+T send-keys -t j Down Q
+check "Q on a completed job asks" wait_for j "Job finished (status completed)."
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE Job SET status=?, queue_position=7 WHERE name=?", ("queued", "finished")); c.commit()' "$WORK/ai/aitk_db.db"
+row2=$(qrow finished)
+T send-keys -t j y
+check "a job queued meanwhile is found queued already" wait_for j "finished is queued already"
+check "and left in its place" bash -c '[ "$1" = "$2" ]' _ "$row2" "$(qrow finished)"
 T send-keys -t j q
 sleep 0.3
 after=$(cfg)
