@@ -204,12 +204,13 @@ static void verdict_text(size_t i, char *buf, size_t size)
 			 v->first_fix ? v->first_fix : "-");
 }
 
-/* Pads s to `cells` cells (cut when longer) plus two spaces, appended to the line. */
-static void column(struct ui_line *ln, enum ui_role role, const char *s, int cells)
+/* Pads `raw` to `cells` cells (cut when longer) plus two spaces, appended to the line; it is
+ * measured as drawn, after its escapes (a job name can hold any) are taken out. */
+static void column(struct ui_line *ln, enum ui_role role, const char *raw, int cells)
 {
-	char buf[512];
+	char s[512], buf[600];
 	int used = 0;
-	size_t n = text_fit(s, strlen(s), cells, &used);
+	size_t n = text_fit(s, text_sanitize(raw, strlen(raw), s, sizeof s), cells, &used);
 	snprintf(buf, sizeof buf, "%.*s%*s", (int)n, s, cells - used + 2, "");
 	ui_line_append(ln, role, buf);
 }

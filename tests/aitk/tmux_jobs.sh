@@ -23,6 +23,8 @@ uidb.create(root, "wal", [
      "info": "CUDA out of memory. Tried to allocate 2.00 GiB"},
     {"name": "runner", "status": "running", "step": 50},
     {"name": "waiting", "status": "queued", "step": 0},
+    # a name that tries to set the terminal's title: shown without it, its columns still aligned
+    {"name": "odd\x1b]0;title\x07 name", "status": "completed", "step": 5, "updated_at": 1000},
 ])
 os.makedirs(os.path.join(root, "output", "my lora"))
 shutil.copy(log, os.path.join(root, "output", "my lora", "log.txt"))
@@ -45,6 +47,11 @@ check "the list opens" wait_for j "Jobs of the web UI"
 check "the failed job's verdict arrives" wait_for j "B batch_size"
 first=$(screen j | sed -n 4p)
 check "failed first" bash -c "printf '%s' \"\$1\" | grep -q '^  my lora  *error'" _ "$first"
+check "a name with an escape keeps the columns aligned" python3 -c '
+import sys
+h, r = sys.argv[1], sys.argv[2]
+sys.exit(not (r.startswith("  odd name ") and h.index("STATUS") == r.index("completed")))
+' "$(screen j | grep -m1 'NAME  *STATUS')" "$(screen j | grep -m1 'odd')"
 T send-keys -t j Enter
 check "Enter opens the job with its log" wait_for j "aitk:my lora"
 check "its log is shown" wait_for j "log.txt"
