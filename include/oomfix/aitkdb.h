@@ -69,8 +69,15 @@ int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded,
 /* Queues job NAME as the web UI's start button does: queue_position after every other job,
  * status 'queued', stop and return_to_queue cleared, info "Job queued", the GPU queue created
  * if missing and set running. Refused with ERR_TEMPFAIL for a running job. *was (may be NULL)
- * gets the status before (malloc'd, caller frees). */
+ * gets the status before (malloc'd, caller frees; NULL when the column was NULL).
+ * A job already queued is left exactly as it is — nothing is written, not even updated_at, so it
+ * keeps its place in the queue — and the call still succeeds: *was is then "queued", which is
+ * how a caller tells "already queued" from "queued now" (aitkdb_was_queued). */
 int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e);
+
+/* True when the status aitkdb_queue reported in *was means the job was queued already and the
+ * call wrote nothing. */
+bool aitkdb_was_queued(const char *was);
 
 /* The part of a job's row that changes while it runs: what following a run polls. */
 struct aitk_status {

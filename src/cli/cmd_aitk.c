@@ -274,10 +274,11 @@ int cmd_queue(int argc, char **argv)
 		fputs(_("Usage: oomfix queue [--aitk DIR] aitk:NAME\n"
 			"\n"
 			"Queues the web UI job NAME again, as the UI's start button does (and starts its\n"
-			"GPU's queue). A running job is refused: stop it first.\n"
+			"GPU's queue). A running job is refused: stop it first. A job already queued\n"
+			"is left as it is, so it keeps its place in the queue.\n"
 			"\n"
-			"Exit status: 0 queued, 64 usage, 66 no such job, 75 the job is running or the\n"
-			"database stayed locked.\n"), stdout);
+			"Exit status: 0 queued (or queued already), 64 usage, 66 no such job, 75 the\n"
+			"job is running or the database stayed locked.\n"), stdout);
 		return 0;
 	}
 	if (argc != 2 || !source_is_aitk_arg(argv[1])) {
@@ -296,7 +297,10 @@ int cmd_queue(int argc, char **argv)
 	rc = open_db(&db, &e);
 	if (rc == ERR_OK)
 		rc = aitkdb_queue(db, name, &was, &e);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK && aitkdb_was_queued(was))
+		fprintf(stderr, _("%s: already queued; left as it is, in its place in the queue\n"),
+			source_label(s));
+	else if (rc == ERR_OK)
 		fprintf(stderr, _("%s: queued (it was %s)\n"), source_label(s), was ? was : "?");
 	else
 		fail(&e);

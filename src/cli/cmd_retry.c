@@ -1167,6 +1167,13 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 		unlink(logpath);
 		status = rc;
 		goto out;
+	} else if (aitkdb_was_queued(was)) {
+		/* queued meanwhile, by the UI or by hand: left in its place, as found */
+		queued_here = false;
+		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s is queued already; "
+				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),
+			n, t, r->max_tries, source_label(s), logpath);
+		ev_try(n, t, r->max_tries, logpath);
 	} else {
 		fprintf(stderr, _("oomfix retry: try %d (%d of at most %d): %s queued (it was %s); "
 				  "waiting for the web UI's worker; a copy of its log goes to %s\n"),

@@ -653,6 +653,12 @@ int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e
 	int rc = begin_idle(db, name, &r, e);
 	if (rc)
 		return rc;
+	/* Queued already: queueing again would move it behind the jobs queued after it (the start
+	 * button is not even offered for a queued job), so nothing is written at all. */
+	if (aitkdb_was_queued(r.status)) {
+		rollback(db);
+		goto out;
+	}
 	if (db->has_qpos &&
 	    (rc = exec_bound(db, "UPDATE Job SET queue_position = (SELECT COALESCE(MAX(queue_position), 0) "
 				 "+ 1000 FROM Job) WHERE name = ?", name, NULL, e)))
@@ -686,16 +692,26 @@ int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e
 				     "(SELECT gpu_ids FROM Job WHERE name = ?)", name, NULL, e)))
 			goto fail;
 	}
+	if ((rc = commit(db, e)) != ERR_OK) {
+		rowstate_free(&r);
+		return rc;
+	}
+out:
 	if (was) {
 		*was = r.status;
 		r.status = NULL;
 	}
 	rowstate_free(&r);
-	return commit(db, e);
+	return ERR_OK;
 fail:
 	rowstate_free(&r);
 	rollback(db);
 	return rc;
+}
+
+bool aitkdb_was_queued(const char *was)
+{
+	return was && !strcmp(was, "queued");
 }
 
 int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e)

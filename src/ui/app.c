@@ -345,6 +345,8 @@ static const char *question(const struct ui_app *a)
 				       "n = let it go on");
 	case UI_Q_RETRY_QUIT: return _("A retry is running. Stop it and quit? y = stop its run and "
 				       "quit once it has stopped, n = stay");
+	case UI_Q_QUEUE: return _("Queue it again for the web UI's worker, as its start button "
+				  "does? y = queue, n = leave it");
 	}
 	return "";
 }
@@ -400,8 +402,9 @@ static void draw_status(struct ui_app *a)
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {
-		/* The recovery question names the file it found (set as the status when asked). */
-		if ((a->confirm_kind == UI_Q_RECOVER || a->confirm_kind == UI_Q_RELOAD) &&
+		/* The recovery, reload and queue questions name their file or job (set as the status). */
+		if ((a->confirm_kind == UI_Q_RECOVER || a->confirm_kind == UI_Q_RELOAD ||
+		     a->confirm_kind == UI_Q_QUEUE) &&
 		    a->msg.text[0])
 			snprintf(buf, sizeof buf, "%s %s", a->msg.text, question(a));
 		else
@@ -671,6 +674,12 @@ static void answer(struct ui_app *a, bool yes)
 			ui_status(&c, false, "%s", _("Stopping the retry's run; oomfix quits once it has "
 						    "stopped."));
 		}
+		break;
+	case UI_Q_QUEUE:
+		if (yes)
+			ui_jobs_queue_selected(a, &c);
+		else
+			ui_status(&c, false, "%s", _("Not queued: the job was left as it is."));
 		break;
 	case UI_Q_RECOVER: {
 		struct err e;
@@ -1160,6 +1169,11 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		open_job(a, c);
 	else if (req == UI_REQ_SHOW_TRY && !show_try(a, a->retry_show, true) && a->retry_log_due >= 0)
 		ui_status(c, false, "%s", _("Still reading the log; the try's log comes next."));
+	else if (req == UI_REQ_QUEUE_JOB) {
+		a->mode = UI_M_CONFIRM;
+		a->confirm_kind = UI_Q_QUEUE;
+		a->confirm_return = UI_M_NORMAL;
+	}
 }
 
 static void handle_view_key(struct ui_app *a, int key);

@@ -463,6 +463,7 @@ enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE,
 	      UI_REQ_APPLY,   /* apply the fix in ui_app.pick_fix, asking first when the last change
 			       * has not been tried */
 	      UI_REQ_OPEN_JOB, /* open the job selected in the job list */
+	      UI_REQ_QUEUE_JOB, /* ask, then queue the job selected in the job list */
 	      UI_REQ_SHOW_TRY /* show the log of the try in ui_app.retry_show */ };
 
 /* Sets the one-line status message (printf format; already translated). */
@@ -480,7 +481,8 @@ enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
 enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH, UI_P_RETRY };
 enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_UNTRIED,
-			   UI_Q_RELOAD, UI_Q_LOG_JOB, UI_Q_RETRY, UI_Q_RETRY_STOP, UI_Q_RETRY_QUIT };
+			   UI_Q_RELOAD, UI_Q_LOG_JOB, UI_Q_QUEUE, UI_Q_RETRY, UI_Q_RETRY_STOP,
+			   UI_Q_RETRY_QUIT };
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -604,6 +606,9 @@ bool ui_jobs_pending(void);
 bool ui_jobs_poll(void);
 const char *ui_jobs_selected(struct ui_app *a);
 void ui_jobs_reload(void);
+/* Queues the job under the list's cursor (the yes to UI_Q_QUEUE) and says in the status line
+ * what happened: queued, queued already (left in its place), or why not. */
+void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c);
 
 /* The sentence shown while the job given could not be loaded (views.c): where and why, and what
  * to do. */

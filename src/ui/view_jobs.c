@@ -204,12 +204,13 @@ static void verdict_text(size_t i, char *buf, size_t size)
 			 v->first_fix ? v->first_fix : "-");
 }
 
-/* Pads s to `cells` cells (cut when longer) plus two spaces, appended to the line. */
-static void column(struct ui_line *ln, enum ui_role role, const char *s, int cells)
+/* Pads `raw` to `cells` cells (cut when longer) plus two spaces, appended to the line; it is
+ * measured as drawn, after its escapes (a job name can hold any) are taken out. */
+static void column(struct ui_line *ln, enum ui_role role, const char *raw, int cells)
 {
-	char buf[512];
+	char s[512], buf[600];
 	int used = 0;
-	size_t n = text_fit(s, strlen(s), cells, &used);
+	size_t n = text_fit(s, text_sanitize(raw, strlen(raw), s, sizeof s), cells, &used);
 	snprintf(buf, sizeof buf, "%.*s%*s", (int)n, s, cells - used + 2, "");
 	ui_line_append(ln, role, buf);
 }
@@ -306,32 +307,59 @@ static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	case UI_A_OPEN_JOB:
 		return jl.n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
 	case UI_A_QUEUE_JOB: {
-		const char *name = ui_jobs_selected(a);
-		if (!name)
+		/* Asked first (the app asks, then calls ui_jobs_queue_selected); refused before asking
+		 * when the list already shows the job running, or says so when it is queued. */
+		long long i = p->cursor;
+		if (i < 0 || (size_t)i >= jl.n)
 			return UI_REQ_DONE;
-		struct err e;
-		err_clear(&e);
-		char *root = NULL, *was = NULL;
-		struct aitk_db *db = NULL;
-		int rc = aitkdb_find(source_aitk_dir(), &root, &e);
-		if (rc == ERR_OK)
-			rc = aitkdb_open(root, &db, &e);
-		if (rc == ERR_OK)
-			rc = aitkdb_queue(db, name, &was, &e);
-		if (rc)
-			ui_status_err(c, &e);
-		else
-			ui_status(c, false, _("Queued %s (it was %s); the web UI's worker starts it."),
-				  name, was ? was : "?");
-		free(was);
-		free(root);
-		aitkdb_close(&db);
-		jl.loaded = false; /* show the new status */
-		return UI_REQ_DONE;
+		const struct aitk_job *j = &jl.rows[i];
+		char name[512];
+		text_sanitize(j->name, strlen(j->name), name, sizeof name);
+		if (j->status && !strcmp(j->status, "running")) {
+			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
+					     "first."), name);
+			return UI_REQ_DONE;
+		}
+		if (aitkdb_was_queued(j->status)) {
+			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+					      "queue."), name);
+			return UI_REQ_DONE;
+		}
+		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
+		return UI_REQ_QUEUE_JOB;
 	}
 	default:
 		return UI_REQ_PASS;
 	}
+}
+
+void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c)
+{
+	const char *name = ui_jobs_selected(a);
+	if (!name)
+		return;
+	struct err e;
+	err_clear(&e);
+	char *root = NULL, *was = NULL, shown[512];
+	struct aitk_db *db = NULL;
+	text_sanitize(name, strlen(name), shown, sizeof shown);
+	int rc = aitkdb_find(source_aitk_dir(), &root, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_open(root, &db, &e);
+	if (rc == ERR_OK)
+		rc = aitkdb_queue(db, name, &was, &e);
+	if (rc)
+		ui_status_err(c, &e);
+	else if (aitkdb_was_queued(was))
+		ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+				      "queue."), shown);
+	else
+		ui_status(c, false, _("Queued %s (it was %s); the web UI's worker starts it."),
+			  shown, was ? was : "?");
+	free(was);
+	free(root);
+	aitkdb_close(&db);
+	jl.loaded = false; /* show the new status */
 }
 
 static bool jobs_shown(const struct ui_app *a)

@@ -38,7 +38,10 @@ static struct sig_matcher *matcher;
 static struct ui_pos diag_pos;
 static int diag_width = 78;   /* the width the panel was last drawn at: its lines wrap by it */
 static bool diag_stacked;     /* drawn below the log (few rows) rather than beside it */
-static bool diag_compact;     /* the timing table shows only its header and the marked row */
+/* How much the panel is squeezed so the marked timing row fits a short pane, a step at a time:
+ * 0 not at all; 1 the table shows only its header and the marked row; 2 the out-of-date sentence
+ * takes its short form too; 3 the table's header goes as well. */
+static int diag_compact;
 static long long diag_mark_end; /* the line after the marked timing row, -1 when none */
 static int log_hoff;          /* cells of every log line scrolled out at the left (as less -S) */
 static bool log_wrap;         /* long log lines wrap onto the next rows instead */
@@ -296,7 +299,8 @@ static void timing_table(struct ui_lines *l, const struct diag_result *d, int wi
 		w[1] = 8;
 	if (w[2] < 8)
 		w[2] = 8;
-	table_row(l, UI_R_HEADING, " ", hdr, w);
+	if (diag_compact < 3)
+		table_row(l, UI_R_HEADING, " ", hdr, w);
 	for (size_t i = 0; i < nrows; i++) {
 		bool hit = d->oom && d->timing == timing_rows[i].t;
 		const char *cells[3] = { _(timing_rows[i].when), _(timing_rows[i].cause),
@@ -343,7 +347,11 @@ void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width)
 	}
 	diag_sentence(d, buf, sizeof buf);
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
-	if (ui_session_diag_stale(s)) {
+	if (ui_session_diag_stale(s) && diag_compact >= 2) {
+		/* A short pane keeps the marked timing row in sight: the status line has just said
+		 * the rest (applied; save and run again). */
+		ui_lines_wrap(l, UI_R_MARK, _("Out of date: save, then run the job again."), width, 1);
+	} else if (ui_session_diag_stale(s)) {
 		/* One change, then a run: the next change comes from the next run's log. */
 		ui_lines_wrap(l, UI_R_MARK, _("Out of date: a change was applied after this log was "
 					      "written. Save, run the job again, and its new log gives "
@@ -741,10 +749,10 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 	}
 	draw_log(a, c->win, lr);
 	diag_width = dr.w - 1;
-	diag_compact = false;
+	diag_compact = 0;
 	ui_diag_lines(a, &l, diag_width);
-	if (diag_mark_end > dr.h) {
-		diag_compact = true;
+	while (diag_mark_end > dr.h && diag_compact < 3) {
+		diag_compact++;
 		ui_lines_free(&l);
 		ui_diag_lines(a, &l, diag_width);
 	}

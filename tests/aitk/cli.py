@@ -130,6 +130,26 @@ def happy(mode):
     ok(rc == 0 and r["status"] == "queued" and r["info"] == "Job queued" and r["stop"] == 0 and
        r["queue_position"] == maxpos + 1000 and q == [(1,)],
        "%s: queue does what the start button does" % mode, str(r) + err)
+    # queued again: it keeps its place, even behind a job queued after it, and nothing is written
+    # (updated_at and the GPU queue's flag are set to values a write would change)
+    rc, out, err = run("--aitk", root, "queue", "aitk:" + ODD)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE Job SET updated_at = 1000 WHERE name = 'my lora'")
+    con.execute("UPDATE Queue SET is_running = 0")
+    con.commit()
+    con.close()
+    first = uidb.row(db, "my lora")
+    rc, out, err = run("--aitk", root, "queue", "aitk:my lora")
+    again = uidb.row(db, "my lora")
+    con = sqlite3.connect(db)
+    q = con.execute("SELECT is_running FROM Queue").fetchall()
+    con.close()
+    ok(rc == 0 and again == first and again["updated_at"] == 1000 and
+       again["queue_position"] < uidb.row(db, ODD)["queue_position"] and q == [(0,)],
+       "%s: queueing a queued job writes nothing and keeps its place" % mode,
+       "%s\n%s\n%s" % (first, again, err))
+    ok(out == "" and "aitk:my lora: already queued" in err and "queued (it was" not in err,
+       "%s: queue says the job was queued already" % mode, out + err)
     rc, out, err = run("--aitk", root, "queue", "aitk:runner")
     ok(rc == 75 and "stop it first" in err and uidb.row(db, "runner")["status"] == "running",
        "%s: queue refuses a running job" % mode, err)

@@ -2,8 +2,9 @@
 # The web UI's job list in a real terminal (tmux): `oomfix --aitk DIR` opens the list with the
 # failed job first and its verdict; Enter opens it with its log; `a` applies the first fix; `s`
 # and `y` save it into the database; J goes back to the list, which shows the new verdict. The
-# database is checked after: the config changed, compact, everything else as it was.
-# Skipped without tmux.
+# database is checked after: the config changed, compact, everything else as it was. Q in the
+# list asks before it queues (n leaves the row alone, y queues it), says a queued job is queued
+# already without writing, and refuses a running job without asking. Skipped without tmux.
 set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,9 @@ uidb.create(root, "wal", [
     {"name": "my lora", "status": "error", "step": 6,
      "info": "CUDA out of memory. Tried to allocate 2.00 GiB"},
     {"name": "runner", "status": "running", "step": 50},
+    {"name": "waiting", "status": "queued", "step": 0},
+    # a name that tries to set the terminal's title: shown without it, its columns still aligned
+    {"name": "odd\x1b]0;title\x07 name", "status": "completed", "step": 5, "updated_at": 1000},
 ])
 os.makedirs(os.path.join(root, "output", "my lora"))
 shutil.copy(log, os.path.join(root, "output", "my lora", "log.txt"))
@@ -30,6 +34,9 @@ with open(os.path.join(root, "output", "my lora", "logs", "0_log.txt"), "w") as 
             "memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB\n")
 PY
 cfg() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT job_config FROM Job WHERE name=?", ("my lora",)).fetchone()[0])' "$WORK/ai/aitk_db.db"; }
+# the columns queueing writes (a write always sets updated_at)
+qrow() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT status, queue_position, updated_at, info, stop FROM Job WHERE name=?", (sys.argv[2],)).fetchone())' "$WORK/ai/aitk_db.db" "$1"; }
+no_question() { ! screen j | grep -qF "Queue it again"; }
 before=$(cfg)
 # what the same fix gives on the command line (printed, not saved)
 expected=$("$OOMFIX" --aitk "$WORK/ai" fix "aitk:my lora" batch_size 2> /dev/null)
@@ -40,6 +47,11 @@ check "the list opens" wait_for j "Jobs of the web UI"
 check "the failed job's verdict arrives" wait_for j "B batch_size"
 first=$(screen j | sed -n 4p)
 check "failed first" bash -c "printf '%s' \"\$1\" | grep -q '^  my lora  *error'" _ "$first"
+check "a name with an escape keeps the columns aligned" python3 -c '
+import sys
+h, r = sys.argv[1], sys.argv[2]
+sys.exit(not (r.startswith("  odd name ") and h.index("STATUS") == r.index("completed")))
+' "$(screen j | grep -m1 'NAME  *STATUS')" "$(screen j | grep -m1 'odd')"
 T send-keys -t j Enter
 check "Enter opens the job with its log" wait_for j "aitk:my lora"
 check "its log is shown" wait_for j "log.txt"
@@ -58,6 +70,48 @@ check "y saves" wait_for j "Saved"
 T send-keys -t j J
 check "J goes back to the list" wait_for j "Jobs of the web UI"
 check "the list shows the next fix for the saved job" wait_for j "B drop_largest_bucket"
+# Q asks first, naming the job; n leaves the database alone
+row0=$(qrow "my lora")
+T send-keys -t j Q
+check "Q asks before it queues" wait_for j "Queue it again for the web UI's worker"
+check "the question names the job and its status" wait_for j "Job my lora (status error)."
+check "nothing is written while it asks" bash -c '[ "$1" = "$2" ]' _ "$row0" "$(qrow "my lora")"
+T send-keys -t j n
+check "n answers no" wait_for j "Not queued"
+check "n leaves the row as it was" bash -c '[ "$1" = "$2" ]' _ "$row0" "$(qrow "my lora")"
+# Q then y queues it, as the start button does
+T send-keys -t j Q
+wait_for j "Queue it again" > /dev/null
+T send-keys -t j y
+check "y queues it" wait_for j "Queued my lora (it was error)"
+row1=$(qrow "my lora")
+check "the row is queued, after every other job" python3 - "$WORK/ai/aitk_db.db" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+st, pos, info = con.execute("SELECT status, queue_position, info FROM Job WHERE name='my lora'").fetchone()
+top = con.execute("SELECT MAX(queue_position) FROM Job WHERE name != 'my lora'").fetchone()[0]
+sys.exit(not (st == "queued" and info == "Job queued" and pos == top + 1000))
+PY
+# the list now shows it queued (newest queued first, so still under the cursor): Q says so and
+# writes nothing
+check "the list shows it queued" wait_for j "Job queued"
+T send-keys -t j Q
+check "Q on a queued job says it is queued already" wait_for j "my lora is queued already"
+check "without a question" no_question
+check "and without a write: it keeps its place" bash -c '[ "$1" = "$2" ]' _ "$row1" "$(qrow "my lora")"
+# a running job is refused before any question
+T send-keys -t j Down Down Q
+check "Q on a running job refuses at once" wait_for j "runner is running: it cannot be queued"
+check "without a question" no_question
+check "the running job is untouched" bash -c 'printf "%s" "$1" | grep -q "^(.running., 0, "' _ "$(qrow runner)"
+# queued by someone else while the question was up: the yes finds it queued and writes nothing
+T send-keys -t j Down Q
+check "Q on a completed job asks" wait_for j "Job finished (status completed)."
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE Job SET status=?, queue_position=7 WHERE name=?", ("queued", "finished")); c.commit()' "$WORK/ai/aitk_db.db"
+row2=$(qrow finished)
+T send-keys -t j y
+check "a job queued meanwhile is found queued already" wait_for j "finished is queued already"
+check "and left in its place" bash -c '[ "$1" = "$2" ]' _ "$row2" "$(qrow finished)"
 T send-keys -t j q
 sleep 0.3
 after=$(cfg)

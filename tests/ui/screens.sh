@@ -91,6 +91,11 @@ case_ "too-small-dirty-50x16" 80x24 "job.yaml train.log" a "resize 50x16"
 # One change, then a run: after a, the diagnosis says it is out of date and a asks first.
 case_ "a-twice-80x24" 80x24 "job.yaml train.log" a a
 case_ "out-of-date-80x24" 80x24 "job.yaml train.log" a
+# At the smallest size the out-of-date sentence takes its short form: the marked row stays in sight.
+case_ "out-of-date-60x20" 60x20 "job.yaml train.log" a
+# A long verdict (E, a conservative job at model load) at 60x20: the table's header gives way,
+# so at least the marked row's first line (its letter and cause) is in sight.
+case_ "verdict-e-60x20" 60x20 "conservative.yaml cublas-load.log"
 # The Plan is a list: j moves the selection (>), Enter applies the selected step.
 case_ "plan-pick-80x24" 80x24 "job.yaml train.log" Tab j j Enter
 echo "1..$n"
