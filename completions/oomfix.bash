@@ -30,7 +30,7 @@ _oomfix() {
 	local cmd=${w[0]} sub="" aitk="" i
 	local -a pos=()
 	local -A takes_arg=([--job]=1 [--log]=1 [-o]=1 [--output]=1 [--aitk]=1 [--theme]=1
-		[--script]=1 [--size]=1 [--max-tries]=1 [--probe]=1)
+		[--script]=1 [--size]=1 [--max-tries]=1 [--probe]=1 [--grace]=1 [--events]=1)
 	local dashdash=0
 	for ((i = 1; i < ${#w[@]} - 1; i++)); do
 		local a=${w[i]}
@@ -81,7 +81,7 @@ _oomfix() {
 	get | set) words=(-o --output -i --in-place --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
 	queue | restore) words=(--aitk --help) ;;
-	retry) words=(--max-tries --probe --grace --aitk --help --) ;;
+	retry) words=(--max-tries --probe --grace --log --events --aitk --help --) ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))

@@ -84,4 +84,6 @@ complete -c oomfix -n '__fish_seen_subcommand_from jobs' -l names -d 'names only
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l max-tries -x -d 'tries before giving up'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l probe -x -d 'steps that count as fitting'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l grace -x -d 'seconds before SIGTERM, then SIGKILL'
+complete -c oomfix -n '__fish_seen_subcommand_from retry' -l log -r -d 'a failed run whose fix comes first'
+complete -c oomfix -n '__fish_seen_subcommand_from retry' -l events -x -d 'file descriptor for JSON events'
 complete -c oomfix -n "__fish_seen_subcommand_from $__oomfix_subs" -l help -d 'usage'

@@ -122,8 +122,10 @@ static void ev_try(int n, int t, int max, const char *logpath)
 
 static void help(FILE *fp)
 {
-	fputs(_("Usage: oomfix retry [--max-tries N] [--probe STEPS] [--grace SECONDS] JOB -- CMD [ARG...]\n"
-		"       oomfix retry [--aitk DIR] [--max-tries N] [--probe STEPS] aitk:NAME\n"
+	fputs(_("Usage: oomfix retry [--max-tries N] [--probe STEPS] [--grace SECONDS] [--log LOG]\n"
+		"                    [--events FD] JOB -- CMD [ARG...]\n"
+		"       oomfix retry [--aitk DIR] [--max-tries N] [--probe STEPS] [--log LOG]\n"
+		"                    [--events FD] aitk:NAME\n"
 		"\n"
 		"Runs CMD (for example: python run.py JOB) until the job fits on the card. When a run\n"
 		"dies of GPU out-of-memory, the first fix for that failure is applied to JOB (only a\n"

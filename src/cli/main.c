@@ -25,7 +25,7 @@ static void usage(FILE *fp)
 		"  oomfix get JOB PATH                     print a value, e.g. config.process[0].train.batch_size\n"
 		"  oomfix set [-o OUT | -i] JOB PATH=VALUE...\n"
 		"                                          change values (VALUE is YAML)\n"
-		"  oomfix retry [--max-tries N] [--probe STEPS] JOB -- CMD [ARG...]\n"
+		"  oomfix retry [--max-tries N] [--probe STEPS] [--log LOG] JOB -- CMD [ARG...]\n"
 		"                                          run CMD, fix what failed, run again\n"
 		"  oomfix jobs [--aitk DIR] [--json | --names]\n"
 		"                                          the AI Toolkit web UI's jobs, failed first\n"

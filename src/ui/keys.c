@@ -106,7 +106,7 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_NEXT_VIEW, V, { '\t' }, N_("next view"), N_("view") },
 	{ UI_A_PREV_VIEW, V, { F(KEY_BTAB) }, N_("previous view"), NULL },
 	/* Every digit from 1 to the number of views (app.c maps them); the table names the first. */
-	{ UI_A_GOTO_VIEW, V, { '1' }, N_("go to the view with that number (1 to 8, in tab order)"), NULL },
+	{ UI_A_GOTO_VIEW, V, { '1' }, N_("go to the view with that number (1 to 9, in tab order)"), NULL },
 	{ UI_A_APPLY_FIRST, V, { 'a' }, N_("apply the recommended first fix"), N_("apply fix") },
 	{ UI_A_UNDO, V, { 'u' }, N_("undo the last change"), N_("undo") },
 	{ UI_A_REDO, V, { UI_CTRL('r') }, N_("redo"), NULL },
