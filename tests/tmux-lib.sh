@@ -4,7 +4,8 @@
 #
 # Gives: WORK (a temporary folder, removed at exit with the tmux server and any background job),
 # T (tmux on the private server), TAP counters n/fails with ok, nok and check, screen SESSION
-# (the pane as text) and wait_for SESSION TEXT (up to 10 s; prints the screen when in vain).
+# (the pane as text) and wait_for SESSION TEXT [SECONDS] (10 s unless said; prints the screen when
+# in vain).
 if ! command -v tmux > /dev/null; then
 	echo "1..0 # SKIP tmux is not installed"
 	exit 0
@@ -30,8 +31,8 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
 screen() { T capture-pane -p -t "$1"; }
-wait_for() { # SESSION TEXT
-	for _ in $(seq 100); do
+wait_for() { # SESSION TEXT [SECONDS]
+	for _ in $(seq $((${3:-10} * 10))); do
 		screen "$1" | grep -qF -- "$2" && return 0
 		sleep 0.1
 	done

@@ -731,6 +731,17 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 	return status;
 }
 
+/* A web UI job that is running is the UI's: the loop starts its runs itself (75). */
+static int refuse_running(const struct source *s)
+{
+	fprintf(stderr, _("oomfix retry: %s is running in the web UI; oomfix starts the runs "
+			  "itself: stop it there (or let it end), then try again.\n"),
+		source_label(s));
+	set_outcome("error", _("%s is running in the web UI: stop it there (or let it end), then "
+			       "try again."), source_label(s));
+	return ERR_TEMPFAIL;
+}
+
 /* True when the log shows an OOM the job did not survive; false with e set when it cannot be read. */
 static bool log_shows_oom(const char *log, const struct job *j, struct err *e)
 {
@@ -772,12 +783,7 @@ static int start_from_log(const struct retry *r, long long *prev_fail)
 		set_outcome("error", "%s", e.msg);
 		status = ERR_TEMPFAIL;
 	} else if (source_running(s)) {
-		fprintf(stderr, _("oomfix retry: %s is running in the web UI; oomfix starts the runs "
-				  "itself: stop it there (or let it end), then try again.\n"),
-			source_label(s));
-		set_outcome("error", _("%s is running in the web UI: stop it there (or let it end), "
-				       "then try again."), source_label(s));
-		status = ERR_TEMPFAIL;
+		status = refuse_running(s);
 	} else if (!log_shows_oom(r->from_log, j, &e)) {
 		if (e.code) {
 			err_print(&e, stderr);
@@ -1138,12 +1144,7 @@ static int ui_try(const struct retry *r, struct aitk_db *db, const char *name, i
 	}
 	int status = -1;
 	if (source_running(s)) {
-		fprintf(stderr, _("oomfix retry: %s is running in the web UI; oomfix starts the runs "
-				  "itself: stop it there (or let it end), then try again.\n"),
-			source_label(s));
-		set_outcome("error", _("%s is running in the web UI: stop it there (or let it end), "
-				       "then try again."), source_label(s));
-		status = ERR_TEMPFAIL;
+		status = refuse_running(s);
 		goto out;
 	}
 	int copyfd = open(logpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

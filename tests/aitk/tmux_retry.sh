@@ -14,15 +14,6 @@ if ! python3 -c 'import yaml' 2> /dev/null; then
 	echo "1..0 # SKIP python3 with PyYAML is needed"
 	exit 0
 fi
-wait_long() {
-	for _ in $(seq 400); do
-		screen "$1" | grep -qF -- "$2" && return 0
-		sleep 0.1
-	done
-	echo "# waited in vain for '$2'; screen:"
-	screen "$1" | sed 's/^/#   /'
-	return 1
-}
 row() { # NAME COLUMN: the value in the database
 	python3 -c 'import sqlite3, sys
 con = sqlite3.connect(sys.argv[1], timeout=30)
@@ -58,11 +49,11 @@ T send-keys -t u y
 check "the run on screen comes first, with its fix" wait_for u "the log you opened  A: out of memory before training"
 check "  ... path: old → new" wait_for u "config.process[0].model.low_vram: (absent) → true"
 check "the fix is in the database row" sh -c "$(declare -f row); WORK='$WORK'; row 'flux mug' job_config | grep -q '\"low_vram\":true'"
-check "try 1 is taken by the worker and runs" wait_long u "try 1     running: training"
+check "try 1 is taken by the worker and runs" wait_for u "try 1     running: training" 40
 T send-keys -t u 6
 check "the Log view follows the try's log (the copy in the run folder)" wait_for u ".../job_config.json.oomfix-runs/1.log  web UI: running"
 check "  ... with the retry and the web UI's status in the header" wait_for u "retry 1/6  [following]  training"
-check "the run fits: the loop ends" wait_long u "Retry: The run finished: the job fits."
+check "the run fits: the loop ends" wait_for u "Retry: The run finished: the job fits." 40
 [ "$(row 'flux mug' status)" = completed ] && ok "the job's row says completed" ||
 	nok "the job's row says completed"
 T send-keys -t u r

@@ -18,16 +18,6 @@ if ! python3 -c 'import yaml' 2> /dev/null; then
 	exit 0
 fi
 alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2> /dev/null; }
-# wait_for with a longer patience, for whole runs
-wait_long() {
-	for _ in $(seq 300); do
-		screen "$1" | grep -qF -- "$2" && return 0
-		sleep 0.1
-	done
-	echo "# waited in vain for '$2'; screen:"
-	screen "$1" | sed 's/^/#   /'
-	return 1
-}
 start() { # SESSION COLSxROWS DIR JOB LOG
 	local c=${2%x*} r=${2#*x}
 	T new-session -d -s "$1" -x "$c" -y "$r" -c "$3" \
@@ -61,7 +51,7 @@ T send-keys -t a y
 check "the log on screen is the first entry, with its verdict" wait_for a "the log you opened  A: out of memory before training"
 check "its fix with path: old → new" wait_for a "config.process[0].model.low_vram: (absent) → true"
 check "and the fix's lesson" wait_for a "Lesson: Low VRAM keeps parts of the model"
-check "one run, and it fits" wait_long a "try 1     the run finished"
+check "one run, and it fits" wait_for a "try 1     the run finished" 30
 check "the end is said in the view and the status line" wait_for a "Retry: The run finished: the job fits."
 grep -q "low_vram: true" "$TK/config/job.yaml" && [ -f "$TK/config/job.yaml~" ] &&
 	grep -q "oomfix retry, the log given (A:" "$TK/config/job.yaml.oomfix.md" &&
@@ -90,9 +80,9 @@ check "80x24: the failed log is diagnosed" wait_for b "before training started"
 T send-keys -t b r
 type_cmd b "STANDIN_PID_FILE=$D/run.pid python3 $STANDIN --vram 12 --delay 0.25 job.yaml"
 T send-keys -t b y
-check "the first run is listed while it runs" wait_long b "try 1     running"
-check "its verdict comes without a key: B, and the next fix" wait_long b "try 1     B: out of memory in training step 8"
-check "the next try runs" wait_long b "try 2     running"
+check "the first run is listed while it runs" wait_for b "try 1     running" 30
+check "its verdict comes without a key: B, and the next fix" wait_for b "try 1     B: out of memory in training step 8" 30
+check "the next try runs" wait_for b "try 2     running" 30
 T send-keys -t b a
 check "the job cannot be changed while the loop runs (a is refused)" wait_for b "A retry is running and changes the job"
 T send-keys -t b 6
@@ -102,7 +92,7 @@ check "r elsewhere goes to the Retry view" wait_for b "The retry is running; r h
 T send-keys -t b r
 check "r in the Retry view asks before stopping" wait_for b "Stop the retry?"
 T send-keys -t b y
-check "stopped: the run got Ctrl-C and the loop says so" wait_long b "Retry: Interrupted: the run was stopped"
+check "stopped: the run got Ctrl-C and the loop says so" wait_for b "Retry: Interrupted: the run was stopped" 30
 alive "$D/run.pid" && nok "no run is left behind after r" || ok "no run is left behind after r"
 grep -q "Job stopped" "$D/job.yaml.oomfix-runs/2.log" && ok "the trainer stopped cleanly (SIGINT)" ||
 	nok "the trainer stopped cleanly (SIGINT)"
@@ -121,8 +111,8 @@ check "a new retry proposes the same command" wait_for b "Run the job with: STAN
 T send-keys -t b Enter
 check "the log on screen shows no OOM: the first run is of the job as it is" wait_for b "The first run is of the job as it is."
 T send-keys -t b y
-check "the new loop's try numbers follow the old ones" wait_long b "try 3     A: out of memory before training"
-check "  ... and each try gets the fix for its own failure" wait_long b "try 5     running: training"
+check "the new loop's try numbers follow the old ones" wait_for b "try 3     A: out of memory before training" 30
+check "  ... and each try gets the fix for its own failure" wait_for b "try 5     running: training" 30
 T send-keys -t b C-c
 check "Ctrl-C asks (the loop is not stopped behind the user's back)" wait_for b "A retry is running. Stop it and quit?"
 T send-keys -t b n
@@ -130,7 +120,7 @@ alive "$D/run.pid" && ok "n: the run goes on" || nok "n: the run goes on"
 T send-keys -t b q
 check "q asks too" wait_for b "A retry is running. Stop it and quit?"
 T send-keys -t b y
-check "y: oomfix quits once the run has stopped" wait_long b "EXIT=0"
+check "y: oomfix quits once the run has stopped" wait_for b "EXIT=0" 30
 alive "$D/run.pid" && nok "no run is left behind after q" || ok "no run is left behind after q"
 
 # ---- 4. refused while there are unsaved edits; the probe ---------------------------------------
@@ -149,7 +139,7 @@ T send-keys -t c r
 type_cmd c "python3 $STANDIN --vram 12 --delay 0.05 job.yaml"
 T send-keys -t c p
 check "p: the probe is said in the view" wait_for c "A run that gets 20 steps past"
-check "the probe passes on the third run: the job fits" wait_long c "passed the probe at step 28"
+check "the probe passes on the third run: the job fits" wait_for c "passed the probe at step 28" 30
 grep -q "Job stopped" "$P/job.yaml.oomfix-runs/2.log" && ok "the passing run was stopped" ||
 	nok "the passing run was stopped"
 
