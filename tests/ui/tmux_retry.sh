@@ -58,6 +58,8 @@ grep -q "low_vram: true" "$TK/config/job.yaml" && [ -f "$TK/config/job.yaml~" ] 
 	[ "$(ls "$TK/config/job.yaml.oomfix-runs")" = "$(printf '1.log\ncommand')" ] &&
 	ok "the job on disk has the fix, a backup and the journal; one run log" ||
 	nok "the job on disk has the fix, a backup and the journal; one run log"
+T send-keys -t a k Enter
+check "Enter on a try in the list shows its log (here: the log opened first)" wait_for a "first.log  line "
 T send-keys -t a 4
 sleep 0.3
 screen a | grep -q "\[x\] Low VRAM\|Low VRAM.*\[x\]" && ! screen a | head -1 | grep -qF "[+]" &&
