@@ -932,12 +932,16 @@ static bool show_try(struct ui_app *a, long long i, bool switch_view)
 	return true;
 }
 
-/* The loop saved the job: take the new text (no edits can be pending, they are refused). */
+/* The loop saved the job: take the new text (no edits can be pending, they are refused). A job
+ * file that did not change keeps its history; a web UI job's row is read again. */
 static void retry_reload(struct ui_app *a)
 {
 	struct ui_ctx c = ctx_of(a);
 	struct err e;
+	struct save_stamp now;
 	size_t kept, lost;
+	if (!source_row(a->s.src) && !ui_session_changed_on_disk(&a->s, &now))
+		return;
 	if (ui_session_reload(&a->s, &kept, &lost, &e))
 		ui_status_err(&c, &e);
 	a->have_declined = false;

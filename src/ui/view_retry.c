@@ -146,8 +146,10 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		if (!t->fix)
 			continue;
 		ln = ui_lines_addf(l, UI_R_NORMAL, "           → %s", t->fix);
-		if (t->title)
-			ui_line_append(ln, UI_R_DIM, "  "), ui_line_append(ln, UI_R_DIM, t->title);
+		if (t->title) {
+			ui_line_append(ln, UI_R_DIM, "  ");
+			ui_line_append(ln, UI_R_DIM, t->title);
+		}
 		for (size_t k = 0; k < t->nchanges; k++)
 			ui_lines_addf(l, UI_R_CHANGED, "             %s", t->changes[k]);
 		if (t->note && t->note[0])
