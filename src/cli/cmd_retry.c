@@ -57,6 +57,7 @@ static void on_stop_signal(int sig)
  * script with jq) can list the tries without reading the sentences meant for people:
  *   {"event":"try","try":N,"index":T,"max_tries":M,"log":PATH}  a run starts (or is queued)
  *   {"event":"taken","try":N,"status":S}          the web UI's worker took the queued job
+ *   {"event":"waiting","try":N,"text":S}         it has not, for long: what the worker needs
  *   {"event":"verdict","try":N,"oom":B,"timing":T,"phase":P,"step":K,"summary":S}
  *   {"event":"fix","try":N,"fix":ID,"title":S,"changes":[...],"note":S,"lesson":S}
  *   {"event":"end","try":N,"status":X,"outcome":O,"text":S}   the loop is over; X its exit status
@@ -998,6 +999,17 @@ static int follow_ui_run(struct aitk_db *db, const char *name, const char *log,
 					  "takes queued jobs only while the UI runs and the job's GPU queue "
 					  "is started (oomfix starts it when it queues the job).\n"),
 				hint_after);
+			if (events) {
+				char text[512];
+				snprintf(text, sizeof text, _("Still queued after %.0f s: the web UI's "
+							      "worker takes queued jobs only while the UI "
+							      "runs and the job's GPU queue is started."),
+					 hint_after);
+				ev_open("waiting", ev_try_n);
+				json_key(&ev, "text");
+				json_str(&ev, text);
+				ev_close();
+			}
 		}
 		if (!ur->taken && strcmp(as.status, "queued") != 0) {
 			ur->taken = true;

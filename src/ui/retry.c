@@ -45,6 +45,7 @@ static void try_free(struct ui_try *t)
 {
 	free(t->log);
 	free(t->taken);
+	free(t->waiting);
 	free(t->summary);
 	free(t->fix);
 	free(t->title);
@@ -380,6 +381,9 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 	} else if (!strcmp(type, "taken") && t) {
 		free(t->taken);
 		t->taken = str_at(d, "status");
+	} else if (!strcmp(type, "waiting") && t) {
+		free(t->waiting);
+		t->waiting = str_at(d, "text");
 	} else if (!strcmp(type, "verdict") && t) {
 		bool b = false;
 		const struct doc_node *o = doc_get(d, "oom");

@@ -312,6 +312,7 @@ struct ui_try {
 	int index;                  /* 1 for the first run of this loop, 0 for the log started from */
 	char *log;                  /* its log, as the retry named it (relative to the working dir) */
 	char *taken;                /* a web UI job: the status the worker gave it; NULL while queued */
+	char *waiting;              /* ... still queued after a while: what the worker needs */
 	bool judged;                /* its verdict came */
 	bool oom;
 	char timing[4];             /* "A".."E", "" when no OOM */

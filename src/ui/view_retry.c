@@ -140,6 +140,8 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		} else if (is_last(a, i) && ui_retry_running(r)) {
 			under_way(a, t, buf, sizeof buf);
 			ui_line_append(ln, UI_R_VALUE, buf);
+			if (t->waiting && !t->taken)
+				ui_lines_wrap(l, UI_R_TODO, t->waiting, width, 11);
 		} else {
 			ui_line_append(ln, UI_R_DIM, _("stopped before its verdict"));
 		}

@@ -63,5 +63,33 @@ check "n: no retry" wait_for u "No retry."
 T send-keys -t u q
 check "q quits" wait_for u "EXIT=0"
 
+# No worker takes the job (the web UI is not running): the loop says what it waits for, and
+# stopping it leaves the job queued, as the UI would have it.
+python3 - "$WORK/ai2" "$HERE/../retry/jobs/conservative.yaml" <<'PY'
+import json, os, sys, yaml
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[2])) + "/../../aitk")
+import uidb
+root, job = sys.argv[1], sys.argv[2]
+cfg = yaml.safe_load(open(job))
+cfg["config"]["name"] = "no worker"
+cfg["config"]["process"][0]["training_folder"] = os.path.join(root, "output")
+uidb.create(root, "wal", [{"name": "no worker", "status": "stopped", "total_steps": 40,
+                            "job_config": json.dumps(cfg, separators=(",", ":"))}])
+PY
+T new-session -d -s w -x 100 -y 30 -c "$WORK" \
+	"env -u NO_COLOR LC_ALL=C.UTF-8 LANGUAGE= TERM=tmux-256color HOME='$WORK' OOMFIX_QUEUE_HINT_MS=300 '$OOMFIX' --aitk '$WORK/ai2' 'aitk:no worker'; echo EXIT=\$?; sleep 60"
+check "a job that never ran opens" wait_for w "aitk:no worker"
+T send-keys -t w r
+check "r asks" wait_for w "Retry until the job fits? y = yes"
+T send-keys -t w y
+check "the try waits in the queue" wait_for w "queued in the web UI, waiting for its worker"
+check "  ... and says what the worker needs" wait_for w "Still queued after 0 s: the web UI's worker takes queued jobs"
+T send-keys -t w r
+check "r asks before stopping" wait_for w "Stop the retry?"
+T send-keys -t w y
+check "stopped: the job is left queued, and the loop says so" wait_for w "Interrupted; the job is still queued in the web UI."
+T send-keys -t w q
+check "q quits" wait_for w "EXIT=0"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
