@@ -1153,6 +1153,11 @@ static void open_job(struct ui_app *a, const struct ui_ctx *c)
 			a->pos[v] = (struct ui_pos){ 0, 0 };
 	a->log_moved = false;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
+	/* The tries of a loop on the job that was open are not this job's (none runs: opening
+	 * another job is refused while one does). */
+	ui_retry_free(&a->retry);
+	free(a->retry_cmd);
+	a->retry_cmd = NULL;
 	ui_session_diag_start(&a->s);
 	if (a->script)
 		take_verdict(a, true);

@@ -136,12 +136,12 @@ static unsigned run_to_end(struct ui_retry *r)
 	return all;
 }
 
+/* Starts the fake loop in r (zeroed, or holding an earlier loop's results, as in the UI). */
 static void start(struct ui_retry *r, const char *mode, const char *log, const char *cmd,
 		  long long probe)
 {
 	struct err e;
 	setenv("FAKE_EVENTS", mode, 1);
-	memset(r, 0, sizeof *r);
 	assert_int_equal(ui_retry_start(r, "job.yaml", log, cmd, probe, 6, &e), ERR_OK);
 	assert_true(ui_retry_running(r));
 	assert_true(r->started);
@@ -150,7 +150,7 @@ static void start(struct ui_retry *r, const char *mode, const char *log, const c
 static void test_events_read_as_they_come(void **state)
 {
 	(void)state;
-	struct ui_retry r;
+	struct ui_retry r = { 0 };
 	start(&r, "normal", "first.log", "python run.py job.yaml", 0);
 	unsigned bits = run_to_end(&r);
 	assert_true(bits & UI_RT_TRY);
@@ -181,7 +181,7 @@ static void test_events_read_as_they_come(void **state)
 static void test_bad_lines_are_skipped(void **state)
 {
 	(void)state;
-	struct ui_retry r;
+	struct ui_retry r = { 0 };
 	start(&r, "garbage", NULL, "true", 0);
 	run_to_end(&r);
 	assert_int_equal(r.ntries, 1);
@@ -196,7 +196,7 @@ static void test_bad_lines_are_skipped(void **state)
 static void test_death_without_end(void **state)
 {
 	(void)state;
-	struct ui_retry r;
+	struct ui_retry r = { 0 };
 	char last[256];
 	start(&r, "die", NULL, "true", 0);
 	unsigned bits = run_to_end(&r);
@@ -212,7 +212,7 @@ static void test_death_without_end(void **state)
 static void test_arguments(void **state)
 {
 	(void)state;
-	struct ui_retry r;
+	struct ui_retry r = { 0 };
 	start(&r, "argv", "the log.txt", "cd '/a b' && python run.py x.yaml", 20);
 	run_to_end(&r);
 	assert_non_null(r.text);
@@ -229,7 +229,7 @@ static void test_arguments(void **state)
 static void test_stop(void **state)
 {
 	(void)state;
-	struct ui_retry r;
+	struct ui_retry r = { 0 };
 	struct err e;
 	start(&r, "hang", NULL, "true", 0);
 	for (int i = 0; i < 200 && !r.ntries; i++) {
