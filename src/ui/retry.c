@@ -290,11 +290,13 @@ int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const c
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGXFSZ, SIG_DFL);
+		/* Out of the way first: a pipe end may sit on 0-3 itself (dup2 onto the same number
+		 * would keep its close-on-exec), and one must not be overwritten by the other. */
+		int evw = fcntl(ep[1], F_DUPFD, 10), errw = fcntl(xp[1], F_DUPFD, 10);
 		int dn = open("/dev/null", O_RDWR);
-		if (dn < 0)
+		if (evw < 0 || errw < 0 || dn < 0)
 			_exit(127);
-		/* 3 first: the pipes may sit on 0-2 when the UI was started with them closed */
-		if (dup2(ep[1], EVENT_FD) < 0 || dup2(xp[1], 2) < 0 || dup2(dn, 0) < 0 ||
+		if (dup2(evw, EVENT_FD) < 0 || dup2(errw, 2) < 0 || dup2(dn, 0) < 0 ||
 		    dup2(dn, 1) < 0)
 			_exit(127);
 		close_from(EVENT_FD + 1);
