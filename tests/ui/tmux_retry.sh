@@ -125,6 +125,29 @@ T send-keys -t b y
 check "y: oomfix quits once the run has stopped" wait_for b "EXIT=0" 30
 alive "$D/run.pid" && nok "no run is left behind after q" || ok "no run is left behind after q"
 
+# ---- 3b. the terminal goes away (a dropped SSH link): the loop stops its run too ---------------
+cp "$JOBS/zimage_small_card.yaml" "$D/job.yaml"
+rm -f "$D/run.pid"
+start h 80x24 "$D" job.yaml first.log
+check "a new session on the same job" wait_for h "before training started"
+T send-keys -t h r
+# slow steps: the run would go on for a minute, so only a stop can end it within the wait below
+type_cmd h "STANDIN_PID_FILE=$D/run.pid python3 $STANDIN --vram 12 --delay 1.5 job.yaml"
+T send-keys -t h y
+check "its loop runs" wait_for h "running: training" 30
+T kill-session -t h
+stopped=no
+for _ in $(seq 50); do
+	alive "$D/run.pid" || { stopped=yes; break; }
+	sleep 0.1
+done
+if [ $stopped = yes ]; then
+	ok "the session killed (SIGHUP): the run is stopped within 5 s"
+else
+	nok "the session killed (SIGHUP): the run is stopped within 5 s"
+	kill -9 "$(cat "$D/run.pid")" 2> /dev/null
+fi
+
 # ---- 4. refused while there are unsaved edits; the probe ---------------------------------------
 P=$WORK/p
 mkdir -p "$P"
