@@ -61,7 +61,8 @@ static void on_stop_signal(int sig)
  *   {"event":"verdict","try":N,"oom":B,"timing":T,"phase":P,"step":K,"summary":S}
  *   {"event":"fix","try":N,"fix":ID,"title":S,"changes":[...],"note":S,"lesson":S}
  *   {"event":"end","try":N,"status":X,"outcome":O,"text":S}   the loop is over; X its exit status
- * Outcomes: fits, probe, not_oom, worker, exhausted, max_tries, interrupted, stopped, error.
+ * Outcomes: fits, probe, not_oom, worker, exhausted, unknown (the log does not show when it ran
+ * out), max_tries, interrupted, stopped, error.
  */
 static FILE *events;           /* NULL: no events asked for */
 static struct json ev;
@@ -510,8 +511,13 @@ static void verdict_words(const struct diag_result *v, char *buf, size_t sz)
 			 diag_phase_label(v->phase));
 		break;
 	default:
-		snprintf(what, sizeof what, "%s", _("out of memory"));
-		break;
+		if (v->phase != DIAG_P_NONE)
+			snprintf(what, sizeof what, _("out of memory, %s (the log does not show the "
+						      "step)"), diag_phase_label(v->phase));
+		else
+			snprintf(what, sizeof what, "%s", _("out of memory (the log does not show when)"));
+		snprintf(buf, sz, "?: %s", what);
+		return;
 	}
 	snprintf(buf, sz, "%c: %s", letters[v->timing < DIAG_T_COUNT ? v->timing : 0], what);
 }
@@ -642,6 +648,12 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 	char words[400], label[64];
 	verdict_words(v, words, sizeof words);
 	try_label(n, label, sizeof label);
+	/* The log decides, not the exit status alone: a command that hides the trainer's status
+	 * (`... | tee log`, a wrapper script) exits 0 over an out-of-memory that ended the run. */
+	bool finished = tr->exited && tr->status == 0 && !(v->oom && !v->survived);
+	if (tr->exited && tr->status == 0 && !finished)
+		fprintf(stderr, _("oomfix retry: %s: the command exited 0, but its log shows the job "
+				  "ran out of memory.\n"), label);
 	if (events) {
 		static const char letters[DIAG_T_COUNT][2] = { "", "A", "B", "C", "D", "E" };
 		ev_open("verdict", n);
@@ -660,12 +672,12 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		else
 			json_null(&ev);
 		json_key(&ev, "summary");
-		if (tr->exited && tr->status == 0 && v->oom) {
+		if (finished && v->oom) {
 			char done[600];
 			snprintf(done, sizeof done, _("the run finished, surviving out-of-memory skips "
 						      "(%s)"), words);
 			json_str(&ev, done);
-		} else if (tr->exited && tr->status == 0) {
+		} else if (finished) {
 			json_str(&ev, _("the run finished"));
 		} else if (v->oom) {
 			json_str(&ev, words);
@@ -676,7 +688,7 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 		}
 		ev_close();
 	}
-	if (tr->exited && tr->status == 0) {
+	if (finished) {
 		fprintf(stderr, _("oomfix retry: try %d: the run finished: the job fits.\n"), n);
 		set_outcome("fits", "%s", _("The run finished: the job fits."));
 		if (v->oom && v->survived) {
@@ -703,6 +715,17 @@ static int judge(const struct retry *r, int n, int t, const struct try_result *t
 				fix_name(FIX_FRESH_WORKER));
 			put_wrapped(_(fix_defs[FIX_FRESH_WORKER].why), 2);
 			set_outcome("worker", "%s", _(fix_defs[FIX_FRESH_WORKER].why));
+			status = ERR_UNAVAILABLE;
+		} else if (p.first_fix == FIX_NONE && !p.exhausted) {
+			/* The log does not show when it ran out (B or D cannot be told): no fix is
+			 * chosen on a guess. */
+			char text[512];
+			snprintf(text, sizeof text, _("The log does not show when the job ran out of "
+						      "memory, so no fix is chosen on a guess; oomfix "
+						      "diagnose %s shows what it does show."), logpath);
+			fprintf(stderr, _("oomfix retry: %s: %s\n"), label, words);
+			put_wrapped(text, 2);
+			set_outcome("unknown", "%s", text);
 			status = ERR_UNAVAILABLE;
 		} else if (p.first_fix == FIX_NONE) {
 			char text[512];

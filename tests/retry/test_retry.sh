@@ -161,6 +161,29 @@ from_log() {
 }
 check "--log: the known failure's fix first (FLUX: 1 run); an older log is refused (75); no OOM: run as is" from_log
 
+# The log decides, not the exit status alone: behind `| cat` the trainer's status is lost.
+piped() {
+	local dir="$WORK/piped"
+	mkdir -p "$dir" && cp "$JOBS/flux_load.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry job.yaml -- sh -c "python3 '$STANDIN' --vram 20 job.yaml | cat" \
+		>/dev/null 2>err.txt) || { cat "$dir/err.txt"; return 1; }
+	grep -q "try 1: the command exited 0, but its log shows the job ran out of memory" "$dir/err.txt" &&
+		grep -q "try 1: A: .* → low_vram" "$dir/err.txt" && grep -q "try 2: the run finished" "$dir/err.txt"
+}
+check "a command that exits 0 over an OOM (a pipe): the log decides, low_vram, then it fits" piped
+# An OOM whose log does not show when (no step): no fix on a guess, 69, the job untouched.
+unknown_when() {
+	local dir="$WORK/unknown"
+	mkdir -p "$dir" && cp "$JOBS/zimage_small_card.yaml" "$dir/job.yaml" && cp "$dir/job.yaml" "$dir/orig.yaml"
+	(cd "$dir" && "$OOMFIX" retry --events 3 job.yaml -- cat "$TESTS_DIR/retry/logs/training_no_step.log" \
+		3>ev.jsonl >/dev/null 2>err.txt)
+	[ $? -eq 69 ] || { cat "$dir/err.txt"; return 1; }
+	grep -q "try 1: ?: out of memory, training (the log does not show the step)" "$dir/err.txt" &&
+		grep -q "so no fix is chosen on" "$dir/err.txt" && cmp -s "$dir/job.yaml" "$dir/orig.yaml" &&
+		jq -se '.[-1].outcome == "unknown" and .[-1].status == 69' "$dir/ev.jsonl" >/dev/null
+}
+check "an OOM in training with no step shown: no fix on a guess, 69 (outcome unknown), no change" unknown_when
+
 # ---- the exits that stop the loop -----------------------------------------------------------
 stop_case() { # name job expected-rc pattern oomfix-options... -- stand-in options...
 	local name=$1 job=$2 want=$3 pat=$4
