@@ -830,6 +830,16 @@ static int start_from_log(const struct retry *r, long long *prev_fail)
 	return status;
 }
 
+/* Ctrl-C while the last log was read or the fix saved: no new run is started. */
+static bool interrupted_before_run(void)
+{
+	if (!stop_requests)
+		return false;
+	fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
+	set_outcome("interrupted", "%s", _("Interrupted before the next run."));
+	return true;
+}
+
 static int retry_loop(const struct retry *r)
 {
 	char *dir = NULL, *logpath = NULL;
@@ -851,10 +861,7 @@ static int retry_loop(const struct retry *r)
 
 	for (int t = 1; t <= r->max_tries; t++) {
 		int n = first + t - 1;
-		if (stop_requests) {
-			/* Ctrl-C while the last log was read or the fix saved: no new run. */
-			fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
-			set_outcome("interrupted", "%s", _("Interrupted before the next run."));
+		if (interrupted_before_run()) {
 			status = EXIT_INTERRUPTED;
 			break;
 		}
@@ -1312,9 +1319,7 @@ static int retry_ui(const struct retry *r)
 	status = ERR_UNAVAILABLE;
 	for (int t = 1; t <= r->max_tries; t++) {
 		int n = first + t - 1;
-		if (stop_requests) {
-			fprintf(stderr, "%s\n", _("oomfix retry: interrupted before the next run."));
-			set_outcome("interrupted", "%s", _("Interrupted before the next run."));
+		if (interrupted_before_run()) {
 			status = EXIT_INTERRUPTED;
 			break;
 		}
