@@ -75,6 +75,21 @@ static enum ui_role ending(const struct ui_app *a, char *buf, size_t sz)
 	return UI_R_TODO;
 }
 
+/* Appends sep and text to the line `ln` (the last one of l) when they fit in `width` cells, else
+ * wraps the text onto lines of its own indented by `indent`: a narrow terminal loses none of it. */
+static void append_or_wrap(struct ui_lines *l, struct ui_line *ln, enum ui_role role,
+			   const char *sep, const char *text, int width, int indent)
+{
+	if (text_width(ln->text, ln->len) + text_width(sep, strlen(sep)) +
+		    text_width(text, strlen(text)) <= width) {
+		if (*sep)
+			ui_line_append(ln, role, sep);
+		ui_line_append(ln, role, text);
+	} else {
+		ui_lines_wrap(l, role, text, width, indent);
+	}
+}
+
 /* The view's lines; first[i] receives the line where try i starts. */
 static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long long *first)
 {
@@ -136,10 +151,11 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		ln->selectable = true;
 		ln->target = (long long)i;
 		if (t->judged) {
-			ui_line_append(ln, t->oom ? UI_R_OOM : UI_R_VALUE, t->summary ? t->summary : "");
+			append_or_wrap(l, ln, t->oom ? UI_R_OOM : UI_R_VALUE, "",
+				       t->summary ? t->summary : "", width, 11);
 		} else if (is_last(a, i) && ui_retry_running(r)) {
 			under_way(a, t, buf, sizeof buf);
-			ui_line_append(ln, UI_R_VALUE, buf);
+			append_or_wrap(l, ln, UI_R_VALUE, "", buf, width, 11);
 			if (t->waiting && !t->taken)
 				ui_lines_wrap(l, UI_R_TODO, t->waiting, width, 11);
 		} else {
@@ -148,12 +164,11 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		if (!t->fix)
 			continue;
 		ln = ui_lines_addf(l, UI_R_NORMAL, "           → %s", t->fix);
-		if (t->title) {
-			ui_line_append(ln, UI_R_DIM, "  ");
-			ui_line_append(ln, UI_R_DIM, t->title);
-		}
+		if (t->title)
+			append_or_wrap(l, ln, UI_R_DIM, "  ", t->title, width, 13);
+		/* wrapped, never cut: "path: old → new" ends with what matters */
 		for (size_t k = 0; k < t->nchanges; k++)
-			ui_lines_addf(l, UI_R_CHANGED, "             %s", t->changes[k]);
+			ui_lines_wrap(l, UI_R_CHANGED, t->changes[k], width, 13);
 		if (t->note && t->note[0])
 			ui_lines_wrap(l, UI_R_DIM, t->note, width, 13);
 		if (t->lesson && t->lesson[0]) {

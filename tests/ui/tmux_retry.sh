@@ -85,6 +85,9 @@ T send-keys -t b y
 check "the first run is listed while it runs" wait_for b "try 1     running" 30
 check "its verdict comes without a key: B, and the next fix" wait_for b "try 1     B: out of memory in training step 8" 30
 check "the next try runs" wait_for b "try 2     running" 30
+T resize-window -t b -x 60 -y 20
+check "at 60x20 a long path: old → new wraps rather than losing its end" wait_for b "g: false → true"
+T resize-window -t b -x 80 -y 24
 T send-keys -t b a
 check "the job cannot be changed while the loop runs (a is refused)" wait_for b "A retry is running and changes the job"
 T send-keys -t b 6
