@@ -5,7 +5,7 @@
 # Gives: WORK (a temporary folder, removed at exit with the tmux server and any background job),
 # T (tmux on the private server), TAP counters n/fails with ok, nok and check, screen SESSION
 # (the pane as text) and wait_for SESSION TEXT [SECONDS] (10 s unless said; prints the screen when
-# in vain).
+# in vain), and near NAME PATH.
 if ! command -v tmux > /dev/null; then
 	echo "1..0 # SKIP tmux is not installed"
 	exit 0
@@ -24,6 +24,15 @@ trap tmux_cleanup EXIT
 # remain-on-exit keeps a pane readable after the program ends.
 printf 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 0\n%s' \
 	"${TMUX_CONF_EXTRA:-}" > "$WORK/tmux.conf"
+
+# near NAME PATH: a link WORK/NAME to PATH (made absolute and free of `..`), printed. A check that
+# waits for a command or a path on screen names it this way, so that what the screen shows has the
+# same length wherever the repository was cloned (a long path would scroll a line editor's text).
+near() {
+	local dir
+	dir=$(cd "$(dirname "$2")" && pwd -P) || return 1
+	ln -s "$dir/$(basename "$2")" "$WORK/$1" && printf '%s\n' "$WORK/$1"
+}
 
 n=0
 fails=0
