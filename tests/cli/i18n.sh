@@ -280,8 +280,10 @@ check "UI under LANGUAGE=ja asks before saving in Japanese" contains "$UI/save.t
 check "UI under LANGUAGE=ja: answering n left the job file alone" cmp "$EX/job.yaml" "$UI/job.yaml"
 
 # plan's text wraps its checklist reasons and plan steps at 80 cells, in both languages.
-ja plan --log "$EX/train.log" "$EX/job.yaml" > "$WORK/plan-wide.ja" 2>&1
-en plan --log "$EX/train.log" "$EX/job.yaml" > "$WORK/plan-wide.en" 2>&1
+# Relative paths: the report names the job as given, and where the repository lives is no text's
+# business here.
+(cd "$EX" && ja plan --log train.log job.yaml) > "$WORK/plan-wide.ja" 2>&1
+(cd "$EX" && en plan --log train.log job.yaml) > "$WORK/plan-wide.en" 2>&1
 check "plan: no line wider than 80 cells (English and Japanese)" \
 	po wide 80 "$WORK/plan-wide.en" "$WORK/plan-wide.ja"
 
