@@ -861,6 +861,7 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 	memset(&s->diag, 0, sizeof s->diag);
 	s->log_lines = 0;
 	s->lines_known = false;
+	s->growing = false; /* the log that grew was the one replaced */
 	s->diag_rc = ERR_OK;
 	err_clear(&s->diag_err);
 	ui_session_refresh(s);
