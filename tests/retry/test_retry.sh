@@ -71,7 +71,13 @@ scenario() {
 	# The job that fits is the one saved; the previous version is kept.
 	python3 "$STANDIN" --vram "$vram" "$dir/job.yaml" >/dev/null 2>&1 || { echo "saved job does not fit"; return 1; }
 	if [ -n "$want" ]; then [ -f "$dir/job.yaml~" ] || { echo "no backup"; return 1; }; fi
-	[ "$(ls "$dir/job.yaml.oomfix-runs" | wc -l)" -eq $(( $(echo "$want" | wc -w) + 1 )) ]
+	# the original is kept once, however many fixes were saved (restore --first)
+	if [ -n "$want" ]; then
+		cmp -s "$dir/job.yaml.oomfix-runs/0.yaml" "$JOBS/$job" || { echo "no original kept"; return 1; }
+	else
+		[ ! -e "$dir/job.yaml.oomfix-runs/0.yaml" ] || { echo "an original kept with no change"; return 1; }
+	fi
+	[ "$(cd "$dir/job.yaml.oomfix-runs" && ls -- *.log | wc -l)" -eq $(( $(echo "$want" | wc -w) + 1 )) ]
 }
 
 check "FLUX load on 20 GB: low_vram (FLUX honours it), 2 tries" \
@@ -95,7 +101,8 @@ check "a job that fits already: 1 try, no change" \
 second_run() {
 	local dir="$WORK/flux20"
 	(cd "$dir" && "$OOMFIX" retry job.yaml -- python3 "$STANDIN" --vram 20 job.yaml >/dev/null 2>err2.txt) &&
-		[ -f "$dir/job.yaml.oomfix-runs/3.log" ] && grep -q "try 3 (1 of at most 6)" "$dir/err2.txt"
+		[ -f "$dir/job.yaml.oomfix-runs/3.log" ] && grep -q "try 1 of at most 6 (run 3), log job.yaml.oomfix-runs/3.log" "$dir/err2.txt" &&
+		grep -q "try 1: the run finished" "$dir/err2.txt"
 }
 check "a second retry keeps the earlier logs (3.log)" second_run
 
@@ -146,7 +153,7 @@ from_log() {
 	grep -q "the log given: A: .* → low_vram: config.process\[0\].model.low_vram: (absent) → true" \
 		"$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
 	# one run, and it fitted
-	[ "$(ls "$dir/job.yaml.oomfix-runs")" = "1.log" ] && grep -q "try 1: the run finished" "$dir/err.txt" &&
+	[ "$(cd "$dir/job.yaml.oomfix-runs" && ls -- *.log)" = "1.log" ] && grep -q "try 1: the run finished" "$dir/err.txt" &&
 		grep -q "oomfix retry, the log given (A:" "$dir/job.yaml.oomfix.md" || return 1
 	# that log is now older than the change: a second --log with it is refused, the job untouched
 	cp "$dir/job.yaml" "$dir/after.yaml"
@@ -262,13 +269,16 @@ probe() {
 		python3 "$STANDIN" --vram 12 --delay 0.05 job.yaml >out.txt 2>err.txt)
 	local rc=$?
 	[ $rc -eq 0 ] || { echo "exit $rc"; cat "$dir/err.txt"; return 1; }
-	# try 2 failed at step 8, so try 3 must get to step 13 and through a sampling round
-	grep -q "try 3: passed the probe at step 13: the job fits" "$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
+	# try 2 failed at step 8, so try 3 must get to step 13 and through a sampling round during
+	# training: the first is at step 20 (sample_every 20); the baseline sample does not count
+	grep -q "try 3: passed the probe at step 20: the job fits" "$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
+	# the closing line says what the probe did not see
+	grep -q "Not seen: steps 21 to 40, buckets or clip lengths not drawn yet" "$dir/err.txt" || return 1
 	grep -q "Job stopped" "$dir/job.yaml.oomfix-runs/3.log" || return 1
 	! grep -q "40/40" "$dir/job.yaml.oomfix-runs/3.log" || return 1
 	[ "$(grep -c '^Fixes:' "$dir/job.yaml.oomfix.md")" -eq 2 ]
 }
-check "--probe 5: the third try is stopped at step 13 (5 past the failure) and kept" probe
+check "--probe 5: the third try is stopped at step 20 (5 past the failure at 8, and the first sampling round during training) and kept" probe
 probe_skips() {
 	# the 1024 bucket fails at steps 9, 10 and 11 (skipped, the bar goes on) and aborts the run
 	# at 12: step 10 is past the probe's 10 steps, but not 10 steps past the skip at step 9
