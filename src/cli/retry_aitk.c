@@ -102,6 +102,11 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 						      "queued jobs only while the UI runs and the job's "
 						      "GPU queue is started."), hint_after);
 			retry_tell_waiting(sinks, t, text);
+			snprintf(text, sizeof text, _("still queued after %.0f s: the web UI's worker takes "
+						      "queued jobs only while the UI runs and the job's "
+						      "GPU queue is started (oomfix starts it when it "
+						      "queues the job)."), hint_after);
+			retry_tell_note(sinks, t, text);
 		}
 		if (!ur->taken && strcmp(as.status, "queued") != 0) {
 			ur->taken = true;

@@ -116,7 +116,7 @@ static void text_end(void *d, const struct retry_try *t, const struct retry_end 
 const struct retry_sink_ops retry_text_ops = {
 	.on_try = text_try,
 	.on_taken = text_taken,
-	.on_waiting = text_line,
+	.on_waiting = NULL, /* the runner says it to people in its own words */
 	.on_verdict = text_verdict,
 	.on_fix = text_fix,
 	.on_note = text_line,
