@@ -97,6 +97,20 @@ check "Z-Image 1024 bucket on 11.5 GB now and then: drop the largest bucket: 2 t
 check "a job that fits already: 1 try, no change" \
 	scenario fits24 zimage_small_card.yaml 24
 
+# restore --first: the job before the retry's first change, however many fixes followed (D39).
+restore_first() {
+	local dir="$WORK/zimage12"
+	cp "$dir/job.yaml" "$dir/fitted.yaml"
+	"$OOMFIX" restore --first "$dir/job.yaml" 2>/dev/null || return 1
+	cmp -s "$dir/job.yaml" "$JOBS/zimage_small_card.yaml" && cmp -s "$dir/job.yaml~" "$dir/fitted.yaml" || return 1
+	tail -n 3 "$dir/job.yaml.oomfix.md" | grep -q "low_vram" || return 1
+	# a job no retry changed has no original: 66, untouched
+	"$OOMFIX" restore --first "$WORK/fits24/job.yaml" 2>"$WORK/fits24/err.txt"
+	[ $? -eq 66 ] && grep -q "no original to restore" "$WORK/fits24/err.txt" &&
+		cmp -s "$WORK/fits24/job.yaml" "$JOBS/zimage_small_card.yaml"
+}
+check "restore --first puts back the job before the retry's two fixes; none kept: 66" restore_first
+
 # A second retry numbers its logs after the first one's.
 second_run() {
 	local dir="$WORK/flux20"
