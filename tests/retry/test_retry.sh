@@ -303,6 +303,42 @@ probe_skips() {
 	[ $? -eq 69 ] && ! grep -q "passed the probe" "$dir/err.txt"
 }
 check "--probe: steps that were skipped for memory do not pass it" probe_skips
+# probe_case NAME JOB SED MAX_TRIES STANDIN_ARGS...: a --probe 5 retry of a job edited by SED
+probe_case() {
+	local dir="$WORK/$1" job=$2 sedx=$3 max=$4
+	shift 4
+	mkdir -p "$dir" && sed "$sedx" "$JOBS/$job" >"$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --probe 5 --grace 3 --max-tries "$max" job.yaml -- \
+		python3 "$STANDIN" --delay 0.01 "$@" job.yaml >out.txt 2>err.txt)
+}
+probe_late_sample() {
+	# the baseline sample fits, the first sample during training (step 20) does not: the probe
+	# waits for that round instead of passing at step 5, and the failure gets its fix; after it
+	# (sample_every 500 on 40 steps) no round comes, and the probe says so instead of waiting
+	probe_case plate conservative.yaml 's/x/x/' 2 --vram 24 --late-sample 30 || { cat "$WORK/plate/err.txt"; return 1; }
+	local e="$WORK/plate/err.txt"
+	grep -q "try 1: C: out of memory while sampling at step 20 → lighter_sampling" "$e" &&
+		grep -q "try 2: passed the probe at step 25: the job fits" "$e" &&
+		tr '\n' ' ' <"$e" | sed 's/  */ /g' | grep -q "No preview sampling round comes during training (sample_every 500, the job has 40 steps)" ||
+		{ cat "$e"; return 1; }
+}
+check "--probe: a run that would die at its first sample during training is not passed at step 5" probe_late_sample
+probe_late_bucket() {
+	# eight steps per bucket: the 1024 bucket comes at step 17, after the probe's 5 steps but
+	# before the first round during training (20): the run dies there, and the bucket is dropped
+	probe_case pbucket zimage_largest_bucket.yaml 's/x/x/' 2 --vram 11.5 --bucket-steps 8 || { cat "$WORK/pbucket/err.txt"; return 1; }
+	local e="$WORK/pbucket/err.txt"
+	grep -q "try 1: D: .* → drop_largest_bucket" "$e" && ! grep -q "try 1: passed the probe" "$e" &&
+		grep -q "try 2: passed the probe at step 25" "$e" || { cat "$e"; return 1; }
+}
+check "--probe: a bucket drawn after the probe's steps but before its sampling round is seen" probe_late_bucket
+probe_sampling_off() {
+	probe_case poff conservative.yaml 's/^      train:$/      train:\n        disable_sampling: true/' 1 --vram 24 ||
+		{ cat "$WORK/poff/err.txt"; return 1; }
+	grep -q "try 1: passed the probe at step 5: the job fits" "$WORK/poff/err.txt" &&
+		grep -q "Sampling is off, so no sampling round" "$WORK/poff/err.txt"
+}
+check "--probe with sampling off: no round is needed, and it is said" probe_sampling_off
 
 # ---- Ctrl-C -----------------------------------------------------------------------------------
 alive() { kill -0 "$1" 2>/dev/null; }
