@@ -536,13 +536,13 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 	if (finished) {
 		status = end_fits(L, t, l->j, v, words);
 	} else if (next == NEXT_NOT_OOM) {
-		const char *why = diag_other_name(v->other);
+		const char *other = diag_other_name(v->other);
+		const char *why = other ? other : _("see the log");
 		char head[1024];
 		snprintf(head, sizeof head, _("%s failed, but not for GPU memory (%s): no memory fix "
-					      "applies; see oomfix diagnose %s"), label,
-			 why ? why : _("see the log"), t->log);
+					      "applies; see oomfix diagnose %s"), label, why, t->log);
 		snprintf(text, sizeof text, _("The run failed, but not for GPU memory (%s): no memory "
-					      "fix applies."), why ? why : _("see the log"));
+					      "fix applies."), why);
 		status = finish(L, RETRY_OUT_NOT_OOM, ERR_DATA, head, NULL, text, NULL);
 	} else if (next != NEXT_FIX) {
 		char head[600];
