@@ -68,6 +68,44 @@ struct ui_run {
 	char info[256];
 };
 
+/* Shows what the run's log holds now and copies it to the try's log, feeding the probe; true
+ * when something came. */
+static bool take_output(int fd, const struct retry_try *t, struct retry_probe *probe,
+			const struct retry_sinks *sinks)
+{
+	char buf[65536];
+	ssize_t n;
+	bool got = false;
+	while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
+		retry_write_all(STDOUT_FILENO, buf, (size_t)n);
+		if (retry_write_all(t->logfd, buf, (size_t)n) != 0)
+			retry_tell_note(sinks, t, _("cannot write the run's log"));
+		retry_probe_feed(probe, buf, (size_t)n);
+		got = true;
+	}
+	return got;
+}
+
+/* The run went back to the queue (its return_to_queue flag) or started again (a new log.txt):
+ * it ends without a verdict and the next one is the try, so its copy and its probe start over;
+ * the log read so far (*cur, or the one at the path now) is not this run's any more. */
+static void start_over(const struct retry_try *t, struct retry_probe *probe,
+		       const struct retry_sinks *sinks, const char *log, int *fd, struct logid *prev,
+		       const struct logid *cur)
+{
+	retry_tell_note(sinks, t, _("the job went back to the queue; following its next run."));
+	if (*fd >= 0) {
+		*prev = *cur;
+		close(*fd);
+		*fd = -1;
+	} else {
+		log_identity(log, prev);
+	}
+	if (ftruncate(t->logfd, 0) != 0 || lseek(t->logfd, 0, SEEK_SET) != 0)
+		retry_tell_note(sinks, t, _("cannot write the run's log"));
+	retry_probe_init(probe, t->job, probe->steps, probe->prev_fail);
+}
+
 /* Follows one queued run: see the top of the file. */
 static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry_probe *probe,
 		  const struct retry_sinks *sinks, volatile sig_atomic_t *stop,
@@ -85,7 +123,6 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 	double ended_at = 0, last_data = retry_now();
 	long long pid = -1;
 	sig_atomic_t seen = *stop;
-	char buf[65536];
 
 	for (;;) {
 		if (*stop != seen) {
@@ -113,20 +150,7 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 			retry_tell_taken(sinks, t, as.status);
 		} else if (ended_at == 0 && ((ur->taken && !strcmp(as.status, "queued")) ||
 					     (fd >= 0 && log_is_new(log, &cur)))) {
-			/* returned to the queue (its return_to_queue flag), or already started again
-			 * (a new log.txt): that run ends without a verdict; the next one is the try */
-			retry_tell_note(sinks, t, _("the job went back to the queue; following its next "
-						   "run."));
-			if (fd >= 0)
-				prev = cur;
-			else
-				log_identity(log, &prev);
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-			if (ftruncate(t->logfd, 0) != 0 || lseek(t->logfd, 0, SEEK_SET) != 0)
-				retry_tell_note(sinks, t, _("cannot write the run's log"));
-			retry_probe_init(probe, t->job, probe->steps, probe->prev_fail);
+			start_over(t, probe, sinks, log, &fd, &prev, &cur);
 			ur->taken = strcmp(as.status, "queued") != 0;
 		}
 		if (ur->taken && fd < 0 && log_is_new(log, &prev)) {
@@ -152,16 +176,9 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 		}
 		/* Everything the log holds now, after `gone` was decided: nothing written before the
 		 * trainer exited is missed. */
-		ssize_t n;
-		enum retry_probe_state ps = probe->state;
-		while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
-			retry_write_all(STDOUT_FILENO, buf, (size_t)n);
-			if (retry_write_all(t->logfd, buf, (size_t)n) != 0)
-				retry_tell_note(sinks, t, _("cannot write the run's log"));
-			ps = retry_probe_feed(probe, buf, (size_t)n);
+		if (take_output(fd, t, probe, sinks))
 			last_data = retry_now();
-		}
-		if (ps != RETRY_PROBE_WATCHING && !asked && !status_ended(as.status)) {
+		if (probe->state != RETRY_PROBE_WATCHING && !asked && !status_ended(as.status)) {
 			/* the run goes on a little until the trainer sees the flag */
 			bool stopping;
 			retry_say_probe(sinks, t, probe);
