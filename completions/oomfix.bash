@@ -80,7 +80,8 @@ _oomfix() {
 	fix) words=(--log --diff --keep-batch --no-keep-batch -o --output -i --in-place --force --list --help) ;;
 	get | set) words=(-o --output -i --in-place --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
-	queue | restore) words=(--aitk --help) ;;
+	queue) words=(--aitk --help) ;;
+	restore) words=(--force --first --aitk --help) ;;
 	retry) words=(--max-tries --probe --grace --log --events --aitk --help --) ;;
 	esac
 	if [[ $cur == -* ]]; then

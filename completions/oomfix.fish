@@ -77,6 +77,8 @@ complete -c oomfix -n '__fish_seen_subcommand_from fix' -l diff -d 'print the di
 complete -c oomfix -n '__fish_seen_subcommand_from fix' -l keep-batch -d 'keep batch x accumulation'
 complete -c oomfix -n '__fish_seen_subcommand_from fix' -l no-keep-batch -d 'only lower the batch size'
 complete -c oomfix -n '__fish_seen_subcommand_from fix' -l force -d 'overwrite even if JOB changed'
+complete -c oomfix -n '__fish_seen_subcommand_from restore' -l force -d 'overwrite even if JOB changed'
+complete -c oomfix -n '__fish_seen_subcommand_from restore' -l first -d 'the job before oomfix retry first changed it'
 complete -c oomfix -n '__fish_seen_subcommand_from fix' -l list -d 'print the fix ids'
 complete -c oomfix -n '__fish_seen_subcommand_from fix get set' -s o -l output -r -F -d 'write the result to OUT'
 complete -c oomfix -n '__fish_seen_subcommand_from fix get set' -s i -l in-place -d 'save JOB in place'

@@ -13,6 +13,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
 #include "oomfix/json.h"
+#include "oomfix/retry.h"
 #include "oomfix/source.h"
 #include "oomfix/text.h"
 #include "cli.h"
@@ -312,29 +313,52 @@ int cmd_queue(int argc, char **argv)
 
 /* ---- restore ----------------------------------------------------------------------------------- */
 
+/* The original a retry kept (retry_original_name): its text, malloc'd. */
+static int read_original(const char *path, char **text, size_t *len, struct err *e)
+{
+	struct doc *d = NULL;
+	int rc = path ? doc_load_file(path, &d, e) : err_set(e, ERR_SOFTWARE, NULL, 0, 0, "out of memory");
+	if (rc == ERR_NOINPUT)
+		err_set(e, rc, path, 0, 0, "%s", _("no original to restore: oomfix retry keeps one when it "
+						   "first changes the job"));
+	const char *t = rc ? NULL : doc_text(d, len);
+	if (t && !(*text = malloc(*len + 1)))
+		rc = err_set(e, ERR_SOFTWARE, NULL, 0, 0, "out of memory");
+	else if (t)
+		memcpy(*text, t, *len), (*text)[*len] = 0;
+	doc_free(&d);
+	return rc;
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	bool force = false;
 	int i = 1;
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(_("Usage: oomfix restore [--force] JOB\n"
+		fputs(_("Usage: oomfix restore [--force] [--first] JOB\n"
 			"\n"
 			"Puts the previous version of JOB back (JOB~ for a file; for aitk:NAME the\n"
 			"job_config.json~ kept in the job's run folder), through the same safe save; the\n"
 			"version it replaces becomes the previous one, so restoring twice undoes it.\n"
 			"\n"
 			"  --force   overwrite even if JOB changed since it was read\n"
+			"  --first   put back the job as it was before oomfix retry first changed it\n"
+			"            (kept in JOB.oomfix-runs/0.yaml, or 0.json), however many fixes\n"
+			"            the retries saved since\n"
 			"\n"
 			"Exit status: 0 restored, 64 usage, 65 the previous version is not a job,\n"
 			"66 no previous version, 75 JOB is running or changed meanwhile.\n"), stdout);
 		return 0;
 	}
-	if (i < argc && !strcmp(argv[i], "--force")) {
-		force = true;
-		i++;
+	bool first = false;
+	for (; i < argc && (!strcmp(argv[i], "--force") || !strcmp(argv[i], "--first")); i++) {
+		if (!strcmp(argv[i], "--force"))
+			force = true;
+		else
+			first = true;
 	}
 	if (argc - i != 1) {
-		fprintf(stderr, "%s\n", _("usage: oomfix restore [--force] JOB"));
+		fprintf(stderr, "%s\n", _("usage: oomfix restore [--force] [--first] JOB"));
 		return ERR_USAGE;
 	}
 	struct err e;
@@ -347,9 +371,12 @@ int cmd_restore(int argc, char **argv)
 	int rc = cli_open_job(argv[i], &s, &cur, NULL, &e);
 	if (rc)
 		return fail(&e);
-	char *bak = source_backup_name(s);
-	if ((rc = source_read_backup(s, &text, &len, &e)) != ERR_OK ||
-	    (rc = doc_load(bak ? bak : source_label(s), text, len, &prev, &e)) != ERR_OK ||
+	char *bak = first ? retry_original_name(s) : source_backup_name(s);
+	if (first)
+		rc = read_original(bak, &text, &len, &e);
+	else
+		rc = source_read_backup(s, &text, &len, &e);
+	if (rc != ERR_OK || (rc = doc_load(bak ? bak : source_label(s), text, len, &prev, &e)) != ERR_OK ||
 	    (rc = job_from_doc(prev, &pj, &e)) != ERR_OK) {
 		fail(&e);
 		goto done;
@@ -373,8 +400,13 @@ int cmd_restore(int argc, char **argv)
 	if (source_journal(s, &what, 1, (const char *const *)changes, nch, &je) != ERR_OK)
 		err_print(&je, stderr);
 	doc_changes_free(changes, nch);
-	fprintf(stderr, _("%s: previous version restored (the replaced one is now in %s)\n"),
-		source_label(s), bak ? bak : "~");
+	if (first)
+		fprintf(stderr, _("%s: the job as it was before oomfix retry changed it is restored "
+				  "(from %s; the replaced one is now the previous version)\n"),
+			source_label(s), bak);
+	else
+		fprintf(stderr, _("%s: previous version restored (the replaced one is now in %s)\n"),
+			source_label(s), bak ? bak : "~");
 done:
 	free(bak);
 	free(text);

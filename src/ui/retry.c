@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "oomfix/i18n.h"
+#include "oomfix/retry_events.h"
 #include "ui.h"
 
 #define EVENT_FD 3
@@ -365,11 +366,12 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 		return 0;
 	unsigned bits = UI_RT_CHANGED;
 	char *type = str_at(d, "event");
+	enum retry_event ev = retry_event_parse(type); /* RETRY_EV_COUNT: not one of ours */
 	long long n = int_at(d, "try", -1);
 	struct ui_try *t = try_numbered(r, n);
-	if (!type) {
+	if (ev == RETRY_EV_COUNT) {
 		bits = 0;
-	} else if (!strcmp(type, "try")) {
+	} else if (ev == RETRY_EV_TRY) {
 		struct ui_try *nt = realloc(r->tries, (r->ntries + 1) * sizeof *nt);
 		if (nt) {
 			r->tries = nt;
@@ -380,13 +382,13 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 			t->log = str_at(d, "log");
 			bits |= UI_RT_TRY;
 		}
-	} else if (!strcmp(type, "taken") && t) {
+	} else if (ev == RETRY_EV_TAKEN && t) {
 		free(t->taken);
 		t->taken = str_at(d, "status");
-	} else if (!strcmp(type, "waiting") && t) {
+	} else if (ev == RETRY_EV_WAITING && t) {
 		free(t->waiting);
 		t->waiting = str_at(d, "text");
-	} else if (!strcmp(type, "verdict") && t) {
+	} else if (ev == RETRY_EV_VERDICT && t) {
 		bool b = false;
 		const struct doc_node *o = doc_get(d, "oom");
 		t->judged = true;
@@ -396,7 +398,7 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 		free(timing);
 		free(t->summary);
 		t->summary = str_at(d, "summary");
-	} else if (!strcmp(type, "fix") && t) {
+	} else if (ev == RETRY_EV_FIX && t) {
 		t->fix = str_at(d, "fix");
 		t->title = str_at(d, "title");
 		t->note = str_at(d, "note");
@@ -410,11 +412,12 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 			}
 		}
 		bits |= UI_RT_FIX;
-	} else if (!strcmp(type, "end")) {
+	} else if (ev == RETRY_EV_END) {
 		r->ended = true;
 		r->status = (int)int_at(d, "status", ERR_SOFTWARE);
 		char *o = str_at(d, "outcome");
-		snprintf(r->outcome, sizeof r->outcome, "%s", o ? o : "error");
+		/* through the table: an outcome this build does not know is an error */
+		snprintf(r->outcome, sizeof r->outcome, "%s", retry_outcome_name(retry_outcome_parse(o)));
 		free(o);
 		free(r->text);
 		r->text = str_at(d, "text");

@@ -71,7 +71,13 @@ scenario() {
 	# The job that fits is the one saved; the previous version is kept.
 	python3 "$STANDIN" --vram "$vram" "$dir/job.yaml" >/dev/null 2>&1 || { echo "saved job does not fit"; return 1; }
 	if [ -n "$want" ]; then [ -f "$dir/job.yaml~" ] || { echo "no backup"; return 1; }; fi
-	[ "$(ls "$dir/job.yaml.oomfix-runs" | wc -l)" -eq $(( $(echo "$want" | wc -w) + 1 )) ]
+	# the original is kept once, however many fixes were saved (restore --first)
+	if [ -n "$want" ]; then
+		cmp -s "$dir/job.yaml.oomfix-runs/0.yaml" "$JOBS/$job" || { echo "no original kept"; return 1; }
+	else
+		[ ! -e "$dir/job.yaml.oomfix-runs/0.yaml" ] || { echo "an original kept with no change"; return 1; }
+	fi
+	[ "$(cd "$dir/job.yaml.oomfix-runs" && ls -- *.log | wc -l)" -eq $(( $(echo "$want" | wc -w) + 1 )) ]
 }
 
 check "FLUX load on 20 GB: low_vram (FLUX honours it), 2 tries" \
@@ -91,11 +97,26 @@ check "Z-Image 1024 bucket on 11.5 GB now and then: drop the largest bucket: 2 t
 check "a job that fits already: 1 try, no change" \
 	scenario fits24 zimage_small_card.yaml 24
 
+# restore --first: the job before the retry's first change, however many fixes followed (D39).
+restore_first() {
+	local dir="$WORK/zimage12"
+	cp "$dir/job.yaml" "$dir/fitted.yaml"
+	"$OOMFIX" restore --first "$dir/job.yaml" 2>/dev/null || return 1
+	cmp -s "$dir/job.yaml" "$JOBS/zimage_small_card.yaml" && cmp -s "$dir/job.yaml~" "$dir/fitted.yaml" || return 1
+	tail -n 3 "$dir/job.yaml.oomfix.md" | grep -q "low_vram" || return 1
+	# a job no retry changed has no original: 66, untouched
+	"$OOMFIX" restore --first "$WORK/fits24/job.yaml" 2>"$WORK/fits24/err.txt"
+	[ $? -eq 66 ] && grep -q "no original to restore" "$WORK/fits24/err.txt" &&
+		cmp -s "$WORK/fits24/job.yaml" "$JOBS/zimage_small_card.yaml"
+}
+check "restore --first puts back the job before the retry's two fixes; none kept: 66" restore_first
+
 # A second retry numbers its logs after the first one's.
 second_run() {
 	local dir="$WORK/flux20"
 	(cd "$dir" && "$OOMFIX" retry job.yaml -- python3 "$STANDIN" --vram 20 job.yaml >/dev/null 2>err2.txt) &&
-		[ -f "$dir/job.yaml.oomfix-runs/3.log" ] && grep -q "try 3 (1 of at most 6)" "$dir/err2.txt"
+		[ -f "$dir/job.yaml.oomfix-runs/3.log" ] && grep -q "try 1 of at most 6 (run 3), log job.yaml.oomfix-runs/3.log" "$dir/err2.txt" &&
+		grep -q "try 1: the run finished" "$dir/err2.txt"
 }
 check "a second retry keeps the earlier logs (3.log)" second_run
 
@@ -146,7 +167,7 @@ from_log() {
 	grep -q "the log given: A: .* → low_vram: config.process\[0\].model.low_vram: (absent) → true" \
 		"$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
 	# one run, and it fitted
-	[ "$(ls "$dir/job.yaml.oomfix-runs")" = "1.log" ] && grep -q "try 1: the run finished" "$dir/err.txt" &&
+	[ "$(cd "$dir/job.yaml.oomfix-runs" && ls -- *.log)" = "1.log" ] && grep -q "try 1: the run finished" "$dir/err.txt" &&
 		grep -q "oomfix retry, the log given (A:" "$dir/job.yaml.oomfix.md" || return 1
 	# that log is now older than the change: a second --log with it is refused, the job untouched
 	cp "$dir/job.yaml" "$dir/after.yaml"
@@ -262,13 +283,16 @@ probe() {
 		python3 "$STANDIN" --vram 12 --delay 0.05 job.yaml >out.txt 2>err.txt)
 	local rc=$?
 	[ $rc -eq 0 ] || { echo "exit $rc"; cat "$dir/err.txt"; return 1; }
-	# try 2 failed at step 8, so try 3 must get to step 13 and through a sampling round
-	grep -q "try 3: passed the probe at step 13: the job fits" "$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
+	# try 2 failed at step 8, so try 3 must get to step 13 and through a sampling round during
+	# training: the first is at step 20 (sample_every 20); the baseline sample does not count
+	grep -q "try 3: passed the probe at step 20: the job fits" "$dir/err.txt" || { cat "$dir/err.txt"; return 1; }
+	# the closing line says what the probe did not see
+	grep -q "Not seen: steps 21 to 40, buckets or clip lengths not drawn yet" "$dir/err.txt" || return 1
 	grep -q "Job stopped" "$dir/job.yaml.oomfix-runs/3.log" || return 1
 	! grep -q "40/40" "$dir/job.yaml.oomfix-runs/3.log" || return 1
 	[ "$(grep -c '^Fixes:' "$dir/job.yaml.oomfix.md")" -eq 2 ]
 }
-check "--probe 5: the third try is stopped at step 13 (5 past the failure) and kept" probe
+check "--probe 5: the third try is stopped at step 20 (5 past the failure at 8, and the first sampling round during training) and kept" probe
 probe_skips() {
 	# the 1024 bucket fails at steps 9, 10 and 11 (skipped, the bar goes on) and aborts the run
 	# at 12: step 10 is past the probe's 10 steps, but not 10 steps past the skip at step 9
@@ -279,6 +303,42 @@ probe_skips() {
 	[ $? -eq 69 ] && ! grep -q "passed the probe" "$dir/err.txt"
 }
 check "--probe: steps that were skipped for memory do not pass it" probe_skips
+# probe_case NAME JOB SED MAX_TRIES STANDIN_ARGS...: a --probe 5 retry of a job edited by SED
+probe_case() {
+	local dir="$WORK/$1" job=$2 sedx=$3 max=$4
+	shift 4
+	mkdir -p "$dir" && sed "$sedx" "$JOBS/$job" >"$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --probe 5 --grace 3 --max-tries "$max" job.yaml -- \
+		python3 "$STANDIN" --delay 0.01 "$@" job.yaml >out.txt 2>err.txt)
+}
+probe_late_sample() {
+	# the baseline sample fits, the first sample during training (step 20) does not: the probe
+	# waits for that round instead of passing at step 5, and the failure gets its fix; after it
+	# (sample_every 500 on 40 steps) no round comes, and the probe says so instead of waiting
+	probe_case plate conservative.yaml 's/x/x/' 2 --vram 24 --late-sample 30 || { cat "$WORK/plate/err.txt"; return 1; }
+	local e="$WORK/plate/err.txt"
+	grep -q "try 1: C: out of memory while sampling at step 20 → lighter_sampling" "$e" &&
+		grep -q "try 2: passed the probe at step 25: the job fits" "$e" &&
+		tr '\n' ' ' <"$e" | sed 's/  */ /g' | grep -q "No preview sampling round comes during training (sample_every 500, the job has 40 steps)" ||
+		{ cat "$e"; return 1; }
+}
+check "--probe: a run that would die at its first sample during training is not passed at step 5" probe_late_sample
+probe_late_bucket() {
+	# eight steps per bucket: the 1024 bucket comes at step 17, after the probe's 5 steps but
+	# before the first round during training (20): the run dies there, and the bucket is dropped
+	probe_case pbucket zimage_largest_bucket.yaml 's/x/x/' 2 --vram 11.5 --bucket-steps 8 || { cat "$WORK/pbucket/err.txt"; return 1; }
+	local e="$WORK/pbucket/err.txt"
+	grep -q "try 1: D: .* → drop_largest_bucket" "$e" && ! grep -q "try 1: passed the probe" "$e" &&
+		grep -q "try 2: passed the probe at step 25" "$e" || { cat "$e"; return 1; }
+}
+check "--probe: a bucket drawn after the probe's steps but before its sampling round is seen" probe_late_bucket
+probe_sampling_off() {
+	probe_case poff conservative.yaml 's/^      train:$/      train:\n        disable_sampling: true/' 1 --vram 24 ||
+		{ cat "$WORK/poff/err.txt"; return 1; }
+	grep -q "try 1: passed the probe at step 5: the job fits" "$WORK/poff/err.txt" &&
+		grep -q "Sampling is off, so no sampling round" "$WORK/poff/err.txt"
+}
+check "--probe with sampling off: no round is needed, and it is said" probe_sampling_off
 
 # ---- Ctrl-C -----------------------------------------------------------------------------------
 alive() { kill -0 "$1" 2>/dev/null; }

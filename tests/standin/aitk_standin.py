@@ -10,14 +10,17 @@ escaped (run.py re-raises it), 0 after Ctrl-C ("Job stopped"), and killed by SIG
 Python process without a handler.
 
     aitk_standin.py [--vram GB] [--other-process GB] [--delay SECONDS] [--fail python]
-                    [--images N] [--bucket-steps N] JOB
+                    [--images N] [--bucket-steps N] [--late-sample GB] JOB
 
 --vram (or STANDIN_VRAM_GB, default 24) is the card's size; --other-process GB makes another
 process hold that much of it (then the OOM message says 0 bytes are free, as on a shared card);
 --delay (or STANDIN_DELAY) sleeps after each training step, so a run can be followed, probed or
 interrupted; --fail python makes dataset setup fail with a missing folder, which is not an OOM;
 --bucket-steps N (default 4) is how many steps in a row each bucket gets: below 4, a bucket too
-big for the card is skipped (the trainer's 3 skips) and the run survives it.
+big for the card is skipped (the trainer's 3 skips) and the run survives it. --late-sample GB
+makes each sampling round during training need GB more than the baseline sample before step 1
+(memory the training has taken by then), so a run can pass its baseline and die at its first
+sample during training.
 STANDIN_ON_ERROR_SECONDS makes it pause after "Error running job: ..." (where the trainer writes
 its status to the UI's database) before the rest. STANDIN_PID_FILE, when set, names a file the stand-in writes its pid into (tests use it to look
 for orphans).
@@ -80,8 +83,9 @@ class OOM(Exception):
 
 
 class Stand:
-    def __init__(self, job, vram, other, delay, fail, images, bucket_steps=4):
+    def __init__(self, job, vram, other, delay, fail, images, bucket_steps=4, late_sample=0.0):
         self.job, self.delay, self.fail, self.images = job, delay, fail, images
+        self.late_sample = late_sample
         self.bucket_steps = max(1, int(bucket_steps))
         self.capacity = round(vram * 0.981, 2)
         self.other = other
@@ -383,6 +387,8 @@ class Stand:
                    "decoded = self._decode(z).sample")]
         self.bar(desc, 0, n)
         need, held = self.sample_need()
+        if not baseline:
+            need += self.late_sample
         self.check(need, held, frames)
         for k in range(1, n + 1):
             self.bar(desc, k, n)
@@ -481,13 +487,14 @@ def read_job(path):
 def main(argv):
     args = {"vram": float(os.environ.get("STANDIN_VRAM_GB", "24")), "other": 0.0,
             "delay": float(os.environ.get("STANDIN_DELAY", "0")), "fail": None, "images": 8,
-            "bucket_steps": 4}
+            "bucket_steps": 4, "late_sample": 0.0}
     rest = []
     i = 0
     while i < len(argv):
         a = argv[i]
         opt = {"--vram": "vram", "--other-process": "other", "--delay": "delay", "--fail": "fail",
-               "--images": "images", "--bucket-steps": "bucket_steps"}.get(a)
+               "--images": "images", "--bucket-steps": "bucket_steps",
+               "--late-sample": "late_sample"}.get(a)
         if opt and i + 1 < len(argv):
             v = argv[i + 1]
             args[opt] = v if opt == "fail" else int(v) if opt in ("images", "bucket_steps") else float(v)
@@ -503,7 +510,7 @@ def main(argv):
             f.write("%d\n" % os.getpid())
     job = read_job(rest[0])
     st = Stand(job, args["vram"], args["other"], args["delay"], args["fail"], args["images"],
-               args["bucket_steps"])
+               args["bucket_steps"], args["late_sample"])
     try:
         return st.run()
     except KeyboardInterrupt:

@@ -107,6 +107,13 @@ static int fake_retry(int argc, char **argv)
 		put(line);
 		return 0;
 	}
+	if (!strcmp(mode, "unknown")) {
+		/* names outside retry_events.h's tables: an event no reader knows, an outcome no
+		 * build knows */
+		put("{\"event\":\"tries\",\"try\":3,\"index\":1,\"max_tries\":6,\"log\":\"3.log\"}\n");
+		put("{\"event\":\"end\",\"try\":3,\"status\":0,\"outcome\":\"fit\",\"text\":\"?\"}\n");
+		return 0;
+	}
 	if (!strcmp(mode, "hang")) {
 		signal(SIGINT, on_int);
 		put("{\"event\":\"try\",\"try\":1,\"index\":1,\"max_tries\":6,\"log\":\"1.log\"}\n");
@@ -253,6 +260,20 @@ static void test_stop(void **state)
 	ui_retry_free(&r);
 }
 
+/* The reader goes through the protocol's tables: an unknown event is skipped, and an outcome
+ * that is not in RETRY_OUTCOMES is an error, never taken for a success the view would show. */
+static void test_unknown_names(void **state)
+{
+	(void)state;
+	struct ui_retry r = { 0 };
+	start(&r, "unknown", NULL, "true", 0);
+	run_to_end(&r);
+	assert_int_equal(r.ntries, 0);
+	assert_true(r.ended);
+	assert_string_equal(r.outcome, "error");
+	ui_retry_free(&r);
+}
+
 static void test_guess_and_remember(void **state)
 {
 	(void)state;
@@ -289,6 +310,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_death_without_end),
 		cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_guess_and_remember),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

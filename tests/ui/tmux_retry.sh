@@ -57,9 +57,10 @@ check "one run, and it fits" wait_for a "try 1     the run finished" 30
 check "the end is said in the view and the status line" wait_for a "Retry: The run finished: the job fits."
 grep -q "low_vram: true" "$TK/config/job.yaml" && [ -f "$TK/config/job.yaml~" ] &&
 	grep -q "oomfix retry, the log given (A:" "$TK/config/job.yaml.oomfix.md" &&
-	[ "$(ls "$TK/config/job.yaml.oomfix-runs")" = "$(printf '1.log\ncommand')" ] &&
-	ok "the job on disk has the fix, a backup and the journal; one run log" ||
-	nok "the job on disk has the fix, a backup and the journal; one run log"
+	[ "$(ls "$TK/config/job.yaml.oomfix-runs")" = "$(printf '0.yaml\n1.log\ncommand')" ] &&
+	! grep -q "low_vram: true" "$TK/config/job.yaml.oomfix-runs/0.yaml" &&
+	ok "the job on disk has the fix, a backup, the original and the journal; one run log" ||
+	nok "the job on disk has the fix, a backup, the original and the journal; one run log"
 T send-keys -t a k Enter
 check "Enter on a try in the list shows its log (here: the log opened first)" wait_for a "first.log  line "
 T send-keys -t a 4

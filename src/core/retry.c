@@ -1,0 +1,740 @@
+/* retry.c — the retry loop (SPEC §11) as one state machine over a runner and sinks; see retry.h.
+ * Nothing here prints or starts a process: the runner runs, the sinks tell. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "oomfix/doc.h"
+#include "oomfix/i18n.h"
+#include "oomfix/job.h"
+#include "oomfix/retry.h"
+#include "oomfix/save.h"
+#include "oomfix/source.h"
+
+/* ---- the probe --------------------------------------------------------------------------- */
+
+void retry_probe_init(struct retry_probe *p, const struct job *j, long long steps,
+		      long long prev_fail)
+{
+	memset(p, 0, sizeof *p);
+	p->name = j ? j->name : NULL;
+	p->step = -1;
+	p->round_step = -1;
+	p->skip_step = -1;
+	p->steps = steps;
+	p->prev_fail = prev_fail > 0 ? prev_fail : 0;
+	p->target = p->prev_fail + steps;
+	if (j) {
+		p->job_steps = j->steps > 0 ? j->steps : 0;
+		p->sample_every = j->sample_every > 0 ? j->sample_every : 0;
+		p->sampling_off = j->disable_sampling;
+		/* The trainer samples at every multiple of sample_every below the last step, and once
+		 * more after it: a sample_every at or beyond the steps gives no round during training. */
+		p->no_round_coming = !p->sampling_off && p->sample_every && p->job_steps &&
+				     p->sample_every >= p->job_steps;
+	}
+}
+
+static void probe_decide(struct retry_probe *p)
+{
+	if (!p->steps || p->state != RETRY_PROBE_WATCHING)
+		return;
+	if (p->skip_step >= 0) {
+		/* Any OOM in the probe run is this try's failure, never a pass (SPEC §11). The run
+		 * goes on for STEPS steps after the skip all the same: a trainer that gives up after
+		 * three skips in a row shows a failure in the first steps (B), which wants another fix
+		 * than an OOM now and then (D); either way its log is judged, not the probe. */
+		if (p->step >= p->skip_step + p->steps)
+			p->state = RETRY_PROBE_FAILED;
+		return;
+	}
+	if (p->step >= p->target && p->step >= 1 && !p->sampling &&
+	    (p->sampling_off || p->no_round_coming || p->rounds > 0))
+		p->state = RETRY_PROBE_PASSED;
+}
+
+static void probe_segment(struct retry_probe *p)
+{
+	static const char skip[] = "OOM during training step, skipping batch";
+	struct diag_bar b;
+	if (p->len && memmem(p->seg, p->len, skip, sizeof skip - 1)) {
+		/* the bar still advances over a skipped batch: that step did not fit */
+		if (p->skip_step < 0)
+			p->skip_step = p->step + 1;
+		return;
+	}
+	if (!p->len || !diag_parse_bar(p->seg, p->len, &b))
+		return;
+	size_t nl = p->name ? strlen(p->name) : 0;
+	if ((nl && b.dlen == nl && !memcmp(b.desc, p->name, nl)) || b.lrloss) {
+		p->step = b.n;
+	} else if (diag_is_sampling_bar(b.desc, b.dlen)) {
+		if (b.n < b.total) {
+			if (!p->sampling)
+				/* the baseline sample before step 1 is not a round during training */
+				p->sampling_in_training = p->step >= 1;
+			p->sampling = true;
+		} else if (p->sampling && b.total > 0) {
+			if (p->sampling_in_training) {
+				p->rounds++;
+				p->round_step = p->step;
+			}
+			p->sampling = false;
+		}
+	}
+}
+
+enum retry_probe_state retry_probe_feed(struct retry_probe *p, const char *buf, size_t n)
+{
+	if (p->state != RETRY_PROBE_WATCHING)
+		return p->state; /* decided: what it saw stays as it was then */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if (p->esc == 1) {
+			p->esc = c == '[' ? 2 : 0;
+			continue;
+		}
+		if (p->esc == 2) {
+			if (c >= 0x40 && c <= 0x7e)
+				p->esc = 0;
+			continue;
+		}
+		if (c == 0x1b) {
+			p->esc = 1;
+		} else if (c == '\r' || c == '\n') {
+			probe_segment(p);
+			p->len = 0;
+			probe_decide(p);
+			if (p->state != RETRY_PROBE_WATCHING)
+				return p->state;
+		} else if (p->len < sizeof p->seg) {
+			p->seg[p->len++] = (char)c;
+		}
+	}
+	probe_segment(p); /* a bar frame is complete without its \r: tqdm writes \r first */
+	probe_decide(p);
+	return p->state;
+}
+
+/* Appends a formatted sentence (and a space before it when buf is not empty). */
+static void add(char *buf, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(char *buf, size_t sz, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	if (len + 2 >= sz)
+		return;
+	if (len)
+		buf[len++] = ' ', buf[len] = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, sz - len, fmt, ap);
+	va_end(ap);
+}
+
+void retry_probe_coverage(const struct retry_probe *p, char *buf, size_t sz)
+{
+	buf[0] = 0;
+	if (p->prev_fail > 0)
+		add(buf, sz, _("The probe saw training steps 1 to %lld, %lld past step %lld where the "
+			       "previous run failed."), p->step, p->step - p->prev_fail, p->prev_fail);
+	else
+		add(buf, sz, _("The probe saw training steps 1 to %lld."), p->step);
+	bool later_rounds = !p->sampling_off && !p->no_round_coming;
+	if (p->sampling_off)
+		add(buf, sz, "%s", _("Sampling is off, so no sampling round was needed."));
+	else if (p->no_round_coming)
+		add(buf, sz, _("No preview sampling round comes during training (sample_every %lld, "
+			       "the job has %lld steps), so the probe did not wait for one; the sample "
+			       "at the end of training was not seen."), p->sample_every, p->job_steps);
+	else
+		add(buf, sz, _("It went through a preview sampling round during training, at step "
+			       "%lld."), p->round_step);
+	if (p->job_steps > p->step && later_rounds)
+		add(buf, sz, _("Not seen: steps %lld to %lld, buckets or clip lengths not drawn yet, "
+			       "and later sampling rounds."), p->step + 1, p->job_steps);
+	else if (p->job_steps > p->step)
+		add(buf, sz, _("Not seen: steps %lld to %lld, and buckets or clip lengths not drawn "
+			       "yet."), p->step + 1, p->job_steps);
+	else
+		add(buf, sz, "%s", _("Not seen: buckets or clip lengths not drawn yet."));
+}
+
+/* ---- telling the sinks ------------------------------------------------------------------- */
+
+#define TELL(sinks, op, ...)                                                   \
+	do {                                                                   \
+		for (size_t i_ = 0; i_ < (sinks)->n; i_++)                     \
+			if ((sinks)->v[i_].ops->op)                            \
+				(sinks)->v[i_].ops->op((sinks)->v[i_].data, __VA_ARGS__); \
+	} while (0)
+
+void retry_tell_taken(const struct retry_sinks *s, const struct retry_try *t, const char *status)
+{
+	TELL(s, on_taken, t, status);
+}
+
+void retry_tell_waiting(const struct retry_sinks *s, const struct retry_try *t, const char *text)
+{
+	TELL(s, on_waiting, t, text);
+}
+
+void retry_tell_note(const struct retry_sinks *s, const struct retry_try *t, const char *text)
+{
+	TELL(s, on_note, t, text);
+}
+
+/* ---- the loop's state -------------------------------------------------------------------- */
+
+struct loop {
+	const struct retry_opts *o;
+	const struct retry_sinks *sinks;
+	char *dir;               /* the runs folder */
+	long long prev_fail;     /* the step the previous try failed at (0: before training) */
+	const struct retry_try *last; /* the try under way (or the last one), for the end */
+	struct retry_try last_copy;   /* the last try's numbers once it is over */
+	bool ended;
+	int status;
+	char fixes[256];         /* the fixes this invocation saved, for the closing line */
+};
+
+/* A try is over: the end can still name it by its numbers (its log and job are gone). */
+static void forget_try(struct loop *L, const struct retry_try *t)
+{
+	L->last_copy = (struct retry_try){ t->n, t->index, t->max_tries, NULL, -1, NULL, NULL };
+	L->last = &L->last_copy;
+}
+
+/* Ends the loop (once): tells the sinks and keeps the status. */
+static int finish(struct loop *L, enum retry_outcome oc, int status, const char *head,
+		  const char *detail, const char *text, const struct err *e)
+{
+	if (L->ended)
+		return L->status;
+	struct retry_end end = { oc, status, head ? head : "", detail ? detail : "", text, e };
+	TELL(L->sinks, on_end, L->last, &end);
+	L->ended = true;
+	L->status = status;
+	return status;
+}
+
+static int fail_err(struct loop *L, const struct err *e)
+{
+	return finish(L, RETRY_OUT_ERROR, e->code ? e->code : ERR_SOFTWARE, NULL, NULL, e->msg, e);
+}
+
+/* How a try is named in what is said: "try 3", or the log given with --log. */
+static void try_label(const struct retry_try *t, char *buf, size_t sz)
+{
+	if (t->index > 0)
+		snprintf(buf, sz, _("try %d"), t->index);
+	else
+		snprintf(buf, sz, "%s", _("the log given"));
+}
+
+/* "B: out of memory in training step 5, one of the first" — the verdict in a few words. */
+static void verdict_words(const struct diag_result *v, char *buf, size_t sz)
+{
+	static const char letters[DIAG_T_COUNT] = { '-', 'A', 'B', 'C', 'D', 'E' };
+	char what[300];
+	switch (v->timing) {
+	case DIAG_T_BEFORE_TRAINING:
+		snprintf(what, sizeof what, _("out of memory before training, %s"),
+			 diag_phase_label(v->phase));
+		break;
+	case DIAG_T_FIRST_STEPS:
+		snprintf(what, sizeof what, _("out of memory in training step %lld, one of the first"),
+			 v->failed_step);
+		break;
+	case DIAG_T_SAMPLING:
+		snprintf(what, sizeof what, _("out of memory while sampling at step %lld"),
+			 v->failed_step);
+		break;
+	case DIAG_T_INTERMITTENT:
+		snprintf(what, sizeof what, _("out of memory now and then, last in training step %lld"),
+			 v->failed_step);
+		break;
+	case DIAG_T_ENVIRONMENT:
+		snprintf(what, sizeof what, _("out of memory with the card held elsewhere, %s"),
+			 diag_phase_label(v->phase));
+		break;
+	default:
+		if (v->phase != DIAG_P_NONE)
+			snprintf(what, sizeof what, _("out of memory, %s (the log does not show the "
+						      "step)"), diag_phase_label(v->phase));
+		else
+			snprintf(what, sizeof what, "%s", _("out of memory (the log does not show when)"));
+		snprintf(buf, sz, "?: %s", what);
+		return;
+	}
+	snprintf(buf, sz, "%c: %s", letters[v->timing < DIAG_T_COUNT ? v->timing : 0], what);
+}
+
+/* The number after the highest "<n>.log" in dir (1 for an empty or new folder), so a second
+ * retry never overwrites the logs of an earlier one. */
+static int next_log_number(const char *dir)
+{
+	int max = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		if (end != de->d_name && !strcmp(end, ".log") && v > max && v < 1000000)
+			max = (int)v;
+	}
+	closedir(d);
+	return max + 1;
+}
+
+/* The job as it is now: its source, document and model (freed with close_job). */
+struct loaded {
+	struct source *s;
+	struct doc *d;
+	struct job *j;
+};
+
+static void close_job(struct loaded *l)
+{
+	job_free(&l->j);
+	doc_free(&l->d);
+	source_free(&l->s);
+}
+
+static int open_job(const char *arg, struct loaded *l, struct err *e)
+{
+	memset(l, 0, sizeof *l);
+	int rc = source_open(arg, &l->s, e);
+	size_t len;
+	if (rc == ERR_OK) {
+		const char *text = source_text(l->s, &len);
+		rc = doc_load(source_label(l->s), text, len, &l->d, e);
+	}
+	if (rc == ERR_OK)
+		rc = job_from_doc(l->d, &l->j, e);
+	if (rc)
+		close_job(l);
+	return rc;
+}
+
+static int make_dir(const char *path, struct err *e)
+{
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		return err_set(e, ERR_CANTCREAT, path, 0, 0, _("cannot create it: %s"), strerror(errno));
+	return ERR_OK;
+}
+
+/* The folder for the runs' logs: JOB.oomfix-runs beside a file job; for a web UI job
+ * <run folder>/job_config.json.oomfix-runs (the training and run folders too, as the worker
+ * would create them). */
+static int make_runs_dir(const struct source *s, char **dir, struct err *e)
+{
+	int rc;
+	const char *run = source_run_dir(s);
+	if (run) {
+		char *parent = strdup(run);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+		if (slash && slash != parent) {
+			*slash = 0;
+			make_dir(parent, e); /* the run folder's own error says it better */
+		}
+		free(parent);
+		if ((rc = make_dir(run, e)) != ERR_OK)
+			return rc;
+	}
+	if (asprintf(dir, "%s.oomfix-runs", source_path(s)) < 0)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM));
+	if ((rc = make_dir(*dir, e)) != ERR_OK) {
+		free(*dir);
+		*dir = NULL;
+	}
+	return rc;
+}
+
+char *retry_original_name(const struct source *s)
+{
+	char *p = NULL;
+	if (asprintf(&p, "%s.oomfix-runs/0.%s", source_path(s), source_is_json(s) ? "json" : "yaml") < 0)
+		return NULL;
+	return p;
+}
+
+/* Keeps the job as it was before the first change a retry makes, once: `restore --first` puts
+ * it back, however many fixes later (JOB~ is only the version before the last one). */
+static int keep_original(const struct source *s, struct err *e)
+{
+	char *path = retry_original_name(s);
+	if (!path)
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM));
+	int rc = ERR_OK;
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		size_t len;
+		const char *text = source_text(s, &len);
+		rc = save_file(path, text, len, NULL, 0, false, e);
+	}
+	free(path);
+	return rc;
+}
+
+/* ==== THE DECISION ==============================================================================
+ * What comes after a failed run, from its verdict and the job (SPEC §3.4 "One decision, every
+ * front end"). This is the only place the loop decides it. When the core's one decision function
+ * (plan_decide) exists, its answer replaces the body of this function; the loop only maps the
+ * answers to its outcomes below. */
+enum retry_next {
+	NEXT_FIX,        /* apply p->first_fix */
+	NEXT_WORKER,     /* verdict E: a fresh worker, not a setting */
+	NEXT_UNKNOWN,    /* the log does not show when: no fix on a guess */
+	NEXT_EXHAUSTED,  /* nothing left that acts on the failing phase */
+	NEXT_NOT_OOM,    /* the run failed, not for GPU memory */
+};
+
+static enum retry_next retry_decide(const struct job *j, const struct diag_result *v,
+				    struct plan *p)
+{
+	if (!v->oom)
+		return NEXT_NOT_OOM;
+	plan_build(j, v, p);
+	if (p->first_fix == FIX_FRESH_WORKER)
+		return NEXT_WORKER;
+	if (p->first_fix == FIX_NONE)
+		return p->exhausted ? NEXT_EXHAUSTED : NEXT_UNKNOWN;
+	return NEXT_FIX;
+}
+/* ==== end of THE DECISION ======================================================================= */
+
+/* Applies fix `id` to the job, keeps the original the first time, saves with the careful save
+ * and a journal entry naming the try, and tells the sinks. */
+static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l, enum fix_id id,
+		     const char *label, const char *words, struct err *e)
+{
+	struct fix_edit_list fl;
+	int rc = fix_edits(l->j, id, true, &fl, e);
+	if (rc)
+		return rc;
+	struct doc *nd = NULL;
+	rc = doc_apply(l->d, fl.edits, fl.n, &nd, e);
+	char note[512];
+	snprintf(note, sizeof note, "%s", fl.note);
+	fix_edits_free(&fl);
+	size_t len;
+	const char *text = rc ? NULL : doc_text(nd, &len);
+	if (rc == ERR_OK)
+		rc = keep_original(l->s, e);
+	if (rc == ERR_OK)
+		rc = source_save(l->s, text, len, 0, e);
+	if (rc) {
+		doc_free(&nd);
+		return rc;
+	}
+	char **changes;
+	size_t nchanges = doc_changes(l->d, nd, &changes);
+	char jnote[1024];
+	snprintf(jnote, sizeof jnote, _("oomfix retry, %s (%s); its log: %s"), label, words, t->log);
+	const char *fixes[1] = { fix_name(id) };
+	struct err je;
+	err_clear(&je);
+	if (save_journal_note(source_path(l->s), jnote, fixes, 1, (const char *const *)changes,
+			      nchanges, &je) != ERR_OK)
+		retry_tell_note(L->sinks, t, je.msg);
+	struct retry_fix f = { id, label, words, changes, nchanges, note };
+	TELL(L->sinks, on_fix, t, &f);
+	doc_changes_free(changes, nchanges);
+	doc_free(&nd);
+	size_t fl_len = strlen(L->fixes);
+	snprintf(L->fixes + fl_len, sizeof L->fixes - fl_len, "%s%s", fl_len ? ", " : "", fix_name(id));
+	return ERR_OK;
+}
+
+/* A run that finished (SPEC §11): the job fits. After a probe run the scale-up advice follows;
+ * after a whole training run there is nothing to raise, only what it was trained with. */
+static int end_fits(struct loop *L, const struct retry_try *t, const struct job *j,
+		    const struct diag_result *v, const char *words)
+{
+	char head[256], detail[1536] = "";
+	snprintf(head, sizeof head, _("try %d: the run finished: the job fits."), t->index);
+	if (v->oom && v->survived)
+		add(detail, sizeof detail, _("It survived out-of-memory skips (%s); they cost those "
+					     "batches."), words);
+	if (L->fixes[0])
+		add(detail, sizeof detail, _("Training finished with the settings this retry saved "
+					     "(%s): keep them."), L->fixes);
+	else
+		add(detail, sizeof detail, "%s", _("Training finished with the job as it was: nothing "
+						   "was changed."));
+	return finish(L, RETRY_OUT_FITS, 0, head, detail, _("The run finished: the job fits."), NULL);
+}
+
+static int end_probe(struct loop *L, const struct retry_try *t, const struct retry_probe *p)
+{
+	char head[256], cover[1024], detail[2048] = "", text[1536], advice[512];
+	retry_probe_coverage(p, cover, sizeof cover);
+	snprintf(head, sizeof head, _("try %d: passed the probe at step %lld: the job fits."),
+		 t->index, p->step);
+	add(detail, sizeof detail, "%s", cover);
+	if (scaleup_next(t->job, SCALEUP_NONE, advice, sizeof advice) != SCALEUP_NONE)
+		add(detail, sizeof detail, "%s", advice);
+	snprintf(text, sizeof text, _("The run passed the probe at step %lld: the job fits."), p->step);
+	add(text, sizeof text, "%s", cover);
+	return finish(L, RETRY_OUT_PROBE, 0, head, detail, text, NULL);
+}
+
+/* The verdict event's summary. */
+static void summary_of(const struct diag_result *v, bool finished, const char *words, char *buf,
+		       size_t sz)
+{
+	if (finished && v->oom)
+		snprintf(buf, sz, _("the run finished, surviving out-of-memory skips (%s)"), words);
+	else if (finished)
+		snprintf(buf, sz, "%s", _("the run finished"));
+	else if (v->oom)
+		snprintf(buf, sz, "%s", words);
+	else
+		diag_sentence(v, buf, sz);
+}
+
+/* Decides what a finished try means from its log (SPEC §11): the loop's exit status, or -1 when
+ * the fix for its failure was saved and the loop goes on. `probe` is the run's probe (NULL for the
+ * log given with --log); under a probe any OOM is the try's failure, a survived one too. */
+static int judge(struct loop *L, const struct retry_try *t, const struct retry_try_result *tr,
+		 const struct retry_probe *probe, struct loaded *l)
+{
+	struct err e;
+	err_clear(&e);
+	struct diag_result *v = calloc(1, sizeof *v);
+	struct diag_job_info info = { l->j->name, (int)l->j->kind, job_is_conservative(l->j) ? 1 : 0 };
+	if (!v)
+		return fail_err(L, (err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM)), &e));
+	if (diag_file(t->log, &info, v, &e) != ERR_OK) {
+		free(v);
+		return fail_err(L, &e);
+	}
+	char words[400], label[64], summary[1024], text[1024];
+	verdict_words(v, words, sizeof words);
+	try_label(t, label, sizeof label);
+	bool probing = probe && probe->steps > 0;
+	/* The log decides, not the exit status alone: a command that hides the trainer's status
+	 * (`... | tee log`, a wrapper script) exits 0 over an out-of-memory that ended the run. */
+	bool finished = tr->exited_zero && !(v->oom && (!v->survived || probing));
+	summary_of(v, finished, words, summary, sizeof summary);
+	struct retry_verdict rv = { v, label, words, summary,
+				    tr->exited_zero && !finished &&
+					    !(probe && probe->state == RETRY_PROBE_FAILED) };
+	TELL(L->sinks, on_verdict, t, &rv);
+
+	int status = -1;
+	struct plan p;
+	enum retry_next next = finished ? NEXT_FIX : retry_decide(l->j, v, &p);
+	if (finished) {
+		status = end_fits(L, t, l->j, v, words);
+	} else if (next == NEXT_NOT_OOM) {
+		const char *other = diag_other_name(v->other);
+		const char *why = other ? other : _("see the log");
+		char head[1024];
+		snprintf(head, sizeof head, _("%s failed, but not for GPU memory (%s): no memory fix "
+					      "applies; see oomfix diagnose %s"), label, why, t->log);
+		snprintf(text, sizeof text, _("The run failed, but not for GPU memory (%s): no memory "
+					      "fix applies."), why);
+		status = finish(L, RETRY_OUT_NOT_OOM, ERR_DATA, head, NULL, text, NULL);
+	} else if (next != NEXT_FIX) {
+		char head[600];
+		const char *why = text;
+		if (next == NEXT_WORKER) {
+			snprintf(head, sizeof head, "%s: %s → %s", label, words, fix_name(FIX_FRESH_WORKER));
+			why = _(fix_defs[FIX_FRESH_WORKER].why);
+		} else if (next == NEXT_UNKNOWN) {
+			snprintf(head, sizeof head, "%s: %s", label, words);
+			snprintf(text, sizeof text, _("The log does not show when the job ran out of "
+						      "memory, so no fix is chosen on a guess; oomfix "
+						      "diagnose %s shows what it does show."), t->log);
+		} else {
+			snprintf(head, sizeof head, "%s: %s", label, words);
+			plan_exhausted_text(&p, l->j, text, sizeof text);
+			if (!text[0])
+				snprintf(text, sizeof text, "%s", _("No fix is left for this failure."));
+		}
+		enum retry_outcome oc = next == NEXT_WORKER    ? RETRY_OUT_WORKER
+					: next == NEXT_UNKNOWN ? RETRY_OUT_UNKNOWN
+							       : RETRY_OUT_EXHAUSTED;
+		status = finish(L, oc, ERR_UNAVAILABLE, head, why, why, NULL);
+	} else if (t->index == L->o->max_tries) {
+		/* One change, then a run: a change no run will test is not made. */
+		char head[600];
+		snprintf(head, sizeof head, _("try %d: %s; stopping after %d tries (the next fix would "
+					      "be %s)."), t->index, words, L->o->max_tries,
+			 fix_name(p.first_fix));
+		snprintf(text, sizeof text, _("Stopped after %d tries; the next fix would be %s."),
+			 L->o->max_tries, fix_name(p.first_fix));
+		status = finish(L, RETRY_OUT_MAX_TRIES, ERR_UNAVAILABLE, head, NULL, text, NULL);
+	} else if (apply_fix(L, t, l, p.first_fix, label, words, &e) != ERR_OK) {
+		status = fail_err(L, &e);
+	} else {
+		L->prev_fail = v->failed_step > 0 ? v->failed_step : 0;
+	}
+	free(v);
+	return status;
+}
+
+/* A web UI job that is running is the UI's: the loop starts its runs itself (75). */
+static int refuse_running(struct loop *L, const struct source *s)
+{
+	char head[512], text[512];
+	snprintf(head, sizeof head, _("%s is running in the web UI; oomfix starts the runs itself: "
+				      "stop it there (or let it end), then try again."), source_label(s));
+	snprintf(text, sizeof text, _("%s is running in the web UI: stop it there (or let it end), "
+				      "then try again."), source_label(s));
+	return finish(L, RETRY_OUT_ERROR, ERR_TEMPFAIL, head, NULL, text, NULL);
+}
+
+/* True when the log shows an OOM the job did not survive; false with e set when it cannot be read. */
+static bool log_shows_oom(const char *log, const struct job *j, struct err *e)
+{
+	struct diag_result *v = calloc(1, sizeof *v);
+	struct diag_job_info info = { j->name, (int)j->kind, job_is_conservative(j) ? 1 : 0 };
+	if (!v) {
+		err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM));
+		return false;
+	}
+	bool oom = diag_file(log, &info, v, e) == ERR_OK && v->oom && !v->survived;
+	free(v);
+	return oom;
+}
+
+/* --log LOG: LOG is the log of a run of JOB as it is now. Its failure is known, so its fix is
+ * applied before the first run instead of repeating that run (it is "try 0": one change, then a
+ * run, as ever). Refused (75) when a change was saved after LOG was written: LOG cannot show
+ * whether that change helped. Returns the loop's exit status, or -1 to go on. */
+static int start_from_log(struct loop *L)
+{
+	const struct retry_opts *o = L->o;
+	struct err e;
+	err_clear(&e);
+	struct loaded l;
+	int status = -1;
+	if (open_job(o->job, &l, &e) != ERR_OK)
+		return fail_err(L, &e);
+	time_t changed;
+	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j };
+	char line[1024];
+	if (source_log_untried(l.s, o->from_log, &changed)) {
+		err_set(&e, ERR_TEMPFAIL, o->from_log, 0, 0, "%s",
+			_("this log is older than the last change saved to the job, so it cannot show "
+			  "whether that change helped; retry without --log runs the job first"));
+		status = fail_err(L, &e);
+	} else if (source_running(l.s)) {
+		status = refuse_running(L, l.s);
+	} else if (!log_shows_oom(o->from_log, l.j, &e)) {
+		if (e.code) {
+			status = fail_err(L, &e);
+		} else {
+			snprintf(line, sizeof line, _("%s shows no GPU out-of-memory error; the first run "
+						      "is of the job as it is."), o->from_log);
+			retry_tell_note(L->sinks, NULL, line);
+		}
+	} else {
+		snprintf(line, sizeof line, _("starting from %s"), o->from_log);
+		retry_tell_note(L->sinks, NULL, line);
+		TELL(L->sinks, on_try, &t);
+		L->last = &t;
+		struct retry_try_result tr = { .end = RETRY_RAN, .step = -1 };
+		status = judge(L, &t, &tr, NULL, &l);
+		forget_try(L, &t);
+	}
+	close_job(&l);
+	return status;
+}
+
+/* One try: load the job as it is, open its log, run it, decide. -1: go on. */
+static int one_try(struct loop *L, const struct retry_runner_ops *rops, void *runner, int n,
+		   int index)
+{
+	const struct retry_opts *o = L->o;
+	struct err e;
+	err_clear(&e);
+	struct loaded l;
+	if (open_job(o->job, &l, &e) != ERR_OK)
+		return fail_err(L, &e);
+	int status = -1;
+	char *logpath = NULL;
+	if (source_running(l.s)) {
+		status = refuse_running(L, l.s);
+		goto out;
+	}
+	if (asprintf(&logpath, "%s/%d.log", L->dir, n) < 0) {
+		logpath = NULL;
+		status = fail_err(L, (err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM)), &e));
+		goto out;
+	}
+	int logfd = open(logpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (logfd < 0) {
+		err_set(&e, ERR_CANTCREAT, logpath, 0, 0, _("cannot create it: %s"), strerror(errno));
+		status = fail_err(L, &e);
+		goto out;
+	}
+	struct retry_try t = { n, index, o->max_tries, logpath, logfd, l.s, l.j };
+	L->last = &t;
+	TELL(L->sinks, on_try, &t);
+	struct retry_probe probe;
+	retry_probe_init(&probe, l.j, o->probe, L->prev_fail);
+	struct retry_try_result tr;
+	memset(&tr, 0, sizeof tr);
+	int rc = rops->run(runner, &t, &probe, L->sinks, o->stop, &tr, &e);
+	close(logfd);
+	t.logfd = -1;
+	if (rc)
+		status = fail_err(L, &e);
+	else if (tr.end == RETRY_RAN_INTERRUPTED)
+		status = finish(L, RETRY_OUT_INTERRUPTED, 130, tr.head, NULL, tr.text, NULL);
+	else if (tr.end == RETRY_RAN_STOPPED)
+		status = finish(L, RETRY_OUT_STOPPED, 130, tr.head, NULL, tr.text, NULL);
+	else if (tr.end == RETRY_RAN_NOT_STARTED)
+		status = finish(L, RETRY_OUT_ERROR, ERR_UNAVAILABLE, tr.head, NULL, tr.text, NULL);
+	else if (probe.state == RETRY_PROBE_PASSED)
+		status = end_probe(L, &t, &probe);
+	else
+		status = judge(L, &t, &tr, &probe, &l);
+	forget_try(L, &t);
+out:
+	free(logpath);
+	close_job(&l);
+	return status;
+}
+
+int retry_run(const struct retry_opts *o, const struct retry_runner_ops *rops, void *runner,
+	      const struct retry_sinks *sinks)
+{
+	struct loop L = { .o = o, .sinks = sinks };
+	struct err e;
+	err_clear(&e);
+	struct loaded l;
+	if (open_job(o->job, &l, &e) != ERR_OK)
+		return fail_err(&L, &e);
+	int rc = make_runs_dir(l.s, &L.dir, &e);
+	close_job(&l);
+	if (rc)
+		return fail_err(&L, &e);
+	int first = next_log_number(L.dir);
+	int status = o->from_log ? start_from_log(&L) : -1;
+	for (int t = 1; status == -1 && t <= o->max_tries; t++) {
+		if (o->stop && *o->stop) {
+			/* Ctrl-C while the last log was read or the fix saved: no new run is started */
+			status = finish(&L, RETRY_OUT_INTERRUPTED, 130,
+					_("interrupted before the next run."), NULL,
+					_("Interrupted before the next run."), NULL);
+			break;
+		}
+		status = one_try(&L, rops, runner, first + t - 1, t);
+	}
+	if (status == -1) /* cannot happen: the last try ends the loop one way or another */
+		status = finish(&L, RETRY_OUT_ERROR, ERR_SOFTWARE, NULL, NULL, NULL, NULL);
+	free(L.dir);
+	return status;
+}
