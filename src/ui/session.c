@@ -243,6 +243,31 @@ bool ui_session_diag_stale(const struct ui_session *s)
 	return false;
 }
 
+void ui_session_job_failed(struct ui_session *s, const struct err *e)
+{
+	s->job_bad = true;
+	s->job_err = *e;
+}
+
+bool ui_session_recount(struct ui_session *s)
+{
+	struct err e;
+	uint64_t nl;
+
+	if (!s->log || !logidx_refresh(s->log) || logidx_count_lines(s->log, &nl, &e) != ERR_OK)
+		return false;
+	s->log_lines = nl;
+	return true;
+}
+
+const char *ui_session_retry_log(const struct ui_session *s)
+{
+	if (!s->log_path || !s->have_diag || s->diag_pending || !s->diag.oom || s->diag.survived ||
+	    ui_session_diag_stale(s) || ui_dirty(s))
+		return NULL;
+	return s->log_path;
+}
+
 bool ui_session_diag_poll(struct ui_session *s, bool wait)
 {
 	struct diag_worker *w = worker;

@@ -1,8 +1,18 @@
 /* ui.h — the terminal UI's private interface (src/ui only).
  *
  *   ui_main.h    the entry point, the one thing the rest of the program sees
- *   app.c        ui_main: arguments, terminal set-up, the one input loop, signals, die()
- *   views.c      the view table, the context given to views, the status line
+ *   app.c        ui_main and the one loop: read a key, dispatch it, tick the background work, draw
+ *   display.c    the screen: tabs, footer, status line, the view or screen between (display.h)
+ *   input.c      keys from the terminal or a --script file (input.h)
+ *   prompt.c     questions (ui_ask) and the status-line editor (prompt.h)
+ *   actions.c    what keys do to the job: apply a fix, save, reload, quit, theme (actions.h)
+ *   follow.c     the verdict arriving and the log followed as it grows (follow.h)
+ *   retry_ctl.c  the retry (r) as the UI drives it; retry.c runs the child (retry_ctl.h)
+ *   job_switch.c opening another job of the web UI's list (job_switch.h)
+ *   emergency.c  signals, the emergency save, die(), recovering a save (emergency.h)
+ *   args.c       the UI's command line (args.h)
+ *   view_table.c the view table (tab order)
+ *   views.c      the context given to views, the status line
  *   session.c    the job being edited: load, undo/redo history, apply a fix, save
  *   keys.c       the action table (dispatch, help screen, footer) and key names
  *   theme.c      colour roles, theme files, the compiled-in default
@@ -293,6 +303,17 @@ enum fix_id ui_session_next_fix(const struct ui_session *s);
  * on one that has not been tried. */
 bool ui_session_diag_stale(const struct ui_session *s);
 
+/* The job given could not be loaded (e says why): only its log is open (SPEC §3.6). */
+void ui_session_job_failed(struct ui_session *s, const struct err *e);
+
+/* Counts the log's lines again when it grew since it was indexed (a job still running); true
+ * when it did. */
+bool ui_session_recount(struct ui_session *s);
+
+/* The log a retry can start from: the one on screen, when its verdict is an out-of-memory that
+ * the job as it is now has not answered yet (no change was made after it); else NULL. */
+const char *ui_session_retry_log(const struct ui_session *s);
+
 /* True when the log on disk is not the one the verdict was read from (it grew, was rewritten or
  * replaced): a run happened since. */
 bool ui_session_log_newer(const struct ui_session *s);
@@ -441,6 +462,10 @@ int ui_dump_screen(const char *path);
 /* A position in a list or text screen: the cursor row and the first row shown. */
 struct ui_pos { long long cursor, top; };
 
+/* "As far as it goes": a bound for moves in a list whose length is not known here, and a
+ * position past any end (a screen clamps it to its last row when it draws). */
+#define UI_POS_END (1LL << 40)
+
 /* The one status line: a message, and the position in a scrolled screen shown at its right. */
 struct ui_msg {
 	char text[512];
@@ -464,8 +489,11 @@ enum ui_req { UI_REQ_PASS = 0, UI_REQ_DONE, UI_REQ_SAVE,
 	      UI_REQ_APPLY,   /* apply the fix in ui_app.pick_fix, asking first when the last change
 			       * has not been tried */
 	      UI_REQ_OPEN_JOB, /* open the job selected in the job list */
-	      UI_REQ_QUEUE_JOB, /* ask, then queue the job selected in the job list */
 	      UI_REQ_SHOW_TRY /* show the log of the try in ui_app.retry_show */ };
+
+struct ui_app;
+/* The context given to the views this turn: the content area, the page and the status line. */
+struct ui_ctx ui_ctx_of(struct ui_app *a);
 
 /* Sets the one-line status message (printf format; already translated). */
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
@@ -480,10 +508,9 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page);
 
 enum ui_mode { UI_M_NORMAL, UI_M_HELP, UI_M_WALK, UI_M_PROMPT, UI_M_CONFIRM };
 
-enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH, UI_P_RETRY };
-enum ui_confirm_kind { UI_Q_SAVE, UI_Q_OVERWRITE, UI_Q_QUIT, UI_Q_RECOVER, UI_Q_UNTRIED,
-			   UI_Q_RELOAD, UI_Q_LOG_JOB, UI_Q_QUEUE, UI_Q_RETRY, UI_Q_RETRY_STOP,
-			   UI_Q_RETRY_QUIT };
+/* The prompt in a field's row, the search's, or a line asked for by ui_prompt_start. */
+enum ui_prompt_kind { UI_P_FIELD, UI_P_SEARCH, UI_P_LINE };
+struct ui_question; /* prompt.h */
 
 /* One row of a field panel. */
 struct ui_frow {
@@ -500,7 +527,6 @@ struct ui_app {
 	enum ui_mode mode;
 	struct ui_pos pos[UI_V_COUNT];
 	bool log_focus_diag;        /* the Log view's diagnosis panel has the keys */
-	long long evidence_sel;     /* selected evidence row in the diagnosis panel */
 
 	/* text prompt */
 	enum ui_prompt_kind prompt_kind;
@@ -510,10 +536,12 @@ struct ui_app {
 	size_t prompt_cur;          /* the cursor, a byte offset in prompt_buf (a start sets it) */
 	const struct job_field *prompt_field;
 	size_t prompt_ds;
+	/* who takes the line (ui_prompt_start); NULL: the view on screen, its prompt_done */
+	void (*prompt_done)(struct ui_app *a, const struct ui_ctx *c, bool ok);
 
-	/* question */
-	enum ui_confirm_kind confirm_kind;
-	enum ui_mode confirm_return;
+	/* question (prompt.h: ui_ask) */
+	const struct ui_question *ask;
+	enum ui_mode ask_return;
 	struct ui_pos save_pos;     /* scrolling of the save screen's diff */
 	struct save_stamp declined; /* the disk version the user chose not to reload */
 	bool have_declined;
@@ -535,7 +563,6 @@ struct ui_app {
 	size_t walk_step;
 	bool walk_more;
 	struct ui_pos walk_pos;
-	bool walk_saving;           /* the save question came from the walk-through */
 
 	/* log search */
 	void *re;                   /* pcre2_code_8 * */
@@ -607,26 +634,12 @@ bool ui_jobs_pending(void);
 bool ui_jobs_poll(void);
 const char *ui_jobs_selected(struct ui_app *a);
 void ui_jobs_reload(void);
-/* Queues the job under the list's cursor (the yes to UI_Q_QUEUE) and says in the status line
- * what happened: queued, queued already (left in its place), or why not. */
-void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c);
 
 /* The sentence shown while the job given could not be loaded (views.c): where and why, and what
  * to do. */
 void ui_job_error_text(const struct ui_session *s, char *buf, size_t size);
 
-/* Whether the Log view follows a growing log now: following is on and the view is at the end
- * (or was never moved from it). */
-bool ui_log_following(const struct ui_app *a);
-
-/* The log the retry can start from (app.c): the one on screen, when its verdict is an
- * out-of-memory that the job as it is now has not answered yet (no change was made after it). */
-const char *ui_retry_from_log(const struct ui_app *a);
 #define UI_RETRY_MAX_TRIES 6
-
-/* Appends "  retry T/M" (the T-th run of at most M) to a header while a retry runs
- * (view_retry.c). */
-void ui_retry_header(const struct ui_app *a, char *buf, size_t sz);
 
 /* Builds the diagnosis panel's lines (view_log.c; also used by tests through the dumps). */
 void ui_diag_lines(struct ui_app *a, struct ui_lines *l, int width);

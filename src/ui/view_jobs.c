@@ -12,6 +12,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "oomfix/text.h"
+#include "prompt.h"
 #include "ui.h"
 
 /* What the worker reads and writes: its own copies, freed by whichever side lets go last. */
@@ -296,45 +297,14 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 	ui_lines_free(&l);
 }
 
-static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+/* The yes to the queue question: queues the job under the list's cursor and says in the status
+ * line what happened: queued, queued already (left in its place), or why not. */
+static void answer_queue(struct ui_app *a, const struct ui_ctx *c, int key)
 {
-	struct ui_pos *p = &a->pos[UI_V_JOBS];
-	switch (act) {
-	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
-	case UI_A_BOTTOM:
-		ui_pos_move(p, act, (long long)jl.n, c->page);
-		return UI_REQ_DONE;
-	case UI_A_OPEN_JOB:
-		return jl.n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
-	case UI_A_QUEUE_JOB: {
-		/* Asked first (the app asks, then calls ui_jobs_queue_selected); refused before asking
-		 * when the list already shows the job running, or says so when it is queued. */
-		long long i = p->cursor;
-		if (i < 0 || (size_t)i >= jl.n)
-			return UI_REQ_DONE;
-		const struct aitk_job *j = &jl.rows[i];
-		char name[512];
-		text_sanitize(j->name, strlen(j->name), name, sizeof name);
-		if (j->status && !strcmp(j->status, "running")) {
-			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
-					     "first."), name);
-			return UI_REQ_DONE;
-		}
-		if (aitkdb_was_queued(j->status)) {
-			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
-					      "queue."), name);
-			return UI_REQ_DONE;
-		}
-		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
-		return UI_REQ_QUEUE_JOB;
+	if (key != 'y') {
+		ui_status(c, false, "%s", _("Not queued: the job was left as it is."));
+		return;
 	}
-	default:
-		return UI_REQ_PASS;
-	}
-}
-
-void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c)
-{
 	const char *name = ui_jobs_selected(a);
 	if (!name)
 		return;
@@ -360,6 +330,51 @@ void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c)
 	free(root);
 	aitkdb_close(&db);
 	jl.loaded = false; /* show the new status */
+}
+
+static const struct ui_question ask_queue = {
+	.text = N_("Queue it again for the web UI's worker, as its start button does? y = queue, n = "
+		   "leave it"),
+	.answer = answer_queue,
+	.named = true,
+};
+
+static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	struct ui_pos *p = &a->pos[UI_V_JOBS];
+	switch (act) {
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		ui_pos_move(p, act, (long long)jl.n, c->page);
+		return UI_REQ_DONE;
+	case UI_A_OPEN_JOB:
+		return jl.n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
+	case UI_A_QUEUE_JOB: {
+		/* Asked first; refused before asking when the list already shows the job running,
+		 * or says so when it is queued. */
+		long long i = p->cursor;
+		if (i < 0 || (size_t)i >= jl.n)
+			return UI_REQ_DONE;
+		const struct aitk_job *j = &jl.rows[i];
+		char name[512];
+		text_sanitize(j->name, strlen(j->name), name, sizeof name);
+		if (j->status && !strcmp(j->status, "running")) {
+			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
+					     "first."), name);
+			return UI_REQ_DONE;
+		}
+		if (aitkdb_was_queued(j->status)) {
+			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+					      "queue."), name);
+			return UI_REQ_DONE;
+		}
+		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
+		ui_ask(a, &ask_queue, UI_M_NORMAL);
+		return UI_REQ_DONE;
+	}
+	default:
+		return UI_REQ_PASS;
+	}
 }
 
 static bool jobs_shown(const struct ui_app *a)

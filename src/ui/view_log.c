@@ -15,6 +15,8 @@
 #include "oomfix/i18n.h"
 #include "oomfix/sig.h"
 #include "oomfix/text.h"
+#include "follow.h"
+#include "retry_ctl.h"
 #include "ui.h"
 
 #define READ_MAX (64u * 1024)   /* bytes of one physical line read for display */
@@ -446,14 +448,6 @@ static const char *mark_legend(void)
 	return _("> evidence  ! out of memory  ~ redrawn line");
 }
 
-bool ui_log_following(const struct ui_app *a)
-{
-	const struct ui_pos *p = &a->pos[UI_V_LOG];
-	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
-
-	return !a->follow_off && (at_end || !a->log_moved);
-}
-
 /* A log that grows while it is open: whether it is followed, and where the run stands by its
  * last bar (phase, step/total, speed), after the position. */
 static void live_header(const struct ui_app *a, char *buf, size_t sz)
@@ -538,7 +532,7 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	/* Until the worker has counted, the end is found by reading: a line that is not there. */
 	bool known = a->s.lines_known;
-	long long n = known ? (long long)a->s.log_lines : (1LL << 62);
+	long long n = known ? (long long)a->s.log_lines : UI_POS_END;
 	char buf[512], how[64] = "";
 	int numw = 1;
 
@@ -564,7 +558,7 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		if (k < sizeof buf)
 			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
 	}
-	ui_retry_header(a, buf, sizeof buf);
+	ui_retryctl_header(&a->retry, buf, sizeof buf);
 	if (a->s.growing)
 		live_header(a, buf, sizeof buf);
 	size_t hk = strlen(buf);
@@ -1024,15 +1018,10 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 			break;
 		}
 		a->log_moved = true;
-		if (act == UI_A_BOTTOM && logidx_refresh(a->s.log)) {
-			/* The log grew (a job still running): count the new lines. */
-			struct err e;
-			uint64_t nl;
-			if (logidx_count_lines(a->s.log, &nl, &e) == ERR_OK)
-				a->s.log_lines = nl;
-		}
+		if (act == UI_A_BOTTOM)
+			ui_session_recount(&a->s); /* a job still running: its new lines */
 		ui_pos_move(&a->pos[UI_V_LOG], act,
-			    a->s.lines_known ? (long long)a->s.log_lines : (1LL << 62), cx->page);
+			    a->s.lines_known ? (long long)a->s.log_lines : UI_POS_END, cx->page);
 		break;
 	default:
 		done = false;

@@ -233,7 +233,7 @@ static enum ui_req plan_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 		p->top = 0;
 		return UI_REQ_DONE;
 	case UI_A_BOTTOM:
-		p->top = 1LL << 40;
+		p->top = UI_POS_END;
 		return UI_REQ_DONE;
 	case UI_A_PICK:
 		if (!n)

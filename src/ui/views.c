@@ -1,18 +1,18 @@
-/* views.c — the view table (tab order; each view's ops live in its own file), and what every
- * view is given: the context with the screen geometry and the status line it writes to. */
+/* views.c — what every view is given: the context with the screen geometry and the status line
+ * it writes to, and the moves in a list. (The table of views is view_table.c.) */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "oomfix/i18n.h"
 #include "ui.h"
 
-#define UI_VIEW_ROW(id, ops) [UI_V_##id] = &ops,
-const struct ui_view_ops *const ui_views[UI_V_COUNT] = { UI_VIEWS(UI_VIEW_ROW) };
-#undef UI_VIEW_ROW
-
-const char *ui_view_name(enum ui_view v)
+/* The context the views are given this turn: the content area, the page and the status line. */
+struct ui_ctx ui_ctx_of(struct ui_app *a)
 {
-	return _(ui_views[v]->name);
+	int page = a->rows - 4;
+
+	return (struct ui_ctx){ .win = stdscr, .r = { 1, 0, a->rows - 3, a->cols }, .rows = a->rows,
+				.cols = a->cols, .page = page > 1 ? page : 1, .msg = &a->msg };
 }
 
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
