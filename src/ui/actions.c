@@ -57,7 +57,7 @@ static void reload(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct err e;
 	size_t kept, lost;
-	bool had = ui_dirty(&a->s);
+	bool had = ui_session_dirty(&a->s);
 
 	if (ui_session_reload(&a->s, &kept, &lost, &e)) {
 		/* Not asked again for the same file (it may be gone, or half written). */
@@ -114,7 +114,7 @@ void ui_ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 		ui_status(c, true, "%s", _("No job file is open: nothing to save."));
 		return;
 	}
-	if (!ui_dirty(&a->s)) {
+	if (!ui_session_dirty(&a->s)) {
 		ui_status(c, false, "%s", _("Nothing to save: no unsaved changes."));
 		return;
 	}
@@ -148,7 +148,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	else
 		ui_status(&c, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
 			  a->s.job_path, a->s.job_path, a->s.job_path);
-	if (a->quit_after_save && !ui_dirty(&a->s))
+	if (a->quit_after_save && !ui_session_dirty(&a->s))
 		a->quit = true;
 }
 
@@ -295,7 +295,7 @@ void ui_quit(struct ui_app *a)
 {
 	if (ui_retry_running(&a->retry))
 		ui_retryctl_ask_quit(a);
-	else if (ui_dirty(&a->s))
+	else if (ui_session_dirty(&a->s))
 		ui_ask(a, &ask_quit, UI_M_NORMAL);
 	else
 		a->quit = true;
@@ -316,7 +316,7 @@ void ui_interrupted(struct ui_app *a)
 		ui_status(&c, false, "%s", _("Ctrl-C: a retry is running."));
 		return;
 	}
-	if (!ui_dirty(&a->s)) {
+	if (!ui_session_dirty(&a->s)) {
 		a->quit = true;
 		return;
 	}

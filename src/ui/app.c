@@ -40,6 +40,106 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 		ui_status(c, false, "%s", _("Still reading the log; the try's log comes next."));
 }
 
+/* A key in a mode that is not the views' (a prompt, a question, the help, the walk-through);
+ * false in the normal mode. */
+static bool mode_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, int key)
+{
+	switch (a->mode) {
+	case UI_M_PROMPT:
+		/* A line the view on screen asked for is its to take. */
+		if (ui_prompt_key(a, c, act, key) && ui_views[a->view]->prompt_done)
+			ui_views[a->view]->prompt_done(a, c);
+		return true;
+	case UI_M_CONFIRM:
+		ui_question_key(a, c, act, key);
+		return true;
+	case UI_M_HELP:
+		if (act == UI_A_HELP_CLOSE)
+			a->mode = UI_M_NORMAL;
+		else if (act != UI_A_NONE)
+			ui_pos_move(&a->help_pos, act, UI_POS_END, c->page);
+		return true;
+	case UI_M_WALK:
+		do_request(a, c, ui_walk_action(a, c, act));
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The app's own handling of an action, once the view has passed it on. */
+static void app_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, int key)
+{
+	switch (act) {
+	case UI_A_NEXT_VIEW:
+		do
+			a->view = (enum ui_view)((a->view + 1) % UI_V_COUNT);
+		while (!ui_view_shown(a, a->view));
+		break;
+	case UI_A_PREV_VIEW:
+		do
+			a->view = (enum ui_view)((a->view + UI_V_COUNT - 1) % UI_V_COUNT);
+		while (!ui_view_shown(a, a->view));
+		break;
+	case UI_A_JOBS:
+		if (!a->jobs_on) {
+			ui_status(c, false, "%s", _("No web UI database is open: start oomfix with "
+						     "--aitk DIR for the job list."));
+			break;
+		}
+		ui_jobs_reload(a); /* a save or a queue may have changed it */
+		a->view = UI_V_JOBS;
+		break;
+	case UI_A_GOTO_VIEW:
+		a->view = (enum ui_view)(key - '1');
+		break;
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		/* Text views clamp when drawn, so any large bound works here. */
+		ui_pos_move(&a->pos[a->view], act, UI_POS_END, c->page);
+		break;
+	case UI_A_APPLY_FIRST:
+		ui_apply_first_fix(a);
+		break;
+	case UI_A_UNDO:
+		if (!ui_session_undo(&a->s))
+			ui_status(c, false, "%s", _("Nothing to undo."));
+		else
+			ui_status(c, false, "%s", _("Undone. C-r redoes it."));
+		break;
+	case UI_A_REDO:
+		if (!ui_session_redo(&a->s))
+			ui_status(c, false, "%s", _("Nothing to redo."));
+		else
+			ui_status(c, false, "%s", _("Redone."));
+		break;
+	case UI_A_DIFF:
+		a->view = UI_V_DIFF;
+		break;
+	case UI_A_SAVE:
+		ui_ask_save(a, c, UI_M_NORMAL);
+		break;
+	case UI_A_WALK:
+		do_request(a, c, ui_walk_start(a, c));
+		break;
+	case UI_A_THEME:
+		ui_next_theme(a);
+		break;
+	case UI_A_HELP:
+		a->mode = UI_M_HELP;
+		a->help_pos = (struct ui_pos){ 0, 0 };
+		break;
+	case UI_A_RETRY:
+		ui_retryctl_key(a, c);
+		break;
+	case UI_A_QUIT:
+		ui_quit(a);
+		break;
+	default:
+		break;
+	}
+}
+
 static void handle_view_key(struct ui_app *a, int key);
 
 static void handle_key(struct ui_app *a, int key)
@@ -68,7 +168,7 @@ static void handle_view_key(struct ui_app *a, int key)
 		return; /* the next draw lays the screen out for the new size */
 	if (a->cols < UI_MIN_COLS || a->rows < UI_MIN_ROWS) {
 		/* Too small to show anything: only quitting and redrawing make sense. */
-		if (act == UI_A_QUIT && !ui_dirty(&a->s))
+		if (act == UI_A_QUIT && !ui_session_dirty(&a->s))
 			a->quit = true;
 		return;
 	}
@@ -83,27 +183,8 @@ static void handle_view_key(struct ui_app *a, int key)
 		clearok(curscr, TRUE); /* the only full clear: the user asked for it */
 		return;
 	}
-	switch (a->mode) {
-	case UI_M_PROMPT:
-		/* A line the view on screen asked for is its to take. */
-		if (ui_prompt_key(a, &c, act, key) && view->prompt_done)
-			view->prompt_done(a, &c);
+	if (mode_key(a, &c, act, key))
 		return;
-	case UI_M_CONFIRM:
-		ui_question_key(a, &c, act, key);
-		return;
-	case UI_M_HELP:
-		if (act == UI_A_HELP_CLOSE)
-			a->mode = UI_M_NORMAL;
-		else if (act != UI_A_NONE)
-			ui_pos_move(&a->help_pos, act, UI_POS_END, c.page);
-		return;
-	case UI_M_WALK:
-		do_request(a, &c, ui_walk_action(a, &c, act));
-		return;
-	default:
-		break;
-	}
 	if (ui_views[a->view]->sub && (key == 27 || act == UI_A_QUIT)) {
 		a->view = ui_views[a->back_view]->sub ? UI_V_TRAINING : a->back_view;
 		return;
@@ -124,81 +205,14 @@ static void handle_view_key(struct ui_app *a, int key)
 		do_request(a, &c, req);
 		return;
 	}
-	switch (act) {
-	case UI_A_NEXT_VIEW:
-		do
-			a->view = (enum ui_view)((a->view + 1) % UI_V_COUNT);
-		while (!ui_view_shown(a, a->view));
-		break;
-	case UI_A_PREV_VIEW:
-		do
-			a->view = (enum ui_view)((a->view + UI_V_COUNT - 1) % UI_V_COUNT);
-		while (!ui_view_shown(a, a->view));
-		break;
-	case UI_A_JOBS:
-		if (!a->jobs_on) {
-			ui_status(&c, false, "%s", _("No web UI database is open: start oomfix with "
-						     "--aitk DIR for the job list."));
-			break;
-		}
-		ui_jobs_reload(); /* a save or a queue may have changed it */
-		a->view = UI_V_JOBS;
-		break;
-	case UI_A_GOTO_VIEW:
-		a->view = (enum ui_view)(key - '1');
-		break;
-	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
-	case UI_A_BOTTOM:
-		/* Text views clamp when drawn, so any large bound works here. */
-		ui_pos_move(&a->pos[a->view], act, UI_POS_END, c.page);
-		break;
-	case UI_A_APPLY_FIRST:
-		ui_apply_first_fix(a);
-		break;
-	case UI_A_UNDO:
-		if (!ui_session_undo(&a->s))
-			ui_status(&c, false, "%s", _("Nothing to undo."));
-		else
-			ui_status(&c, false, "%s", _("Undone. C-r redoes it."));
-		break;
-	case UI_A_REDO:
-		if (!ui_session_redo(&a->s))
-			ui_status(&c, false, "%s", _("Nothing to redo."));
-		else
-			ui_status(&c, false, "%s", _("Redone."));
-		break;
-	case UI_A_DIFF:
-		a->view = UI_V_DIFF;
-		break;
-	case UI_A_SAVE:
-		ui_ask_save(a, &c, UI_M_NORMAL);
-		break;
-	case UI_A_WALK:
-		do_request(a, &c, ui_walk_start(a, &c));
-		break;
-	case UI_A_THEME:
-		ui_next_theme(a);
-		break;
-	case UI_A_HELP:
-		a->mode = UI_M_HELP;
-		a->help_pos = (struct ui_pos){ 0, 0 };
-		break;
-	case UI_A_RETRY:
-		ui_retryctl_key(a, &c);
-		break;
-	case UI_A_QUIT:
-		ui_quit(a);
-		break;
-	default:
-		break;
-	}
+	app_action(a, &c, act, key);
 }
 
 /* How long the input loop may wait for a key: briefly while the worker reads, then at the follow
  * pace once there is a log to follow (never a busy loop), or for ever without one. */
 static int input_timeout(const struct ui_app *a, bool more)
 {
-	if (a->s.diag_pending || ui_jobs_pending())
+	if (a->s.diag_pending || ui_views_busy(a))
 		return 30;
 	if (a->s.live || a->s.job_status[0] || ui_retry_running(&a->retry))
 		return more ? 0 : UI_FOLLOW_POLL_MS;
@@ -259,6 +273,75 @@ static void load_theme(struct ui_app *a, const char *name)
 		snprintf(a->theme.name, sizeof a->theme.name, "%s", name);
 }
 
+/* Starts the terminal (curses, keys, mouse, colours) and the emergency save's hold on it. */
+static SCREEN *start_screen(struct ui_app *a, const struct ui_opts *o, FILE **out, FILE **in)
+{
+	ui_signals_install();
+	SCREEN *scr = ui_start_terminal(o->script != NULL, o->cols, o->rows, out, in);
+	set_term(scr);
+	ui_emergency_curses(true, !o->script);
+	if (!getenv("ESCDELAY"))
+		set_escdelay(50); /* a lone Esc must not feel dead over SSH */
+	cbreak();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	if (!o->script) {
+		/* Clicks and the wheel where the terminal sends them (Shift still selects text). */
+		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+		mouseinterval(0);
+	}
+	curs_set(0);
+	ui_theme_init_colors(!o->no_color && !ui_no_color_env());
+	ui_theme_apply(&a->theme);
+	ui_emergency_track(&a->s);
+	ui_offer_recovery(a);
+	return scr;
+}
+
+/* The one loop: a key, the background work, a draw when something changed. */
+static void run_loop(struct ui_app *a, bool script, struct ui_script *sc)
+{
+	bool more = false;
+	while (!a->quit) {
+		/* While the worker reads, wake up now and then to take its verdict; then look at the
+		 * log at the follow pace. While the last change waits for a run and the log is not
+		 * followed, look for the run's new log now and then. */
+		bool stale = ui_session_diag_stale(&a->s);
+		if (!script) {
+			int t = input_timeout(a, more);
+			if (stale && !a->s.live && (t < 0 || t > 500))
+				t = 500;
+			wtimeout(stdscr, t);
+		}
+		int key = script ? ui_read_script_key(a, sc) : ui_read_terminal_key();
+		if (stale && !a->s.live && ui_session_log_newer(&a->s)) {
+			struct ui_ctx c = ui_ctx_of(a);
+			ui_session_diag_start(&a->s);
+			ui_status(&c, false, "%s", _("A newer log: reading it for the next change."));
+			ui_draw(a);
+		}
+		bool verdict = ui_take_verdict(a, false);
+		verdict |= ui_views_tick(a);
+		if (ui_interrupts_take()) {
+			ui_interrupted(a);
+			verdict = true; /* redraw */
+		}
+		if (key == 0)
+			break; /* end of the script */
+		if (key == UI_FKEY(KEY_MOUSE))
+			handle_mouse(a);
+		else if (key > 0)
+			handle_key(a, key);
+		bool tried = ui_retryctl_tick(a);
+		bool grew = ui_follow_tick(a);
+		more = grew && a->s.live && diag_state_pending(a->s.live);
+		if (key > 0 || verdict || grew || tried)
+			ui_draw(a);
+	}
+}
+
 int ui_main(int argc, char **argv)
 {
 	static struct ui_app app;
@@ -290,6 +373,7 @@ int ui_main(int argc, char **argv)
 		ui_session_job_failed(&a->s, &e);
 		a->log_job_asked = true; /* the log's echo of the settings is not the job they gave */
 	}
+	ui_views_start(a);
 	load_theme(a, o.theme);
 	a->themes = ui_theme_names(&a->nthemes);
 	/* Decided once: a terminal without UTF-8 (LANG=C in a container) gets ASCII stand-ins, and
@@ -306,68 +390,12 @@ int ui_main(int argc, char **argv)
 	if (a->jobs_on && !o.job && !o.log)
 		a->view = UI_V_JOBS;
 
-	ui_signals_install();
-	scr = ui_start_terminal(o.script != NULL, o.cols, o.rows, &out, &in);
-	set_term(scr);
-	ui_emergency_curses(true, !o.script);
-	if (!getenv("ESCDELAY"))
-		set_escdelay(50); /* a lone Esc must not feel dead over SSH */
-	cbreak();
-	noecho();
-	nonl();
-	intrflush(stdscr, FALSE);
-	keypad(stdscr, TRUE);
-	if (!o.script) {
-		/* Clicks and the wheel where the terminal sends them (Shift still selects text). */
-		mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
-		mouseinterval(0);
-	}
-	curs_set(0);
-	ui_theme_init_colors(!o.no_color && !ui_no_color_env());
-	ui_theme_apply(&a->theme);
-	ui_emergency_track(&a->s);
-	ui_offer_recovery(a);
+	scr = start_screen(a, &o, &out, &in);
 
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
 	ui_session_diag_start(&a->s);
 	ui_draw(a);
-	bool more = false;
-	while (!a->quit) {
-		/* While the worker reads, wake up now and then to take its verdict; then look at the
-		 * log at the follow pace. While the last change waits for a run and the log is not
-		 * followed, look for the run's new log now and then. */
-		bool stale = ui_session_diag_stale(&a->s);
-		if (!o.script) {
-			int t = input_timeout(a, more);
-			if (stale && !a->s.live && (t < 0 || t > 500))
-				t = 500;
-			wtimeout(stdscr, t);
-		}
-		int key = o.script ? ui_read_script_key(a, &sc) : ui_read_terminal_key();
-		if (stale && !a->s.live && ui_session_log_newer(&a->s)) {
-			struct ui_ctx c = ui_ctx_of(a);
-			ui_session_diag_start(&a->s);
-			ui_status(&c, false, "%s", _("A newer log: reading it for the next change."));
-			ui_draw(a);
-		}
-		bool verdict = ui_take_verdict(a, false);
-		verdict |= ui_jobs_poll();
-		if (ui_interrupts_take()) {
-			ui_interrupted(a);
-			verdict = true; /* redraw */
-		}
-		if (key == 0)
-			break; /* end of the script */
-		if (key == UI_FKEY(KEY_MOUSE))
-			handle_mouse(a);
-		else if (key > 0)
-			handle_key(a, key);
-		bool tried = ui_retryctl_tick(a);
-		bool grew = ui_follow_tick(a);
-		more = grew && a->s.live && diag_state_pending(a->s.live);
-		if (key > 0 || verdict || grew || tried)
-			ui_draw(a);
-	}
+	run_loop(a, o.script != NULL, &sc);
 
 	endwin();
 	ui_emergency_curses(false, false);
@@ -380,9 +408,7 @@ int ui_main(int argc, char **argv)
 	}
 	/* Nothing may point at the texts once they are freed. */
 	ui_emergency_forget();
-	for (int v = 0; v < UI_V_COUNT; v++)
-		if (ui_views[v]->fini)
-			ui_views[v]->fini(a);
+	ui_views_end(a);
 	/* A loop still running (the script ended): it stops its run without the grace period. */
 	if (ui_retry_running(&a->retry)) {
 		ui_retry_stop(&a->retry);

@@ -86,7 +86,7 @@ static void draw_tabs(struct ui_app *a)
 		const char *base = source_row(a->s.src) ? NULL : strrchr(a->s.job_path, '/');
 		const char *shown = source_row(a->s.src) ? source_label(a->s.src) : a->s.job_path;
 		snprintf(buf, sizeof buf, "%s%s ", base ? base + 1 : shown,
-			 ui_dirty(&a->s) ? _(" [+]") : "");
+			 ui_session_dirty(&a->s) ? _(" [+]") : "");
 		int w = text_width(buf, strlen(buf));
 		if (x + 1 + w <= a->cols)
 			ui_put(stdscr, 0, a->cols - w, w, UI_R_TABBAR, buf);
@@ -277,7 +277,7 @@ static void draw_too_small(struct ui_app *a)
 	ui_put(stdscr, y + 1, 1, a->cols - 1, UI_R_NORMAL, buf);
 	/* q does not quit over unsaved changes (there is no room to ask): say so, not "press q". */
 	ui_put(stdscr, y + 2, 1, a->cols - 1, UI_R_DIM,
-	       ui_dirty(&a->s) ? _("Unsaved changes: enlarge the window to save or quit.")
+	       ui_session_dirty(&a->s) ? _("Unsaved changes: enlarge the window to save or quit.")
 			       : _("Enlarge the window, or press q to quit."));
 }
 

@@ -64,7 +64,7 @@ void ui_emergency_track(const struct ui_session *s)
 {
 	sigset_t block, old;
 	size_t len = 0;
-	const char *text = ui_cur(s) ? doc_text(ui_cur(s), &len) : NULL;
+	const char *text = ui_session_cur(s) ? doc_text(ui_session_cur(s), &len) : NULL;
 
 	sigemptyset(&block);
 	sigaddset(&block, SIGHUP);
@@ -74,7 +74,7 @@ void ui_emergency_track(const struct ui_session *s)
 	emerg.path = s->job_path;
 	emerg.text = text;
 	emerg.len = len;
-	emerg.dirty = ui_dirty(s);
+	emerg.dirty = ui_session_dirty(s);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 

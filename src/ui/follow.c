@@ -14,13 +14,13 @@ bool ui_log_following(const struct ui_app *a)
 	const struct ui_pos *p = &a->pos[UI_V_LOG];
 	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
 
-	return !a->follow_off && (at_end || !a->log_moved);
+	return !a->follow.off && (at_end || !a->follow.moved);
 }
 
 /* Opens the log at the line that decided the verdict, unless the user has moved already. */
 static void place_log_cursor(struct ui_app *a)
 {
-	if (a->log_moved || !a->s.have_diag || a->s.diag.nevidence == 0)
+	if (a->follow.moved || !a->s.have_diag || a->s.diag.nevidence == 0)
 		return;
 	uint64_t ln = a->s.diag.evidence[0].line;
 	a->pos[UI_V_LOG].cursor = ln ? (long long)ln - 1 : 0;
@@ -103,18 +103,18 @@ bool ui_follow_tick(struct ui_app *a)
 		return status;
 	if (f & UI_F_RESTARTED) {
 		*p = (struct ui_pos){ 0, 0 };
-		a->bell_done = false; /* a new run: its end rings again */
+		a->follow.bell_done = false; /* a new run: its end rings again */
 		was_oom = was_ended = false;
 		ui_status(&c, false, "%s", _("The log was replaced or truncated: reading it again."));
 	}
-	if ((following || (!a->follow_off && (f & UI_F_RESTARTED))) && a->s.lines_known)
+	if ((following || (!a->follow.off && (f & UI_F_RESTARTED))) && a->s.lines_known)
 		p->cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
 	/* During a retry each try's end is the loop's business: it rings once, at its own end. */
-	if (!a->bell_done && !ui_retry_running(&a->retry) &&
+	if (!a->follow.bell_done && !ui_retry_running(&a->retry) &&
 	    ((a->s.diag.oom && !a->s.diag.survived && !was_oom) ||
 	     (a->s.diag.run_ended && !was_ended))) {
 		char buf[1024];
-		a->bell_done = true;
+		a->follow.bell_done = true;
 		beep(); /* the bell, and nothing else: no flash, no other escape sequence */
 		diag_sentence(&a->s.diag, buf, sizeof buf);
 		ui_status(&c, false, "%s", buf);

@@ -13,7 +13,7 @@ void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 	const char *name = ui_jobs_selected(a);
 	if (!name)
 		return;
-	if (ui_dirty(&a->s)) {
+	if (ui_session_dirty(&a->s)) {
 		ui_status(c, true, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
 					  "before opening another job."));
 		return;
@@ -39,7 +39,7 @@ void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 	for (int v = 0; v < UI_V_COUNT; v++)
 		if (v != UI_V_JOBS)
 			a->pos[v] = (struct ui_pos){ 0, 0 };
-	a->log_moved = false;
+	a->follow.moved = false;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
 	/* The tries of a loop on the job that was open are not this job's (none runs: opening
 	 * another job is refused while one does). */

@@ -113,7 +113,7 @@ void ui_retryctl_key(struct ui_app *a, const struct ui_ctx *c)
 					   "oomfix with JOB.yaml (or aitk:NAME)."));
 		return;
 	}
-	if (ui_dirty(&a->s)) {
+	if (ui_session_dirty(&a->s)) {
 		ui_status(c, true, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
 					   "first; the retry saves the job itself after each run."));
 		return;
@@ -206,9 +206,9 @@ bool ui_retryctl_show_try(struct ui_app *a, long long i, bool switch_view)
 			return false;
 		}
 		a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
-		a->log_moved = false;
-		a->follow_off = false;
-		a->bell_done = false;
+		a->follow.moved = false;
+		a->follow.off = false;
+		a->follow.bell_done = false;
 	}
 	a->retry_log_due = -1;
 	if (switch_view)
@@ -257,7 +257,7 @@ bool ui_retryctl_tick(struct ui_app *a)
 		char buf[700];
 		retry_reload(a);
 		beep(); /* once, for the whole loop: the tries on the way do not ring */
-		a->bell_done = true;
+		a->follow.bell_done = true;
 		ui_retry_last_error(r, buf, sizeof buf);
 		if (r->text)
 			ui_status(&c, !strcmp(r->outcome, "error"), _("Retry: %s"), r->text);

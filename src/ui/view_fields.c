@@ -419,7 +419,7 @@ static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct
 	size_t w = 0;
 
 	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
-	node = doc_deref(doc_get(ui_cur(&a->s), path));
+	node = doc_deref(doc_get(ui_session_cur(&a->s), path));
 	ed.path = path;
 	if (ds_has_bucket(d, r->bucket)) {
 		if (d->nres <= 1) {

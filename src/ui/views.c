@@ -66,3 +66,23 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page)
 	if (p->top < 0)
 		p->top = 0;
 }
+
+/* Scrolling a text screen: the cursor is the top line, so every key moves the view. */
+void ui_draw_scrolled(const struct ui_ctx *c, struct ui_lines *l, struct ui_pos *p)
+{
+	struct ui_rect r = c->r;
+	long long max = (long long)l->n - r.h;
+
+	if (max < 0)
+		max = 0;
+	if (p->cursor > max)
+		p->cursor = max;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	p->top = p->cursor;
+	for (int i = 0; i < r.h && p->top + i < (long long)l->n; i++)
+		ui_draw_line(c->win, r.y + i, r.x, r.w, &l->v[p->top + i], false);
+	if ((long long)l->n > r.h)
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", p->top + 1,
+			 p->top + r.h < (long long)l->n ? p->top + r.h : (long long)l->n, l->n);
+}

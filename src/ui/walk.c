@@ -114,7 +114,7 @@ static enum ui_req next_step(struct ui_app *a, const struct ui_ctx *c)
 	/* The end of the plan: save what was applied, or say there is nothing to save. */
 	a->mode = UI_M_NORMAL;
 	a->walk_step = 0;
-	if (ui_dirty(&a->s))
+	if (ui_session_dirty(&a->s))
 		return UI_REQ_SAVE;
 	ui_status(c, false, "%s", _("End of the walk-through. Nothing was changed, so there "
 					    "is nothing to save."));
