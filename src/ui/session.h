@@ -171,7 +171,7 @@ bool ui_session_log_newer(const struct ui_session *s);
 void ui_session_refresh(struct ui_session *s);
 
 /* Calls fn after every change of the current version, so the signal handler's pointers to the
- * current text stay up to date (app.c) without the session knowing of it. */
+ * current text stay up to date (emergency.c) without the session knowing of it. */
 void ui_session_on_change(void (*fn)(const struct ui_session *s));
 
 #endif

@@ -154,7 +154,9 @@ struct ui_msg {
 };
 
 /* What a view receives each turn, as a value: where it draws and the status line it talks to.
- * No view calls back into app.c; what it wants of the app it returns as a request. */
+ * No view calls back into app.c; what it wants of the app it returns as a request, or asks
+ * itself (ui_ask). tests/ui/call_graph.py checks that no file of src/ui uses one that uses it
+ * back. */
 struct ui_ctx {
 	WINDOW *win;
 	struct ui_rect r;           /* the content area: between the tab bar and the status line */

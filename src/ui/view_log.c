@@ -1,6 +1,7 @@
 /* view_log.c — the Log view: the log with virtual scrolling (only the visible lines are read,
  * through the log index), signature lines highlighted, PCRE2 search; and beside it (or below on
- * a narrow terminal) the diagnosis: the verdict, the five timing rows, the evidence lines.
+ * a narrow terminal) the diagnosis panel, whose lines view_diag.c builds; the keys move in it
+ * once it has the focus (Right or l).
  *
  * Every byte of the log goes through text_sanitize before it is drawn: a log can hold escape
  * sequences (OSC 52 clipboard writes, title changes, C1 controls in UTF-8) and none may reach
