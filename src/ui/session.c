@@ -886,6 +886,7 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 	memset(&s->diag, 0, sizeof s->diag);
 	s->log_lines = 0;
 	s->lines_known = false;
+	s->growing = false; /* the log shown now has not grown while it was open */
 	s->diag_rc = ERR_OK;
 	err_clear(&s->diag_err);
 	ui_session_refresh(s);
