@@ -10,7 +10,7 @@
 #include <wchar.h>
 
 #include "oomfix/text.h"
-#include "ui.h"
+#include "draw.h"
 
 /* One ASCII cell for the few symbols the chrome uses, so a UI in a non-UTF-8 locale still reads
  * ("batch size 4 > 1"); '?' for anything else. */

@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include <curses.h>
 
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "keys.h"
 
 #define V UI_CTX_VIEWS
 #define S UI_CTX_SCROLL

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "oomfix/text.h"
-#include "ui.h"
+#include "lines.h"
 
 void ui_lines_clear(struct ui_lines *l)
 {

@@ -97,3 +97,35 @@ bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_l
 	ui_status(c, false, _("Match %lld of %lld (n next, N previous)"), at, count);
 	return true;
 }
+
+/* Search in a text screen whose display lines `lines` builds: the match becomes the line *at
+ * (the top line; the Plan's cursor is its selected step, so there the top line is moved). */
+void ui_text_search(struct ui_app *a, const struct ui_ctx *c, ui_lines_fn lines, long long *at,
+		    bool backward, bool here)
+{
+	struct ui_lines l = { 0 };
+	long long line = *at;
+
+	lines(a, c, &l);
+	if (ui_search_lines(a, c, &l, &line, backward, here))
+		*at = line;
+	ui_lines_free(&l);
+}
+
+enum ui_req ui_text_search_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act,
+				  ui_lines_fn lines, long long *at)
+{
+	switch (act) {
+	case UI_A_SEARCH: ui_search_start(a, c); return UI_REQ_DONE;
+	case UI_A_SEARCH_NEXT: ui_text_search(a, c, lines, at, false, false); return UI_REQ_DONE;
+	case UI_A_SEARCH_PREV: ui_text_search(a, c, lines, at, true, false); return UI_REQ_DONE;
+	default: return UI_REQ_PASS;
+	}
+}
+
+void ui_text_search_done(struct ui_app *a, const struct ui_ctx *c, ui_lines_fn lines,
+			 long long *at)
+{
+	if (ui_search_compile(a, c))
+		ui_text_search(a, c, lines, at, false, true);
+}

@@ -13,22 +13,22 @@
 #include "oomfix/aitkdb.h"
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "session.h"
 
-struct doc *ui_cur(const struct ui_session *s)
+struct doc *ui_session_cur(const struct ui_session *s)
 {
 	return s->nhist ? s->hist[s->pos].doc : NULL;
 }
 
-bool ui_dirty(const struct ui_session *s)
+bool ui_session_dirty(const struct ui_session *s)
 {
 	size_t a, b;
 	const char *ta, *tb;
 
-	if (!s->base || !ui_cur(s))
+	if (!s->base || !ui_session_cur(s))
 		return false;
 	ta = doc_text(s->base, &a);
-	tb = doc_text(ui_cur(s), &b);
+	tb = doc_text(ui_session_cur(s), &b);
 	return a != b || memcmp(ta, tb, a) != 0;
 }
 
@@ -59,7 +59,7 @@ void ui_session_refresh(struct ui_session *s)
 	struct err e;
 
 	job_free(&s->job);
-	if (ui_cur(s) && job_from_doc(ui_cur(s), &s->job, &e))
+	if (ui_session_cur(s) && job_from_doc(ui_session_cur(s), &s->job, &e))
 		s->job = NULL;
 	plan_build(s->job, s->have_diag ? &s->diag : NULL, &s->plan);
 	checklist_build(s->job, s->have_diag ? &s->diag : NULL, &s->check);
@@ -186,7 +186,7 @@ void ui_session_diag_start(struct ui_session *s)
 		s->diag_rc = err_set(&s->diag_err, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		return;
 	}
-	if (ui_cur(s) && job_from_doc(ui_cur(s), &j, &e) == ERR_OK) {
+	if (ui_session_cur(s) && job_from_doc(ui_session_cur(s), &j, &e) == ERR_OK) {
 		/* The name lives in the doc; the worker gets its own copy. */
 		w->name = j->name ? strdup(j->name) : NULL;
 		w->info.name = w->name;
@@ -241,6 +241,31 @@ bool ui_session_diag_stale(const struct ui_session *s)
 		if (s->hist[i].fix != FIX_NONE)
 			return true;
 	return false;
+}
+
+void ui_session_job_failed(struct ui_session *s, const struct err *e)
+{
+	s->job_bad = true;
+	s->job_err = *e;
+}
+
+bool ui_session_recount(struct ui_session *s)
+{
+	struct err e;
+	uint64_t nl;
+
+	if (!s->log || !logidx_refresh(s->log) || logidx_count_lines(s->log, &nl, &e) != ERR_OK)
+		return false;
+	s->log_lines = nl;
+	return true;
+}
+
+const char *ui_session_retry_log(const struct ui_session *s)
+{
+	if (!s->log_path || !s->have_diag || s->diag_pending || !s->diag.oom || s->diag.survived ||
+	    ui_session_diag_stale(s) || ui_session_dirty(s))
+		return NULL;
+	return s->log_path;
 }
 
 bool ui_session_diag_poll(struct ui_session *s, bool wait)
@@ -489,10 +514,10 @@ static struct doc *fix_result(const struct ui_session *s, enum fix_id id, char *
 		return NULL;
 	if (note && notesz)
 		snprintf(note, notesz, "%s", l.note);
-	if (l.n > 0 && doc_apply(ui_cur(s), l.edits, l.n, &nd, e))
+	if (l.n > 0 && doc_apply(ui_session_cur(s), l.edits, l.n, &nd, e))
 		nd = NULL;
 	fix_edits_free(&l);
-	if (nd && same_text(nd, ui_cur(s)))
+	if (nd && same_text(nd, ui_session_cur(s)))
 		doc_free(&nd);
 	return nd;
 }
@@ -521,7 +546,7 @@ char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err
 
 	if (!nd)
 		return e->code ? NULL : strdup("");
-	ta = doc_text(ui_cur(s), &la);
+	ta = doc_text(ui_session_cur(s), &la);
 	tb = doc_text(nd, &lb);
 	d = source_diff(doc_name(nd), ta, la, tb, lb, 3);
 	doc_free(&nd);
@@ -536,11 +561,11 @@ int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, b
 	int rc;
 
 	*changed = false;
-	if (!ui_cur(s))
+	if (!ui_session_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
 	if (s->read_only)
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
-	if ((rc = doc_apply(ui_cur(s), ed, n, &nd, e)))
+	if ((rc = doc_apply(ui_session_cur(s), ed, n, &nd, e)))
 		return rc;
 	/* An edit that would leave no readable job is refused: the panels never go blank. */
 	if ((rc = job_from_doc(nd, &j, e))) {
@@ -548,7 +573,7 @@ int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, b
 		return rc;
 	}
 	job_free(&j);
-	if (same_text(nd, ui_cur(s))) {
+	if (same_text(nd, ui_session_cur(s))) {
 		doc_free(&nd);
 		return ERR_OK;
 	}
@@ -562,10 +587,10 @@ char *ui_session_diff(const struct ui_session *s, int context)
 	size_t la, lb;
 	const char *ta, *tb;
 
-	if (!s->base || !ui_cur(s))
+	if (!s->base || !ui_session_cur(s))
 		return strdup("");
 	ta = doc_text(s->base, &la);
-	tb = doc_text(ui_cur(s), &lb);
+	tb = doc_text(ui_session_cur(s), &lb);
 	return source_diff(source_label(s->src), ta, la, tb, lb, context);
 }
 
@@ -575,7 +600,7 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 	struct job *j = NULL;
 	int rc;
 
-	if (!ui_cur(s))
+	if (!ui_session_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
 	if (s->read_only)
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", READ_ONLY_MSG);
@@ -586,7 +611,7 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 		return rc;
 	}
 	job_free(&j);
-	if (same_text(nd, ui_cur(s))) {
+	if (same_text(nd, ui_session_cur(s))) {
 		doc_free(&nd);
 		return ERR_OK;
 	}
@@ -611,7 +636,7 @@ int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
 	int rc = ERR_DATA;
 
 	err_clear(e);
-	if (!s->log || ui_cur(s))
+	if (!s->log || ui_session_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no log, or a job is already open"));
 	static const char head[] = "{\"job\": \"extension\", \"config\": {\"name\": \"from-log\", "
 				   "\"process\": [\n";
@@ -699,7 +724,7 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 	int rc;
 
 	*kept = *lost = 0;
-	if (!s->src || !ui_cur(s))
+	if (!s->src || !ui_session_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
 	/* A fresh source holds the new stamp: a change made while reading is noticed next time. */
 	if ((rc = source_open(source_label(s->src), &src, e)))
@@ -716,7 +741,7 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 	}
 	job_free(&j);
 	/* The unsaved edits, as a diff to re-apply to the new text where they still apply. */
-	char *patch = ui_dirty(s) ? ui_session_diff(s, 3) : NULL;
+	char *patch = ui_session_dirty(s) ? ui_session_diff(s, 3) : NULL;
 	if (patch && *patch) {
 		size_t len, plen = 0;
 		const char *t = doc_text(d, &len);
@@ -784,9 +809,9 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 	const char *text;
 	int rc;
 
-	if (!s->job_path || !ui_cur(s))
+	if (!s->job_path || !ui_session_cur(s))
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("no job file is open"));
-	text = doc_text(ui_cur(s), &len);
+	text = doc_text(ui_session_cur(s), &len);
 	rc = source_save(s->src, text, len, (flags & SAVE_FORCE) ? SOURCE_FORCE : 0, e);
 	if (rc)
 		return rc;
@@ -819,14 +844,14 @@ int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)
 		unlink(emerg);
 	free(emerg);
 	char **changes;
-	size_t nchanges = s->base ? doc_changes(s->base, ui_cur(s), &changes) : 0;
+	size_t nchanges = s->base ? doc_changes(s->base, ui_session_cur(s), &changes) : 0;
 	struct err je;
 	int jrc = source_journal(s->src, fixes, nfixes, (const char *const *)changes, nchanges,
 				 &je);
 	if (nchanges)
 		doc_changes_free(changes, nchanges);
 
-	set_base(s, copy_doc(ui_cur(s), e));
+	set_base(s, copy_doc(ui_session_cur(s), e));
 	s->base_pos = s->pos;
 	err_clear(e);
 	ui_session_refresh(s);

@@ -17,7 +17,7 @@
 #include "oomfix/doc.h"
 #include "oomfix/i18n.h"
 #include "oomfix/paths.h"
-#include "ui.h"
+#include "theme.h"
 
 #define ROLE_NAME(id, name) name,
 static const char *const role_names[UI_R_COUNT] = { UI_ROLES(ROLE_NAME) };

@@ -23,10 +23,16 @@ static const struct ui_view_ops *const panel_view[JOB_PANEL_COUNT] = {
 	[JOB_PANEL_SAMPLE] = &ui_view_sample, [JOB_PANEL_MODEL] = &ui_view_model,
 };
 
+/* Their tabs. */
+static const enum ui_view panel_tab[JOB_PANEL_COUNT] = {
+	[JOB_PANEL_TRAINING] = UI_V_TRAINING, [JOB_PANEL_DATASETS] = UI_V_DATASETS,
+	[JOB_PANEL_SAMPLE] = UI_V_SAMPLE, [JOB_PANEL_MODEL] = UI_V_MODEL,
+};
+
 static enum job_panel panel_of(enum ui_view v)
 {
 	for (int p = 0; p < JOB_PANEL_COUNT; p++)
-		if (ui_views[v] == panel_view[p])
+		if (v == panel_tab[p])
 			return (enum job_panel)p;
 	return JOB_PANEL_TRAINING;
 }
@@ -413,7 +419,7 @@ static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct
 	size_t w = 0;
 
 	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
-	node = doc_deref(doc_get(ui_cur(&a->s), path));
+	node = doc_deref(doc_get(ui_session_cur(&a->s), path));
 	ed.path = path;
 	if (ds_has_bucket(d, r->bucket)) {
 		if (d->nres <= 1) {

@@ -12,6 +12,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "oomfix/text.h"
+#include "prompt.h"
 #include "ui.h"
 
 /* What the worker reads and writes: its own copies, freed by whichever side lets go last. */
@@ -27,7 +28,8 @@ struct jobs_work {
 	pthread_t th;
 };
 
-static struct {
+/* The Jobs view's own state (its private data). */
+struct jobs_priv {
 	bool loaded;
 	char err[1600];
 	char where[512];        /* the database's path, for the heading */
@@ -35,7 +37,12 @@ static struct {
 	size_t n;
 	struct jobs_work *w;
 	size_t seen;            /* verdicts shown so far, to know when to redraw */
-} jl;
+};
+
+static struct jobs_priv *jobs_priv(const struct ui_app *a)
+{
+	return ui_view_priv(a, UI_V_JOBS);
+}
 
 static void work_unref(struct jobs_work *w)
 {
@@ -69,12 +76,12 @@ static void *work_run(void *arg)
 }
 
 /* Lets go of the worker: it stops after the log it is reading and frees its own data. */
-static void work_drop(void)
+static void work_drop(struct jobs_priv *jp)
 {
-	struct jobs_work *w = jl.w;
+	struct jobs_work *w = jp->w;
 	if (!w)
 		return;
-	jl.w = NULL;
+	jp->w = NULL;
 	atomic_store(&w->cancel, true);
 	if (w->threaded)
 		pthread_detach(w->th);
@@ -89,24 +96,24 @@ static char *dupf(const char *a, const char *b, const char *c)
 	return s;
 }
 
-static void work_start(struct aitk_db *db, bool inline_)
+static void work_start(struct jobs_priv *jp, struct aitk_db *db, bool inline_)
 {
 	struct jobs_work *w = calloc(1, sizeof *w);
 	if (!w)
 		return;
-	w->n = jl.n;
-	w->label = calloc(jl.n + 1, sizeof *w->label);
-	w->cfg = calloc(jl.n + 1, sizeof *w->cfg);
-	w->log = calloc(jl.n + 1, sizeof *w->log);
-	w->v = calloc(jl.n + 1, sizeof *w->v);
-	w->ready = calloc(jl.n + 1, sizeof *w->ready);
+	w->n = jp->n;
+	w->label = calloc(jp->n + 1, sizeof *w->label);
+	w->cfg = calloc(jp->n + 1, sizeof *w->cfg);
+	w->log = calloc(jp->n + 1, sizeof *w->log);
+	w->v = calloc(jp->n + 1, sizeof *w->v);
+	w->ready = calloc(jp->n + 1, sizeof *w->ready);
 	atomic_init(&w->refs, 2);
 	bool ok = w->label && w->cfg && w->log && w->v && w->ready;
-	for (size_t i = 0; ok && i < jl.n; i++) {
+	for (size_t i = 0; ok && i < jp->n; i++) {
 		atomic_init(&w->ready[i], false);
-		w->label[i] = dupf(SOURCE_AITK_PREFIX, jl.rows[i].name, "");
-		w->cfg[i] = strdup(jl.rows[i].job_config ? jl.rows[i].job_config : "");
-		w->log[i] = dupf(aitkdb_training_folder(db), "/", jl.rows[i].name);
+		w->label[i] = dupf(SOURCE_AITK_PREFIX, jp->rows[i].name, "");
+		w->cfg[i] = strdup(jp->rows[i].job_config ? jp->rows[i].job_config : "");
+		w->log[i] = dupf(aitkdb_training_folder(db), "/", jp->rows[i].name);
 		char *full = w->log[i] ? dupf(w->log[i], "/log.txt", "") : NULL;
 		free(w->log[i]);
 		w->log[i] = full;
@@ -119,7 +126,7 @@ static void work_start(struct aitk_db *db, bool inline_)
 		work_unref(w);
 		return;
 	}
-	jl.w = w;
+	jp->w = w;
 	/* A script (tests) gets every verdict before its first dump; a person gets the list at once. */
 	w->threaded = !inline_ && pthread_create(&w->th, NULL, work_run, w) == 0;
 	if (!w->threaded)
@@ -128,13 +135,14 @@ static void work_start(struct aitk_db *db, bool inline_)
 
 static void jobs_load(struct ui_app *a)
 {
-	work_drop();
-	aitkdb_rows_free(jl.rows, jl.n);
-	jl.rows = NULL;
-	jl.n = 0;
-	jl.seen = 0;
-	jl.err[0] = jl.where[0] = '\0';
-	jl.loaded = true;
+	struct jobs_priv *jp = jobs_priv(a);
+	work_drop(jp);
+	aitkdb_rows_free(jp->rows, jp->n);
+	jp->rows = NULL;
+	jp->n = 0;
+	jp->seen = 0;
+	jp->err[0] = jp->where[0] = '\0';
+	jp->loaded = true;
 	struct err e;
 	err_clear(&e);
 	char *root = NULL;
@@ -143,58 +151,64 @@ static void jobs_load(struct ui_app *a)
 	if (rc == ERR_OK)
 		rc = aitkdb_open(root, &db, &e);
 	if (rc == ERR_OK)
-		rc = aitkdb_list(db, &jl.rows, &jl.n, &e);
+		rc = aitkdb_list(db, &jp->rows, &jp->n, &e);
 	free(root);
 	if (rc) {
 		if (e.file[0])
-			snprintf(jl.err, sizeof jl.err, "%s: %s", e.file, e.msg);
+			snprintf(jp->err, sizeof jp->err, "%s: %s", e.file, e.msg);
 		else
-			snprintf(jl.err, sizeof jl.err, "%s", e.msg);
+			snprintf(jp->err, sizeof jp->err, "%s", e.msg);
 		aitkdb_close(&db);
 		return;
 	}
-	snprintf(jl.where, sizeof jl.where, "%s", aitkdb_path(db));
-	aitkdb_sort_failed_first(jl.rows, jl.n);
-	work_start(db, a->script);
+	snprintf(jp->where, sizeof jp->where, "%s", aitkdb_path(db));
+	aitkdb_sort_failed_first(jp->rows, jp->n);
+	work_start(jp, db, a->script);
 	aitkdb_close(&db);
 }
 
-void ui_jobs_reload(void)
+void ui_jobs_reload(struct ui_app *a)
 {
-	jl.loaded = false;
+	struct jobs_priv *jp = jobs_priv(a);
+	jp->loaded = false;
 }
 
-bool ui_jobs_pending(void)
+/* The loop waits briefly while the worker reads logs (the view's busy op). */
+static bool jobs_busy(const struct ui_app *a)
 {
+	const struct jobs_priv *jp = jobs_priv(a);
 	/* Verdicts not shown yet count too: the worker may finish between a poll and the wait. */
-	return jl.w && (!atomic_load(&jl.w->done) || jl.seen < jl.w->n);
+	return jp->w && (!atomic_load(&jp->w->done) || jp->seen < jp->w->n);
 }
 
-bool ui_jobs_poll(void)
+/* Verdicts came since the last call: redraw (the view's tick op). */
+static bool jobs_tick(struct ui_app *a)
 {
-	if (!jl.w)
+	struct jobs_priv *jp = jobs_priv(a);
+	if (!jp->w)
 		return false;
 	size_t k = 0;
-	while (k < jl.w->n && atomic_load(&jl.w->ready[k]))
+	while (k < jp->w->n && atomic_load(&jp->w->ready[k]))
 		k++;
-	bool more = k != jl.seen;
-	jl.seen = k;
+	bool more = k != jp->seen;
+	jp->seen = k;
 	return more;
 }
 
 const char *ui_jobs_selected(struct ui_app *a)
 {
+	struct jobs_priv *jp = jobs_priv(a);
 	long long c = a->pos[UI_V_JOBS].cursor;
-	return c >= 0 && (size_t)c < jl.n ? jl.rows[c].name : NULL;
+	return c >= 0 && (size_t)c < jp->n ? jp->rows[c].name : NULL;
 }
 
-static void verdict_text(size_t i, char *buf, size_t size)
+static void verdict_text(const struct jobs_priv *jp, size_t i, char *buf, size_t size)
 {
-	if (!jl.w || i >= jl.w->n || !atomic_load(&jl.w->ready[i])) {
+	if (!jp->w || i >= jp->w->n || !atomic_load(&jp->w->ready[i])) {
 		snprintf(buf, size, "%s", _("reading..."));
 		return;
 	}
-	const struct source_verdict *v = &jl.w->v[i];
+	const struct source_verdict *v = &jp->w->v[i];
 	if (!v->have_log)
 		snprintf(buf, size, "%s", _("no log"));
 	else if (!v->oom)
@@ -230,11 +244,12 @@ static enum ui_role status_role(const char *st)
 
 static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 {
-	if (!jl.loaded)
+	struct jobs_priv *jp = jobs_priv(a);
+	if (!jp->loaded)
 		jobs_load(a);
 	struct ui_lines l = { 0 };
-	if (jl.err[0]) {
-		ui_lines_add(&l, UI_R_ERROR, jl.err);
+	if (jp->err[0]) {
+		ui_lines_add(&l, UI_R_ERROR, jp->err);
 		ui_lines_add(&l, UI_R_DIM, _("Start oomfix with --aitk DIR, the ai-toolkit folder that "
 					     "holds aitk_db.db."));
 		ui_draw_lines(c->win, c->r, &l, -1, &a->pos[UI_V_JOBS].top, false);
@@ -243,7 +258,7 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 	}
 	char head[700];
 	snprintf(head, sizeof head, _("Jobs of the web UI (%s): Enter opens one, failed first"),
-		 jl.where);
+		 jp->where);
 	struct ui_line *ln = ui_lines_add(&l, UI_R_HEADING, head);
 	ln = ui_lines_add(&l, UI_R_LABEL, "  ");
 	column(ln, UI_R_LABEL, _("NAME"), 24);
@@ -256,10 +271,10 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		column(ln, UI_R_LABEL, _("UPDATED"), 16);
 	column(ln, UI_R_LABEL, _("VERDICT"), 22);
 	ui_line_append(ln, UI_R_LABEL, _("INFO"));
-	if (!jl.n)
+	if (!jp->n)
 		ui_lines_add(&l, UI_R_DIM, _("  No jobs in this database."));
-	for (size_t i = 0; i < jl.n; i++) {
-		const struct aitk_job *r = &jl.rows[i];
+	for (size_t i = 0; i < jp->n; i++) {
+		const struct aitk_job *r = &jp->rows[i];
 		char step[48], when[40] = "-", verdict[96], info[300];
 		if (r->total_steps >= 0)
 			snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step, r->total_steps);
@@ -270,7 +285,7 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 			when[10] = ' ';
 			when[16] = '\0';
 		}
-		verdict_text(i, verdict, sizeof verdict);
+		verdict_text(jp, i, verdict, sizeof verdict);
 		const char *inf = r->info ? r->info : "";
 		snprintf(info, sizeof info, "%.*s", (int)strcspn(inf, "\r\n"), inf);
 		ln = ui_lines_add(&l, UI_R_NORMAL, "  ");
@@ -285,56 +300,26 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		ln->target = (long long)i;
 	}
 	struct ui_pos *p = &a->pos[UI_V_JOBS];
-	if (p->cursor >= (long long)jl.n)
-		p->cursor = jl.n ? (long long)jl.n - 1 : 0;
+	if (p->cursor >= (long long)jp->n)
+		p->cursor = jp->n ? (long long)jp->n - 1 : 0;
 	if (p->cursor < 0)
 		p->cursor = 0;
 	/* The cursor is a job index; on screen the jobs start after the two heading lines. */
 	long long top = p->top;
-	ui_draw_lines(c->win, c->r, &l, jl.n ? p->cursor + 2 : -1, &top, jl.n > 0);
+	ui_draw_lines(c->win, c->r, &l, jp->n ? p->cursor + 2 : -1, &top, jp->n > 0);
 	p->top = top;
 	ui_lines_free(&l);
 }
 
-static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+/* The yes to the queue question: queues the job under the list's cursor and says in the status
+ * line what happened: queued, queued already (left in its place), or why not. */
+static void answer_queue(struct ui_app *a, const struct ui_ctx *c, int key)
 {
-	struct ui_pos *p = &a->pos[UI_V_JOBS];
-	switch (act) {
-	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
-	case UI_A_BOTTOM:
-		ui_pos_move(p, act, (long long)jl.n, c->page);
-		return UI_REQ_DONE;
-	case UI_A_OPEN_JOB:
-		return jl.n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
-	case UI_A_QUEUE_JOB: {
-		/* Asked first (the app asks, then calls ui_jobs_queue_selected); refused before asking
-		 * when the list already shows the job running, or says so when it is queued. */
-		long long i = p->cursor;
-		if (i < 0 || (size_t)i >= jl.n)
-			return UI_REQ_DONE;
-		const struct aitk_job *j = &jl.rows[i];
-		char name[512];
-		text_sanitize(j->name, strlen(j->name), name, sizeof name);
-		if (j->status && !strcmp(j->status, "running")) {
-			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
-					     "first."), name);
-			return UI_REQ_DONE;
-		}
-		if (aitkdb_was_queued(j->status)) {
-			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
-					      "queue."), name);
-			return UI_REQ_DONE;
-		}
-		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
-		return UI_REQ_QUEUE_JOB;
+	struct jobs_priv *jp = jobs_priv(a);
+	if (key != 'y') {
+		ui_status(c, false, "%s", _("Not queued: the job was left as it is."));
+		return;
 	}
-	default:
-		return UI_REQ_PASS;
-	}
-}
-
-void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c)
-{
 	const char *name = ui_jobs_selected(a);
 	if (!name)
 		return;
@@ -359,7 +344,53 @@ void ui_jobs_queue_selected(struct ui_app *a, const struct ui_ctx *c)
 	free(was);
 	free(root);
 	aitkdb_close(&db);
-	jl.loaded = false; /* show the new status */
+	jp->loaded = false; /* show the new status */
+}
+
+static const struct ui_question ask_queue = {
+	.text = N_("Queue it again for the web UI's worker, as its start button does? y = queue, n = "
+		   "leave it"),
+	.answer = answer_queue,
+	.named = true,
+};
+
+static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	struct jobs_priv *jp = jobs_priv(a);
+	struct ui_pos *p = &a->pos[UI_V_JOBS];
+	switch (act) {
+	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		ui_pos_move(p, act, (long long)jp->n, c->page);
+		return UI_REQ_DONE;
+	case UI_A_OPEN_JOB:
+		return jp->n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
+	case UI_A_QUEUE_JOB: {
+		/* Asked first; refused before asking when the list already shows the job running,
+		 * or says so when it is queued. */
+		long long i = p->cursor;
+		if (i < 0 || (size_t)i >= jp->n)
+			return UI_REQ_DONE;
+		const struct aitk_job *j = &jp->rows[i];
+		char name[512];
+		text_sanitize(j->name, strlen(j->name), name, sizeof name);
+		if (j->status && !strcmp(j->status, "running")) {
+			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
+					     "first."), name);
+			return UI_REQ_DONE;
+		}
+		if (aitkdb_was_queued(j->status)) {
+			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+					      "queue."), name);
+			return UI_REQ_DONE;
+		}
+		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
+		ui_ask(a, &ask_queue, UI_M_NORMAL);
+		return UI_REQ_DONE;
+	}
+	default:
+		return UI_REQ_PASS;
+	}
 }
 
 static bool jobs_shown(const struct ui_app *a)
@@ -369,12 +400,14 @@ static bool jobs_shown(const struct ui_app *a)
 
 static void jobs_fini(struct ui_app *a)
 {
-	work_drop();
-	aitkdb_rows_free(jl.rows, jl.n);
-	memset(&jl, 0, sizeof jl);
+	struct jobs_priv *jp = jobs_priv(a);
+	work_drop(jp);
+	aitkdb_rows_free(jp->rows, jp->n);
+	memset(jp, 0, sizeof *jp);
 }
 
 const struct ui_view_ops ui_view_jobs = {
-	.name = N_("Jobs"), .keys = UI_CTX_JOBS, .draw = jobs_draw, .action = jobs_action,
-	.fini = jobs_fini, .shown = jobs_shown,
+	.name = N_("Jobs"), .priv_size = sizeof(struct jobs_priv), .keys = UI_CTX_JOBS,
+	.draw = jobs_draw, .action = jobs_action, .fini = jobs_fini, .shown = jobs_shown,
+	.tick = jobs_tick, .busy = jobs_busy,
 };

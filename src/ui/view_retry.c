@@ -116,7 +116,7 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		   "journal entry, and then the next run: one change, then a run, at most %d runs."),
 		 r->max_tries ? r->max_tries : UI_RETRY_MAX_TRIES);
 	ui_lines_wrap(l, UI_R_DIM, buf, width, 1);
-	if (a->retry_asking && ui_retry_from_log(a))
+	if (a->retry_asking && ui_session_retry_log(&a->s))
 		ui_lines_wrap(l, UI_R_DIM, _("The log on screen already shows how the job as it is "
 					     "fails: its fix is applied first, then the first run."),
 			      width, 1);
@@ -252,14 +252,3 @@ const struct ui_view_ops ui_view_retry = {
 	.name = N_("Retry"), .keys = UI_CTX_RETRY, .draw = retry_draw, .action = retry_action,
 	.shown = retry_shown,
 };
-
-void ui_retry_header(const struct ui_app *a, char *buf, size_t sz)
-{
-	const struct ui_retry *r = &a->retry;
-	size_t k = strlen(buf);
-	if (!ui_retry_running(r) || !r->ntries || k >= sz)
-		return;
-	const struct ui_try *t = &r->tries[r->ntries - 1];
-	if (t->index > 0) /* the try's number is in its log's name, beside */
-		snprintf(buf + k, sz - k, _("  retry %d/%d"), t->index, r->max_tries);
-}

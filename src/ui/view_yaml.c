@@ -83,7 +83,7 @@ static void yaml_parts(const char *s, size_t len, long *key_end, long *comment)
 static void build(struct ui_app *a, struct ui_lines *l)
 {
 	size_t len, nlines = 0;
-	const char *t = doc_text(ui_cur(&a->s), &len), *p = t, *end = t + len;
+	const char *t = doc_text(ui_session_cur(&a->s), &len), *p = t, *end = t + len;
 	unsigned char *mark;
 	int numw = 1;
 
@@ -141,7 +141,7 @@ static void yaml_draw(struct ui_app *a, const struct ui_ctx *c)
 	struct ui_lines l = { 0 };
 	struct ui_pos *p = &a->pos[UI_V_ADVANCED];
 
-	if (!ui_cur(&a->s)) {
+	if (!ui_session_cur(&a->s)) {
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
 		       _("No job file is open. Start oomfix with JOB.yaml to see it here."));
 		return;
@@ -187,7 +187,7 @@ static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 	const char *tmpdir = getenv("TMPDIR");
 	char path[1024];
 	size_t len, nlen = 0;
-	const char *text = doc_text(ui_cur(&a->s), &len);
+	const char *text = doc_text(ui_session_cur(&a->s), &len);
 	int fd, status = 0;
 	pid_t pid;
 
@@ -257,7 +257,7 @@ static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 static long long text_lines(const struct ui_session *s)
 {
 	size_t len;
-	const char *t = doc_text(ui_cur(s), &len);
+	const char *t = doc_text(ui_session_cur(s), &len);
 	long long n = 0;
 
 	for (size_t i = 0; i < len; i++)
@@ -271,7 +271,7 @@ static void yaml_search(struct ui_app *a, const struct ui_ctx *c, bool backward,
 	struct ui_lines l = { 0 };
 	long long line = a->pos[UI_V_ADVANCED].cursor;
 
-	if (!ui_cur(&a->s))
+	if (!ui_session_cur(&a->s))
 		return;
 	build(a, &l);
 	if (ui_search_lines(a, c, &l, &line, backward, here))
@@ -298,7 +298,7 @@ static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
 		/* Bounded by the text, so the cursor never goes past the last line. */
-		if (!ui_cur(&a->s))
+		if (!ui_session_cur(&a->s))
 			return UI_REQ_PASS;
 		ui_pos_move(&a->pos[UI_V_ADVANCED], act, text_lines(&a->s), c->page);
 		return UI_REQ_DONE;
@@ -307,7 +307,7 @@ static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	}
 	if (act != UI_A_EDITOR)
 		return UI_REQ_PASS;
-	if (!ui_cur(&a->s)) {
+	if (!ui_session_cur(&a->s)) {
 		ui_status(c, true, "%s", _("No job file is open."));
 		return UI_REQ_DONE;
 	}

@@ -1,18 +1,18 @@
-/* views.c — the view table (tab order; each view's ops live in its own file), and what every
- * view is given: the context with the screen geometry and the status line it writes to. */
+/* views.c — what every view is given: the context with the screen geometry and the status line
+ * it writes to, and the moves in a list. (The table of views is view_table.c.) */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "oomfix/i18n.h"
 #include "ui.h"
 
-#define UI_VIEW_ROW(id, ops) [UI_V_##id] = &ops,
-const struct ui_view_ops *const ui_views[UI_V_COUNT] = { UI_VIEWS(UI_VIEW_ROW) };
-#undef UI_VIEW_ROW
-
-const char *ui_view_name(enum ui_view v)
+/* The context the views are given this turn: the content area, the page and the status line. */
+struct ui_ctx ui_ctx_of(struct ui_app *a)
 {
-	return _(ui_views[v]->name);
+	int page = a->rows - 4;
+
+	return (struct ui_ctx){ .win = stdscr, .r = { 1, 0, a->rows - 3, a->cols }, .rows = a->rows,
+				.cols = a->cols, .page = page > 1 ? page : 1, .msg = &a->msg };
 }
 
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
@@ -65,4 +65,24 @@ void ui_pos_move(struct ui_pos *p, enum ui_act act, long long n, int page)
 		p->cursor = 0;
 	if (p->top < 0)
 		p->top = 0;
+}
+
+/* Scrolling a text screen: the cursor is the top line, so every key moves the view. */
+void ui_draw_scrolled(const struct ui_ctx *c, struct ui_lines *l, struct ui_pos *p)
+{
+	struct ui_rect r = c->r;
+	long long max = (long long)l->n - r.h;
+
+	if (max < 0)
+		max = 0;
+	if (p->cursor > max)
+		p->cursor = max;
+	if (p->cursor < 0)
+		p->cursor = 0;
+	p->top = p->cursor;
+	for (int i = 0; i < r.h && p->top + i < (long long)l->n; i++)
+		ui_draw_line(c->win, r.y + i, r.x, r.w, &l->v[p->top + i], false);
+	if ((long long)l->n > r.h)
+		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", p->top + 1,
+			 p->top + r.h < (long long)l->n ? p->top + r.h : (long long)l->n, l->n);
 }

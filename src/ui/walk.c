@@ -114,7 +114,7 @@ static enum ui_req next_step(struct ui_app *a, const struct ui_ctx *c)
 	/* The end of the plan: save what was applied, or say there is nothing to save. */
 	a->mode = UI_M_NORMAL;
 	a->walk_step = 0;
-	if (ui_dirty(&a->s))
+	if (ui_session_dirty(&a->s))
 		return UI_REQ_SAVE;
 	ui_status(c, false, "%s", _("End of the walk-through. Nothing was changed, so there "
 					    "is nothing to save."));
@@ -158,7 +158,7 @@ enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act
 		a->walk_more = !a->walk_more;
 		/* The longer text is added at the end: show it (drawing clamps to the last page),
 		 * or go back to the top when it is hidden again. */
-		a->walk_pos.cursor = a->walk_more ? 1LL << 40 : 0;
+		a->walk_pos.cursor = a->walk_more ? UI_POS_END : 0;
 		return UI_REQ_DONE;
 	case UI_A_WALK_QUIT:
 		a->mode = UI_M_NORMAL;
@@ -166,7 +166,7 @@ enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act
 		return UI_REQ_DONE;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
-		ui_pos_move(&a->walk_pos, act, 1LL << 40, c->page);
+		ui_pos_move(&a->walk_pos, act, UI_POS_END, c->page);
 		return UI_REQ_DONE;
 	default:
 		return UI_REQ_PASS;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/ui/ui.h"
+#include "../../src/ui/session.h"
 
 static char dir[512];
 

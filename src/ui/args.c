@@ -1,0 +1,118 @@
+/* args.c — the terminal UI's command line: a job and a log in either order (told apart by their
+ * names and first bytes), --theme, --no-color, --script and --size.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/err.h"
+#include "oomfix/i18n.h"
+#include "oomfix/source.h"
+#include "args.h"
+
+static bool looks_like_yaml(const char *p)
+{
+	size_t n = strlen(p);
+	return (n > 5 && !strcmp(p + n - 5, ".yaml")) || (n > 4 && !strcmp(p + n - 4, ".yml")) ||
+	       (n > 5 && !strcmp(p + n - 5, ".json")) || source_is_aitk_arg(p);
+}
+
+/* True when the file's first bytes read like a trainer job (a `job:` or `config:` line, or a
+ * JSON object with "config"), so a job and a log given the other way round are told apart. */
+static bool sniff_job(const char *path)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "rb");
+	size_t n;
+
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if (memchr(buf, '\0', n))
+		return false;
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "job:", 4) || !strncmp(p, "config:", 7))
+			return true;
+	const char *b = buf + strspn(buf, " \t\r\n");
+	return *b == '{' && strstr(b, "\"config\"") != NULL;
+}
+
+static void usage_die(const char *msg, const char *arg)
+{
+	fprintf(stderr, "oomfix: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "%s", _("usage: oomfix [JOB.yaml] [LOG] [--theme NAME] [--no-color] "
+				"[--script FILE] [--size COLSxROWS]\n"));
+	exit(ERR_USAGE);
+}
+
+void ui_parse_args(int argc, char **argv, struct ui_opts *o)
+{
+	const char *pos[2] = { NULL, NULL };
+	int npos = 0;
+	bool only_pos = false;
+
+	memset(o, 0, sizeof *o);
+	o->cols = 80;
+	o->rows = 24;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		if (only_pos || a[0] != '-' || !strcmp(a, "-")) {
+			if (npos == 2)
+				usage_die(_("too many files"), a);
+			pos[npos++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = true;
+			continue;
+		}
+		if (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour")) {
+			o->no_color = true;
+			continue;
+		}
+		const char *names[] = { "--theme", "--script", "--size" };
+		int which = -1;
+		for (int k = 0; k < 3; k++) {
+			size_t n = strlen(names[k]);
+			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
+				which = k;
+				if (a[n] == '=')
+					val = a + n + 1;
+				else if (i + 1 < argc)
+					val = argv[++i];
+				else
+					usage_die(_("option needs a value"), a);
+			}
+		}
+		if (which < 0)
+			usage_die(_("unknown option"), a);
+		if (which == 0)
+			o->theme = val;
+		else if (which == 1)
+			o->script = val;
+		else if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
+			 o->cols > 1000 || o->rows > 1000)
+			usage_die(_("--size wants COLSxROWS, e.g. 80x24"), val);
+	}
+	if (npos == 2) {
+		o->job = pos[0];
+		o->log = pos[1];
+		/* The log first and the job second: say which order works rather than report the
+		 * log's text as bad YAML. */
+		if (!sniff_job(pos[0]) && !looks_like_yaml(pos[0]) && sniff_job(pos[1])) {
+			fprintf(stderr, _("oomfix: '%s' looks like a training log and '%s' like the job: "
+					  "the job comes first.\n  oomfix %s %s\n"),
+				pos[0], pos[1], pos[1], pos[0]);
+			exit(ERR_USAGE);
+		}
+	} else if (npos == 1) {
+		/* One file: a job when it looks like YAML or reads like one, else a log. */
+		if (looks_like_yaml(pos[0]) || sniff_job(pos[0]))
+			o->job = pos[0];
+		else
+			o->log = pos[0];
+	}
+}

@@ -1,0 +1,77 @@
+/* screen_help.c — the help screen, generated from the action table that dispatches the keys,
+ * with the one-cell marks explained under the view that shows them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "oomfix/i18n.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+/* Groups of the help screen, in order; an action is listed under the first group it has. */
+static const struct { unsigned ctx; const char *title; } help_groups[] = {
+	{ UI_CTX_VIEWS, N_("Everywhere") },
+	{ UI_CTX_FIELDS, N_("Training, Datasets, Sample, Model") },
+	{ UI_CTX_ADVANCED, N_("Advanced (the whole YAML)") },
+	{ UI_CTX_LOG, N_("Log and diagnosis") },
+	{ UI_CTX_PLAN, N_("Plan") },
+	{ UI_CTX_JOBS, N_("Jobs of the web UI") },
+	{ UI_CTX_RETRY, N_("Retry") },
+	{ UI_CTX_SCROLL, N_("Scrolling screens") },
+	{ UI_CTX_WALK, N_("Walk-through") },
+	{ UI_CTX_CONFIRM, N_("Questions") },
+	{ UI_CTX_PROMPT, N_("Typing a value or a search") },
+	{ UI_CTX_HELP, N_("This help") },
+};
+
+/* What the one-cell marks mean, listed under the group of the view that shows them: the marks
+ * carry the meaning without colour, so they must be explained somewhere. */
+static const struct { unsigned ctx; const char *mark, *text; } help_marks[] = {
+	{ UI_CTX_FIELDS, "*", N_("changed since the file was loaded or saved") },
+	{ UI_CTX_FIELDS, "[x]", N_("a switch or a resolution bucket that is on") },
+	{ UI_CTX_LOG, ">", N_("evidence: a line the verdict rests on") },
+	{ UI_CTX_PLAN, ">", N_("the selected step: Enter applies it, j/k pick another") },
+	{ UI_CTX_LOG, "!", N_("an out-of-memory error line") },
+	{ UI_CTX_LOG, "~", N_("a progress line redrawn with \\r; its last frame is shown") },
+	{ UI_CTX_LOG, "^[", N_("an escape character in the log, shown as text") },
+};
+
+void ui_help_draw(struct ui_app *a, const struct ui_ctx *c)
+{
+	struct ui_lines l = { 0 };
+	char keys[64], col[128];
+
+	ui_lines_add(&l, UI_R_HEADING, _("oomfix keys"));
+	for (size_t g = 0; g < sizeof help_groups / sizeof help_groups[0]; g++) {
+		bool any = false;
+		for (size_t i = 0; i < ui_nactions; i++) {
+			const struct ui_action *act = &ui_actions[i];
+			unsigned lowest = act->ctx & -act->ctx;
+			if (lowest != help_groups[g].ctx)
+				continue;
+			if (!any) {
+				ui_lines_add(&l, UI_R_NORMAL, "");
+				ui_lines_add(&l, UI_R_HEADING, _(help_groups[g].title));
+				any = true;
+			}
+			ui_action_keys(act, keys, sizeof keys);
+			int w = text_width(keys, strlen(keys));
+			snprintf(col, sizeof col, "  %s%*s", keys, w < 18 ? 18 - w : 1, "");
+			struct ui_line *ln = ui_lines_add(&l, UI_R_FOOTER_KEY, col);
+			ui_line_append(ln, UI_R_NORMAL, _(act->help));
+		}
+		bool marks = false;
+		for (size_t i = 0; i < sizeof help_marks / sizeof help_marks[0]; i++) {
+			if (help_marks[i].ctx != help_groups[g].ctx)
+				continue;
+			if (!marks) {
+				ui_lines_add(&l, UI_R_DIM, _("  Marks:"));
+				marks = true;
+			}
+			snprintf(col, sizeof col, "  %-18s", help_marks[i].mark);
+			struct ui_line *ln = ui_lines_add(&l, UI_R_MARK, col);
+			ui_line_append(ln, UI_R_NORMAL, _(help_marks[i].text));
+		}
+	}
+	ui_draw_scrolled(c, &l, &a->help_pos);
+	ui_lines_free(&l);
+}

@@ -1,0 +1,177 @@
+/* session.h — the job being edited: load, undo/redo history, apply a fix, save, the log
+ * and its verdict (session.c). */
+#ifndef OOMFIX_UI_SESSION_H
+#define OOMFIX_UI_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oomfix/diag.h"
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/job.h"
+#include "oomfix/logidx.h"
+#include "oomfix/plan.h"
+#include "oomfix/save.h"
+#include "oomfix/source.h"
+
+/* ---- the session: the job being edited (session.c) --------------------------------------- */
+
+struct ui_hist {
+	struct doc *doc;
+	enum fix_id fix;       /* the fix that made this version, FIX_NONE for a hand edit */
+};
+
+struct ui_session {
+	char *job_path;                 /* NULL when no job was given; for a web UI job the path
+					 * its backup, journal and emergency save are named after */
+	struct source *src;             /* where the job lives: a file or a web UI database row */
+	char *log_path;                 /* NULL when no log was given */
+	struct ui_hist *hist;           /* hist[pos] is the current version */
+	size_t nhist, pos, cap;
+	struct doc *base;               /* the text last loaded or saved: "unsaved" is relative to it */
+	size_t base_pos;                /* hist index of base's version, (size_t)-1 once undone past
+					 * it and edited; the journal lists the fixes after it */
+	struct job *job, *base_job;     /* typed views of hist[pos] and base (NULL without a job) */
+	bool have_diag;
+	struct diag_result diag;
+	struct plan plan;
+	struct checklist check;
+	struct logidx *log;
+	uint64_t log_lines;
+	bool lines_known;               /* log_lines is the real count (the worker has counted) */
+	bool diag_pending;              /* the worker is still reading the log */
+	int diag_rc;                    /* the worker's result once it is done (ERR_OK or an error) */
+	struct err diag_err;
+	struct diag_state *live;        /* the diagnosis kept open to follow the log as it grows */
+	bool growing;                   /* the log grew (or was replaced) while it was open */
+	char job_status[16];            /* a web UI job's status in its database, "" for a file */
+	/* One change, then a run (SPEC §3.4): the version the verdict was made for, and the log as
+	 * it was when it was read, to see when a newer log exists. */
+	size_t verdict_pos;
+	bool untried_saved;             /* the journal holds a change saved after the log */
+	bool job_bad;                   /* the job given could not be loaded: job_err says why, and
+					 * only its log is open */
+	struct err job_err;
+	bool log_stamped;
+	long long log_size, log_mtime_sec, log_mtime_nsec;
+	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
+};
+
+/* What following the log found (ui_session_follow). */
+enum {
+	UI_F_GREW = 1u << 0,       /* new lines */
+	UI_F_RESTARTED = 1u << 1,  /* truncated or replaced: read again from the start */
+	UI_F_VERDICT = 1u << 2,    /* the verdict changed (plan and checklist rebuilt) */
+	UI_F_MORE = 1u << 3,       /* more bytes are waiting: call again soon */
+};
+
+/* Loads the job and opens the log for browsing; the log is not read yet (see below). */
+int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
+		    struct err *e);
+/* Frees the session. A worker still reading the log is left to finish on its own (its data is
+ * its own), so quitting never waits for it. */
+void ui_session_close(struct ui_session *s);
+
+/* Starts diagnosing the log and counting its lines in a worker thread, so the first screen does
+ * not wait for a large log (SPEC §8). The worker opens its own log index and touches nothing of
+ * the session. Without threads it runs here and now. */
+void ui_session_diag_start(struct ui_session *s);
+/* Takes the worker's result when it is done (wait: block until it is): the verdict, the line
+ * count, and the worker's fully indexed log, which replaces the view's. Returns true when it
+ * changed the session (the plan and checklist are rebuilt). */
+bool ui_session_diag_poll(struct ui_session *s, bool wait);
+
+/* Brings the diagnosis and the line count up to date with what was appended to the log since
+ * the last call (at most a few MiB per call), reading only the new bytes; a log truncated or
+ * replaced is read again from the start. Returns UI_F_* bits (0: nothing new). Cheap when
+ * nothing changed (one stat). */
+unsigned ui_session_follow(struct ui_session *s);
+
+/* For a web UI job: reads its status from the database (one indexed SELECT) into job_status.
+ * True when it changed. False at once for a file job. */
+bool ui_session_job_status(struct ui_session *s);
+
+/* The current document (NULL without a job). */
+struct doc *ui_session_cur(const struct ui_session *s);
+/* True when the current text differs from the text loaded or saved. */
+bool ui_session_dirty(const struct ui_session *s);
+
+/* Makes `d` (owned from now on) the current version, dropping any redo. fix says why. */
+void ui_session_push(struct ui_session *s, struct doc *d, enum fix_id fix);
+bool ui_session_undo(struct ui_session *s);
+bool ui_session_redo(struct ui_session *s);
+
+/* Applies a fix once to the current doc and pushes the result. Returns ERR_OK with *changed
+ * false when there was nothing to change; note receives the fix's remark. */
+int ui_session_apply_fix(struct ui_session *s, enum fix_id id, bool *changed, char *note,
+			 size_t notesz, struct err *e);
+
+/* What the fix would do to the current doc: a malloc'd unified diff ("" when nothing). */
+char *ui_session_fix_diff(const struct ui_session *s, enum fix_id id, struct err *e);
+
+/* Applies edits to the current doc and pushes the result; *changed is false when the text stayed
+ * the same (nothing is pushed). An edit that leaves no readable job is refused (e says why). */
+int ui_session_edit(struct ui_session *s, const struct doc_edit *ed, size_t n, bool *changed,
+		    struct err *e);
+
+/* The unified diff of unsaved edits (base → current); malloc'd, "" when none. */
+char *ui_session_diff(const struct ui_session *s, int context);
+
+/* Shows another log in place of the current one (an earlier run of a web UI job) and starts
+ * diagnosing it. ERR_TEMPFAIL while the current log is still being read. */
+int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e);
+
+/* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
+ * journal. ERR_TEMPFAIL when the file changed on disk. */
+int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
+
+/* Without a job file: opens the trainer's JSON echo of the settings in the log as a read-only
+ * job, so the panels and the plan work from the log alone (just_look: only says whether it
+ * could). ERR_DATA when the log holds none. */
+int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e);
+
+/* True when the job file on disk is not the one loaded or last saved (*now: its stamp). */
+bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now);
+
+/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are kept as
+ * a diff re-applied to the new text where their lines are still there: *kept hunks applied,
+ * *lost left out. An unreadable file or one that is no job changes nothing (e says why). */
+int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e);
+
+/* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
+int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
+
+/* The fix the `a` key applies: with an OOM verdict the plan's first fix (FIX_NONE when nothing
+ * that acts on the failing phase is left), else the first plan step not done. */
+enum fix_id ui_session_next_fix(const struct ui_session *s);
+
+/* True when a fix was applied after the log was read (and not undone): the verdict is about a
+ * job that no longer exists, so the next fix must come from the next run's log, not be stacked
+ * on one that has not been tried. */
+bool ui_session_diag_stale(const struct ui_session *s);
+
+/* The job given could not be loaded (e says why): only its log is open (SPEC §3.6). */
+void ui_session_job_failed(struct ui_session *s, const struct err *e);
+
+/* Counts the log's lines again when it grew since it was indexed (a job still running); true
+ * when it did. */
+bool ui_session_recount(struct ui_session *s);
+
+/* The log a retry can start from: the one on screen, when its verdict is an out-of-memory that
+ * the job as it is now has not answered yet (no change was made after it); else NULL. */
+const char *ui_session_retry_log(const struct ui_session *s);
+
+/* True when the log on disk is not the one the verdict was read from (it grew, was rewritten or
+ * replaced): a run happened since. */
+bool ui_session_log_newer(const struct ui_session *s);
+
+/* Rebuilds job, plan and checklist after the current version changed. */
+void ui_session_refresh(struct ui_session *s);
+
+/* Calls fn after every change of the current version, so the signal handler's pointers to the
+ * current text stay up to date (emergency.c) without the session knowing of it. */
+void ui_session_on_change(void (*fn)(const struct ui_session *s));
+
+#endif
