@@ -209,7 +209,8 @@ static void print_memory(const struct diag_result *r, int width)
 }
 
 static void print_report(const char *log, const struct diag_result *r, const struct job *j,
-			 const struct plan *p, const char *jobpath, const struct err *job_err)
+			 const struct plan *p, const struct plan_decision *d, const char *jobpath,
+			 const struct err *job_err)
 {
 	const int width = report_width();
 	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
@@ -297,22 +298,23 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			if (!p->steps[i].helps)
 				printf("%*s(%s)\n", 31, "", plan_no_help_label());
 		}
-		if (p->first_fix != FIX_NONE) {
-			const struct fix_def *f = &fix_defs[p->first_fix];
+		if (d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER) {
+			const struct fix_def *f = &fix_defs[d->fix];
 			char buf[512];
 
 			snprintf(buf, sizeof buf, "%s %s — %s", _("Change first:"), f->name, _(f->title));
 			fputc('\n', stdout);
 			put_wrapped(buf, width, 2, width);
-			if (jobpath && p->first_fix != FIX_FRESH_WORKER) {
+			if (jobpath && d->what == PLAN_NEXT_APPLY) {
 				/* on a line of its own, whole, so that it can be copied */
 				printf("%s\n", _("See the change with:"));
 				printf("  oomfix fix --diff --log %s %s %s\n", log, jobpath, f->name);
 			}
-		} else if (p->exhausted) {
-			char buf[512];
+		} else if (r->oom) {
+			/* the decision every front end shows: why no change is chosen */
+			char buf[768];
 
-			plan_exhausted_text(p, j, buf, sizeof buf);
+			plan_decision_text(d, p, j, buf, sizeof buf);
 			fputc('\n', stdout);
 			put_wrapped(buf, width, 0, width);
 		}
@@ -328,7 +330,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 }
 
 static void print_json(const struct diag_result *r, const struct plan *p,
-		       const struct err *job_err)
+		       const struct plan_decision *d, const struct job *job, const struct err *job_err)
 {
 	struct json j;
 
@@ -357,6 +359,8 @@ static void print_json(const struct diag_result *r, const struct plan *p,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_key(&j, "next");
+	plan_decision_json(&j, d, p, job);
 	diag_json_tail(&j, r);
 	json_key(&j, "job_error");
 	if (job_err) {
@@ -465,10 +469,12 @@ int cmd_diagnose(int argc, char **argv)
 	rc = diag_file(log, jobpath ? &info : NULL, r, &e);
 	if (rc == ERR_OK) {
 		plan_build(j, r, &p);
+		struct plan_decision dec = plan_decide(&p, r, src && !job_bad &&
+						       source_log_untried(src, log, NULL));
 		if (as_json)
-			print_json(r, &p, job_bad ? &job_err : NULL);
+			print_json(r, &p, &dec, j, job_bad ? &job_err : NULL);
 		else
-			print_report(log, r, j, &p, jobpath, job_bad ? &job_err : NULL);
+			print_report(log, r, j, &p, &dec, jobpath, job_bad ? &job_err : NULL);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
 			rc = fail(&e);

@@ -530,10 +530,83 @@ static void test_shared_cases(void **state)
 	assert_true(n >= 12);
 }
 
+/* One decision, every front end (SPEC §3.4): a case per answer of the closed set, each with the
+ * fix it carries and a phrase of the words every front end prints for it. */
+static void test_decision_table(void **state)
+{
+	(void)state;
+	struct loaded big, done;
+	load("legacy_accum.yaml", &big);  /* nothing rolled back yet: gradient checkpointing off */
+	load("conservative.yaml", &done); /* every step of the plan already done */
+	struct diag_result b = verdict(DIAG_T_FIRST_STEPS, DIAG_P_TRAINING, 0);
+	struct diag_result e = verdict(DIAG_T_ENVIRONMENT, DIAG_P_TRAINING, 0);
+	struct diag_result unknown = verdict(DIAG_T_NONE, DIAG_P_NONE, 0);
+	unknown.oom = true; /* an OOM whose log does not show when */
+	struct diag_result none = verdict(DIAG_T_NONE, DIAG_P_NONE, 0);
+	struct diag_result skipped = verdict(DIAG_T_INTERMITTENT, DIAG_P_TRAINING, 0);
+	skipped.survived = true;
+	b.failed_step = 3;
+	static const struct {
+		const char *what;
+		int job; /* 0 none, 1 legacy_accum, 2 conservative */
+		int v;   /* 0 no log, 1 B, 2 E, 3 unknown, 4 no OOM, 5 survived */
+		bool untried;
+		enum plan_next answer;
+		enum fix_id fix;
+		const char *words;
+	} t[] = {
+		{ "fix for the verdict", 1, 1, false, PLAN_NEXT_APPLY, FIX_GRADIENT_CHECKPOINTING,
+		  "Next change: gradient_checkpointing" },
+		{ "no log: the plan's first step", 1, 0, false, PLAN_NEXT_APPLY,
+		  FIX_GRADIENT_CHECKPOINTING, "Next change: gradient_checkpointing" },
+		{ "E: fresh worker", 1, 2, false, PLAN_NEXT_FRESH_WORKER, FIX_FRESH_WORKER,
+		  "fresh worker" },
+		{ "E on a conservative job", 2, 2, false, PLAN_NEXT_FRESH_WORKER, FIX_FRESH_WORKER,
+		  "fresh worker" },
+		{ "timing unknown: no fix on a guess", 1, 3, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
+		  "does not show when" },
+		{ "timing unknown, no job", 0, 3, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
+		  "no change is chosen on a guess" },
+		{ "nothing left for the phase", 2, 1, false, PLAN_NEXT_EXHAUSTED, FIX_NONE,
+		  "exhausted for this phase (training)" },
+		{ "no log, every step done", 2, 0, false, PLAN_NEXT_EXHAUSTED, FIX_NONE,
+		  "no step of the plan is left" },
+		{ "not a GPU OOM", 1, 4, false, PLAN_NEXT_NOT_OOM, FIX_NONE,
+		  "no GPU out-of-memory" },
+		{ "the run survived", 1, 5, false, PLAN_NEXT_SURVIVED, FIX_DROP_LARGEST_BUCKET,
+		  "survived" },
+		{ "the last change not tried yet", 1, 1, true, PLAN_NEXT_UNTRIED, FIX_NONE,
+		  "has not been tried yet" },
+		{ "untried wins over E", 1, 2, true, PLAN_NEXT_UNTRIED, FIX_NONE, "not been tried" },
+	};
+	const struct diag_result *vs[] = { NULL, &b, &e, &unknown, &none, &skipped };
+	bool seen[PLAN_NEXT_COUNT] = { false };
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		const struct job *j = t[i].job == 1 ? big.j : t[i].job == 2 ? done.j : NULL;
+		struct plan p;
+		char words[768];
+		plan_build(j, vs[t[i].v], &p);
+		struct plan_decision d = plan_decide(&p, vs[t[i].v], t[i].untried);
+		plan_decision_text(&d, &p, j, words, sizeof words);
+		if (d.what != t[i].answer || d.fix != t[i].fix || !strstr(words, t[i].words))
+			fail_msg("%s: got %s/%s \"%s\", expected %s/%s \"…%s…\"", t[i].what,
+				 plan_next_name(d.what), fix_name(d.fix) ? fix_name(d.fix) : "-", words,
+				 plan_next_name(t[i].answer),
+				 fix_name(t[i].fix) ? fix_name(t[i].fix) : "-", t[i].words);
+		seen[d.what] = true;
+	}
+	for (int a = 0; a < PLAN_NEXT_COUNT; a++)
+		if (!seen[a])
+			fail_msg("no case gives the answer %s", plan_next_name((enum plan_next)a));
+	unload(&big);
+	unload(&done);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_decision_table),
 		cmocka_unit_test(test_first_fix_image),
 		cmocka_unit_test(test_first_fix_video),
 		cmocka_unit_test(test_first_fix_when_done),
