@@ -167,6 +167,10 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz);
 /* Writes the "memory" member (SPEC §3.6): the account of the card, or null. */
 void diag_json_memory(struct json *j, const struct diag_result *r);
 
+/* Writes "timing": the timing's name (null for DIAG_T_NONE), and with `letter` also
+ * "timing_letter": "A".."E" (or null) — for outputs that show the letter to people. */
+void diag_json_timing(struct json *j, enum diag_timing t, bool letter);
+
 /* True when the OOM happened but the log does not show in which phase or step (no marker, no
  * frame, no bar): the verdict says so instead of guessing. */
 bool diag_when_unknown(const struct diag_result *r);
@@ -204,7 +208,27 @@ bool diag_parse_bar(const char *s, size_t len, struct diag_bar *out);
 /* True when a bar description is a sampling bar ("Generating Samples", "Generating Images"). */
 bool diag_is_sampling_bar(const char *desc, size_t len);
 
+/* The timing vocabulary (SPEC §3.3, §3.6 "One vocabulary"): one row per timing, indexed by enum
+ * diag_timing (row DIAG_T_NONE: letter 0, name NULL). Every output names a timing from here: JSON
+ * by `name` ("first_steps", never the letter; add "timing_letter" as its own field where the
+ * letter is shown), people by the translated `words`, the guide's table by `cause` and `change`
+ * (whole sentences for reports) or `cause_brief` and `change_brief` (a panel's column). The texts
+ * are N_() marks: translate them with _() where shown, or use the accessors below. */
+struct diag_timing_def {
+	enum diag_timing id;
+	char letter;              /* 'A'..'E' */
+	const char *name;         /* "before_training" */
+	const char *words;        /* N_("before training") */
+	const char *cause;        /* N_(one sentence: the likely cause) */
+	const char *change;       /* N_(one sentence: the first change) */
+	const char *cause_brief;  /* N_(a few words) */
+	const char *change_brief; /* N_(a few words) */
+};
+extern const struct diag_timing_def diag_timings[DIAG_T_COUNT];
+
 const char *diag_timing_name(enum diag_timing t); /* "before_training", ... or NULL */
+char diag_timing_letter(enum diag_timing t);      /* 'A'..'E', 0 for DIAG_T_NONE or out of range */
+const char *diag_timing_words(enum diag_timing t); /* translated "first steps"; "" for none */
 const char *diag_phase_name(enum diag_phase p);   /* "model_load", ... or NULL */
 const char *diag_other_name(enum diag_other o);   /* "host_oom", ... or NULL */
 

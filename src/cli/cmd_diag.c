@@ -49,40 +49,6 @@ static int fail(const struct err *e)
 
 /* ---- the readable report ---- */
 
-/* The five rows of the diagnosis table: when, likely cause, first change. Whole sentences:
- * the table wraps them, so nothing is cut mid-word. */
-struct row {
-	enum diag_timing t;
-	const char *letter;
-	const char *when;
-	const char *cause;
-	const char *change;
-};
-
-static const struct row rows[] = {
-	{ DIAG_T_BEFORE_TRAINING, "A", N_("before training"),
-	  N_("Loading the model, caching latents or text embeddings, or the baseline sample "
-	     "needs more memory than the card has."),
-	  N_("low_vram for the model load, a smaller top bucket or fewer frames for caching, "
-	     "lighter or no samples for the baseline.") },
-	{ DIAG_T_FIRST_STEPS, "B", N_("first steps"),
-	  N_("One training step does not fit: batch, resolution, frames or activations are too "
-	     "big."),
-	  N_("the next step of the rollback plan below.") },
-	{ DIAG_T_SAMPLING, "C", N_("while sampling"),
-	  N_("Training fits, but the preview samples are bigger than the training batches."),
-	  N_("lighter_sampling, then disable_sampling.") },
-	{ DIAG_T_INTERMITTENT, "D", N_("intermittent"),
-	  N_("Most steps fit; the largest bucket or the longest clips go over the limit now and "
-	     "then."),
-	  N_("drop_largest_bucket (video: num_frames).") },
-	{ DIAG_T_ENVIRONMENT, "E", N_("environment"),
-	  N_("A conservative job still fails at once, or other processes hold the card: the "
-	     "worker or the GPU is at fault, not the settings."),
-	  N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
-	     "known-good job fails too.") },
-};
-
 /* The report is laid out for this many terminal cells: the terminal's width when stdout is
  * one (at most 100, where long lines stop being easy to read), else 80. */
 static int report_width(void)
@@ -261,28 +227,29 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		}
 	}
 
-	/* One row per timing: letter, when, then the cause and the first change wrapped in the
-	 * text column; the row that matches this log is marked with '>'. */
+	/* One row per timing (the table in diag_text.c): letter, when, then the cause and the first
+	 * change wrapped in the text column; the row that matches this log is marked with '>'. */
 	/* a run that did not run out of GPU memory gets no table: it would only distract */
 	if (r->oom || diag_memory_suspected(r))
 		printf("\n%s\n",
 		       _("When it ran out of memory, the likely cause, and what to change first:"));
-	for (size_t i = 0; (r->oom || diag_memory_suspected(r)) && i < sizeof rows / sizeof rows[0];
-	     i++) {
-		const char *when = _(rows[i].when);
+	for (int t = DIAG_T_BEFORE_TRAINING; (r->oom || diag_memory_suspected(r)) && t < DIAG_T_COUNT;
+	     t++) {
+		const struct diag_timing_def *row = &diag_timings[t];
+		const char *when = diag_timing_words(row->id);
 		int ww = text_width(when, strlen(when));
 		char first[256];
 
-		printf("\n%s %s  %s", r->oom && rows[i].t == r->timing ? ">" : " ", rows[i].letter, when);
+		printf("\n%s %c  %s", r->oom && row->id == r->timing ? ">" : " ", row->letter, when);
 		if (ww > when_cells) { /* a long translation: the text starts on the next line */
 			fputc('\n', stdout);
 			spaces(text_col);
 		} else {
 			spaces(when_cells - ww + 2);
 		}
-		put_wrapped(_(rows[i].cause), width - text_col, text_col, width);
+		put_wrapped(_(row->cause), width - text_col, text_col, width);
 		spaces(text_col);
-		snprintf(first, sizeof first, _("First: %s"), _(rows[i].change));
+		snprintf(first, sizeof first, _("First: %s"), _(row->change));
 		put_wrapped(first, width - text_col, text_col, width);
 	}
 

@@ -196,16 +196,6 @@ static void print_item(const char *head, const char *text, int indent, int width
 	}
 }
 
-/* What the verdict's timing is called in sentences (the JSON keeps the ids). */
-static const char *const timing_words[DIAG_T_COUNT] = {
-	[DIAG_T_NONE] = N_("none"),
-	[DIAG_T_BEFORE_TRAINING] = N_("before training"),
-	[DIAG_T_FIRST_STEPS] = N_("in the first steps"),
-	[DIAG_T_SAMPLING] = N_("while sampling"),
-	[DIAG_T_INTERMITTENT] = N_("now and then"),
-	[DIAG_T_ENVIRONMENT] = N_("worker or GPU state"),
-};
-
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
 		      const struct checklist *cl, const struct diag_result *v,
 		      const struct plan_decision *d)
@@ -243,7 +233,9 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	printf("\n");
 	if (v) {
 		if (v->oom) {
-			printf(_("Verdict: %s, phase %s"), _(timing_words[v->timing]),
+			printf(_("Verdict: %s, phase %s"),
+			       v->timing != DIAG_T_NONE ? diag_timing_words(v->timing)
+						    : _("the log does not show when"),
 			       diag_phase_label(v->phase));
 			if (v->failed_step >= 0)
 				printf(_(", step %lld"), v->failed_step);

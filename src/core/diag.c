@@ -1493,20 +1493,12 @@ int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
 	return rc;
 }
 
-static const char *const timing_names[DIAG_T_COUNT] = {
-	NULL, "before_training", "first_steps", "sampling", "intermittent", "environment",
-};
 static const char *const phase_names[DIAG_P_COUNT] = {
 	NULL, "model_load", "caching", "baseline_sampling", "training", "sampling", "saving",
 };
 static const char *const other_names[DIAG_O_COUNT] = {
 	NULL, "host_oom", "missing_file", "hf_auth", "config_error", "python_error",
 };
-
-const char *diag_timing_name(enum diag_timing t)
-{
-	return (unsigned)t < DIAG_T_COUNT ? timing_names[t] : NULL;
-}
 
 const char *diag_phase_name(enum diag_phase p)
 {
@@ -1556,8 +1548,7 @@ void diag_json_head(struct json *j, const struct diag_result *r)
 {
 	json_key(j, "oom");
 	json_bool(j, r->oom);
-	json_key(j, "timing");
-	json_str(j, diag_timing_name(r->timing));
+	diag_json_timing(j, r->timing, false);
 	json_key(j, "phase");
 	json_str(j, diag_phase_name(r->phase));
 	json_key(j, "failed_step");
@@ -1571,6 +1562,18 @@ void diag_json_head(struct json *j, const struct diag_result *r)
 	diag_json_memory(j, r);
 	json_key(j, "model_kind");
 	json_str(j, r->model_kind == 1 ? "image" : r->model_kind == 2 ? "video" : NULL);
+}
+
+void diag_json_timing(struct json *j, enum diag_timing t, bool letter)
+{
+	char l[2] = { diag_timing_letter(t), 0 };
+
+	json_key(j, "timing");
+	json_str(j, diag_timing_name(t));
+	if (letter) {
+		json_key(j, "timing_letter");
+		json_str(j, l[0] ? l : NULL);
+	}
 }
 
 void diag_json_memory(struct json *j, const struct diag_result *r)

@@ -339,6 +339,24 @@ static void test_names(void **state)
 	assert_int_equal(fix_by_name("next"), FIX_NONE);
 	assert_int_equal(fix_by_name(NULL), FIX_NONE);
 	assert_null(fix_name(FIX_NONE));
+	/* one timing vocabulary: the row of each timing is its own, with every text filled */
+	static const char *const names[] = { NULL, "before_training", "first_steps", "sampling",
+					     "intermittent", "environment" };
+	for (int t = 0; t < DIAG_T_COUNT; t++) {
+		assert_int_equal(diag_timings[t].id, t);
+		if (t == DIAG_T_NONE) {
+			assert_null(diag_timing_name(DIAG_T_NONE));
+			assert_int_equal(diag_timing_letter(DIAG_T_NONE), 0);
+			assert_string_equal(diag_timing_words(DIAG_T_NONE), "");
+			continue;
+		}
+		assert_string_equal(diag_timing_name((enum diag_timing)t), names[t]);
+		assert_int_equal(diag_timing_letter((enum diag_timing)t), 'A' + t - 1);
+		assert_true(diag_timings[t].words && diag_timings[t].cause && diag_timings[t].change &&
+			    diag_timings[t].cause_brief && diag_timings[t].change_brief);
+	}
+	assert_null(diag_timing_name(DIAG_T_COUNT));
+	assert_int_equal(diag_timing_letter(DIAG_T_COUNT), 0);
 }
 
 /* Every fixture, every failing phase and timing: the first fix acts on the phase that failed
