@@ -63,6 +63,12 @@ struct dstate {
 	bool in_tb;
 	enum diag_phase tb_phase;   /* outermost frame of the current traceback that names a phase */
 	struct snap tb_frame;
+	enum diag_phase tb_word;    /* innermost frame of a trainer's own code whose words name a
+				     * phase (other trainers, SPEC §3.6), when no table frame does */
+	struct snap tb_word_frame;
+	bool tb_generic;            /* an own frame is a forward or backward pass (training, when
+				     * nothing more specific is named) */
+	struct snap tb_generic_frame;
 	bool tb_config;             /* a frame of the current traceback is in config code */
 	bool in_error_block;        /* after "Error running job:" or a traceback, until a step */
 
@@ -473,6 +479,73 @@ static enum diag_phase frame_phase(const char *fn, size_t n)
 	return other_trainer_frame(fn, n);
 }
 
+static bool has_ci(const char *s, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+	for (size_t i = 0; i + l <= n; i++)
+		if (starts_ci(s + i, n - i, lit))
+			return true;
+	return false;
+}
+
+/* The phase the words of a function or file name of a trainer's own code say (SPEC §3.6 "Phase
+ * evidence"): load/quantize/prepare before training; cache, or encode, of latents or text
+ * outside the loop; sample/preview/validation/generate; a train step. The checks go in that
+ * order, so load_t5_text_encoder is a load and cache_text_encoder_outputs a cache. A forward or
+ * backward pass only sets *generic: it runs in sampling and caching too. */
+static enum diag_phase word_phase(const char *s, size_t n, bool *generic)
+{
+	if (has_ci(s, n, "load") || has_ci(s, n, "quantiz") || has_ci(s, n, "prepare"))
+		return DIAG_P_MODEL_LOAD;
+	if (has_ci(s, n, "cache"))
+		return DIAG_P_CACHING;
+	if (has_ci(s, n, "sample") || has_ci(s, n, "preview") || has_ci(s, n, "validat") ||
+	    has_ci(s, n, "generat"))
+		return DIAG_P_SAMPLING;
+	if (has_ci(s, n, "encode"))
+		return DIAG_P_CACHING;
+	if (has_ci(s, n, "train_step") || has_ci(s, n, "training_step") ||
+	    has_ci(s, n, "train_one_step"))
+		return DIAG_P_TRAINING;
+	if (has_ci(s, n, "forward") || has_ci(s, n, "backward"))
+		*generic = true;
+	return DIAG_P_NONE;
+}
+
+/* A frame's file is a library's, not the trainer's own code: an installed package, the
+ * standard library, Python's frozen modules. */
+static bool library_file(const char *path, size_t n)
+{
+	return memmem(path, n, "site-packages", 13) || memmem(path, n, "dist-packages", 13) ||
+	       memmem(path, n, "/lib/python", 11) || memmem(path, n, "\\Lib\\", 5) ||
+	       memmem(path, n, "<frozen", 7) || memmem(path, n, "/torch/", 7);
+}
+
+/* The words of an own frame ("File \"<path>\", line N, in <fn>"): the function's, else the
+ * file's base name. The innermost frame that names a phase wins (it is the last one read). */
+static void frame_words(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+			const char *in)
+{
+	const char *path = t + 6, *q = memchr(path, '"', (size_t)(in - path)), *base;
+	enum diag_phase ph;
+	bool generic = false;
+
+	if (!q || library_file(path, (size_t)(q - path)))
+		return;
+	for (base = q; base > path && base[-1] != '/' && base[-1] != '\\'; base--)
+		;
+	ph = word_phase(in, (size_t)(t + n - in), &generic);
+	if (ph == DIAG_P_NONE && !generic)
+		ph = word_phase(base, (size_t)(q - base), &generic);
+	if (ph != DIAG_P_NONE) {
+		st->tb_word = ph;
+		snap_set(&st->tb_word_frame, seg, t, n);
+	} else if (generic) {
+		st->tb_generic = true;
+		snap_set(&st->tb_generic_frame, seg, t, n);
+	}
+}
+
 static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
 {
 	const char *in = NULL, *p = t;
@@ -496,6 +569,9 @@ static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char
 	if (ph != DIAG_P_NONE && st->tb_phase == DIAG_P_NONE) { /* the outermost one decides */
 		st->tb_phase = ph;
 		snap_set(&st->tb_frame, seg, t, n);
+	} else if (ph == DIAG_P_NONE && !memmem(t, (size_t)(in - t), "comfy", 5) &&
+		   !memmem(t, (size_t)(in - t), "Comfy", 5)) {
+		frame_words(st, seg, t, n, in);
 	}
 }
 
@@ -503,6 +579,14 @@ static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char
 static void close_traceback(struct dstate *st)
 {
 	st->in_tb = false;
+	/* no frame of the tables: the words of the trainer's own innermost frames (SPEC §3.6) */
+	if (st->tb_phase == DIAG_P_NONE && st->tb_word != DIAG_P_NONE) {
+		st->tb_phase = st->tb_word;
+		st->tb_frame = st->tb_word_frame;
+	} else if (st->tb_phase == DIAG_P_NONE && st->tb_generic) {
+		st->tb_phase = DIAG_P_TRAINING;
+		st->tb_frame = st->tb_generic_frame;
+	}
 	if (st->oom.valid && !st->oom.survived && !st->oom.tb_done && st->tb_phase != DIAG_P_NONE) {
 		st->oom.tb_phase = st->tb_phase;
 		st->oom.frame = st->tb_frame;
@@ -909,7 +993,8 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 	    starts(t, n, "Original Traceback (most recent call last)")) {
 		st->in_tb = true;
 		st->in_error_block = true;
-		st->tb_phase = DIAG_P_NONE;
+		st->tb_phase = st->tb_word = DIAG_P_NONE;
+		st->tb_generic = false;
 		st->tb_config = false;
 		return;
 	}
