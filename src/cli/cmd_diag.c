@@ -47,6 +47,25 @@ static int fail(const struct err *e)
 	return e->code ? e->code : ERR_SOFTWARE;
 }
 
+/* The kind job_kind_guess reads from a job file that job_from_doc refused. */
+static enum job_kind job_kind_guess_file(const char *path)
+{
+	struct source *s = NULL;
+	struct doc *d = NULL;
+	struct err e;
+	size_t len;
+	enum job_kind k = JOB_KIND_UNKNOWN;
+
+	if (source_open(path, &s, &e) != ERR_OK)
+		return k;
+	const char *text = source_text(s, &len);
+	if (doc_load(source_label(s), text, len, &d, &e) == ERR_OK)
+		k = job_kind_guess(d);
+	doc_free(&d);
+	source_free(&s);
+	return k;
+}
+
 /* ---- the readable report ---- */
 
 /* The report is laid out for this many terminal cells: the terminal's width when stdout is
@@ -221,6 +240,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 						   ? _("(PyTorch memory fragmented)")
 					   : !strcmp(r->hints[i].id, "memory_fraction")
 						   ? _("(a per-process memory limit)")
+					   : !strcmp(r->hints[i].id, "aoti_alloc_failed")
+						   ? _("(probably out of GPU memory)")
 						   : _("(host RAM, not the GPU)");
 			printf("  %-22s %4u  %llu  %s\n", r->hints[i].id, r->hints[i].count,
 			       (unsigned long long)r->hints[i].line, what);
@@ -412,6 +433,8 @@ int cmd_diagnose(int argc, char **argv)
 		}
 	}
 	if (job_bad) {
+		/* not a valid job, but its model.arch may still say the kind (a misspelt `jobs:`) */
+		info.kind = (int)job_kind_guess_file(jobpath);
 		jobpath = NULL;
 	} else if (jobpath) {
 		info.name = j->name;
@@ -419,7 +442,7 @@ int cmd_diagnose(int argc, char **argv)
 		info.conservative = job_is_conservative(j) ? 1 : 0;
 	}
 	if (follow) {
-		rc = cli_diagnose_follow(log, jobpath ? &info : NULL, src, as_json);
+		rc = cli_diagnose_follow(log, jobpath || info.kind ? &info : NULL, src, as_json);
 		job_free(&j);
 		doc_free(&d);
 		source_free(&src);
@@ -433,7 +456,7 @@ int cmd_diagnose(int argc, char **argv)
 		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		return fail(&e);
 	}
-	rc = diag_file(log, jobpath ? &info : NULL, r, &e);
+	rc = diag_file(log, jobpath || info.kind ? &info : NULL, r, &e);
 	if (rc == ERR_OK) {
 		plan_build(j, r, &p);
 		struct plan_decision dec = plan_decide(&p, r, src && !job_bad &&

@@ -129,6 +129,12 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 				   "not start (CUBLAS_STATUS_NOT_INITIALIZED) while the model loaded or in "
 				   "the first step, which usually means the card had no room left. Treat it "
 				   "as GPU memory pressure: the rollback plan applies."));
+		else if (diag_has_hint(r, "aoti_alloc_failed"))
+			snprintf(buf, sz, "%s",
+				 _("No error that counts as GPU out-of-memory was found, but an "
+				   "AOTInductor-compiled model could not allocate a buffer "
+				   "(aoti_torch_empty_strided … API call failed): probably out of GPU "
+				   "memory, though the call does not say why."));
 		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cudnn_no_memory"))
 			snprintf(buf, sz, "%s",
 				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
@@ -141,7 +147,12 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 	}
 	switch (r->timing) {
 	case DIAG_T_NONE:
-		if (r->phase == DIAG_P_TRAINING)
+		if (r->unknown == DIAG_U_SKIP_OUTCOME && st > 0)
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory in training step %lld and the trainer skipped "
+				   "that batch, but the log ends there: no later step and no error show "
+				   "whether the run went on, so it is not taken as survived."), st);
+		else if (r->phase == DIAG_P_TRAINING)
 			snprintf(buf, sz, "%s",
 				 _("It ran out of GPU memory during training, but the log does not show "
 				   "at which step: no training progress bar was captured."));
@@ -181,6 +192,25 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 				   "are bigger than others."));
 		break;
 	case DIAG_T_ENVIRONMENT:
+		if (r->fitted_alone) {
+			const struct memacct *m = &r->memory;
+			char job[32], card[32], procs[256] = "";
+			memacct_format(m->job, job, sizeof job);
+			memacct_format(m->capacity, card, sizeof card);
+			for (size_t i = 0; i < m->nother; i++) {
+				char one[64], b[32];
+				size_t k = strlen(procs);
+				memacct_format(m->other[i].bytes, b, sizeof b);
+				snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, b);
+				snprintf(procs + k, sizeof procs - k, "%s%s", k ? ", " : "", one);
+			}
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory because other processes held the card: this "
+				   "job had %s of %s and would have fitted alone (%s). Stop them, or start "
+				   "a fresh worker; the settings are not what is too big."),
+				 job, card, procs);
+			break;
+		}
 		if (memacct_environment(&r->memory)) {
 			const struct memacct *m = &r->memory;
 			char job[32], card[32], rest[32];
@@ -214,9 +244,18 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 		snprintf(buf, sz, "%s", _("It ran out of GPU memory."));
 	}
 	n = strlen(buf);
-	if (r->survived && n + 2 < sz)
+	if (r->survived && r->timing == DIAG_T_SAMPLING && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The trainer caught it and training went on to later steps; the run did "
+			   "not die of it."));
+	else if (r->survived && n + 2 < sz)
 		snprintf(buf + n, sz - n, " %s",
 			 _("The run skipped those batches and went on; it did not die of it."));
+	else if (r->skip_crashed && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The trainer skipped the batch, then stopped at once with an error on the "
+			   "skipped batch: that error is a consequence, the out-of-memory was the "
+			   "failure."));
 }
 
 const char *diag_memory_part_label(int part)
@@ -262,5 +301,6 @@ void diag_memory_advice(const struct diag_result *r, char *buf, size_t sz)
 bool diag_memory_suspected(const struct diag_result *r)
 {
 	return !r->oom && (diag_has_hint(r, "cudnn_no_memory") ||
-			   diag_has_hint(r, "cublas_not_initialized"));
+			   diag_has_hint(r, "cublas_not_initialized") ||
+			   diag_has_hint(r, "aoti_alloc_failed"));
 }

@@ -769,9 +769,10 @@ case("a-torch-oom-only-baseline", j,
      echo(j) + load_msgs("HiDream E1") + LORA + dataset(ROOT + "/datasets/hidream_e1_edit", 768)
      + ["Generating baseline samples before training"] + other_bars("Generating Samples", 0, 0, 4)
      + ejr_box("Allocation on device ") + tb(F_BASELINE, "torch.OutOfMemoryError: Allocation on device "),
-     exp(True, "before_training", "baseline_sampling", None, ["torch_oom"], "image",
-         ["lighter_sampling", "disable_sampling"],
-         notes="torch.OutOfMemoryError with the short 'Allocation on device' text: torch_oom alone."))
+     exp(True, "before_training", "baseline_sampling", None, ["allocation_on_device", "torch_oom"],
+         "image", ["lighter_sampling", "disable_sampling"],
+         notes="torch.OutOfMemoryError with the short 'Allocation on device' text: torch_oom, and "
+               "the bare text is itself a signature (SPEC 3.6, ComfyUI prints it alone)."))
 
 # 36. 0 bytes free in the baseline sample of a conservative video job, another process holds memory.
 j = job("wan21_small_clips", "wan21:1b", res=(480,), frames=33, low_vram=False, sw=832, sh=480, sframes=33)

@@ -462,9 +462,10 @@ assert misspelt.startswith("jobs:")
 case("f-misspelt-jobs-key-diagnosed-anyway", misspelt,
      echo(j) + m2.load_msgs("flux") + LORA + dataset(ROOT + "/datasets/m") +
      ui_bars(N, 0, 2, 3000) + fatal(MSG, F_TRAIN),
-     exp(True, "first_steps", "training", 3, OOM3, None, ANY_B,
+     exp(True, "first_steps", "training", 3, OOM3, "image", ANY_B,
          notes="--job names a file whose top-level key is 'jobs': exit 0, the log diagnosed "
-               "without the job (no kind), the job's problem in job_error.",
+               "without the job, the job's problem in job_error; its model.arch (flux) is "
+               "still readable, so the kind is image.",
          job_error={"message": "not an AI Toolkit job"}))
 
 utf16 = ("\n".join(echo(job("utf16", "flux"))[:3] + ["Error running job: " + MSG]) + "\n")

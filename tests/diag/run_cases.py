@@ -10,6 +10,7 @@
   run_cases.py plan OOMFIX CASES_DIR    -- like cli (tests/diag/cases3), and a case with a job
                                            also runs `oomfix plan --json --log LOG JOB`, whose
                                            first fix and verdict must agree
+A case's "report_has" lists phrases the readable report (without --json) must hold.
 Each case is one TAP test; a failure prints every field that differs.
 """
 import json
@@ -18,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-FIELDS = ("oom", "timing", "phase", "failed_step", "other_failure", "model_kind")
+FIELDS = ("oom", "timing", "phase", "failed_step", "other_failure", "model_kind", "survived",
+          "timing_unknown", "fitted_alone")
 
 
 def compare(got, exp, out):
@@ -110,7 +112,14 @@ def main():
                 problems.append("not JSON: %s" % e)
             else:
                 compare(got, exp, problems)
-        if mode == "plan" and not exp.get("no_job") and not problems:
+        if exp.get("report_has") and not problems:  # the words a person reads
+            r = subprocess.run([c for c in cmd if c != "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            text = " ".join(r.stdout.decode("utf-8", "replace").split())
+            for want in exp["report_has"]:
+                if want not in text:
+                    problems.append("report lacks %r" % want)
+        if mode == "plan" and not exp.get("no_job") and "job_error" not in exp and not problems:
             check_plan(prog, d, log, exp, problems)
         if problems:
             failed += 1
