@@ -1,5 +1,6 @@
 /* cmd_diag.c — `oomfix diagnose [--job JOB] [--json] LOG`: when did the run run out of GPU
  * memory, what proves it, and what to change first. */
+#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,10 +462,13 @@ int cmd_diagnose(int argc, char **argv)
 		plan_build(j, r, &p);
 		struct plan_decision dec = plan_decide(&p, r, src && !job_bad &&
 						       source_log_untried(src, log, NULL));
-		if (as_json)
+		if (as_json) {
+			/* JSON is read by programs: the decision's words stay in English */
+			setlocale(LC_MESSAGES, "C");
 			print_json(r, &p, &dec, j, job_bad ? &job_err : NULL);
-		else
+		} else {
 			print_report(log, r, j, &p, &dec, jobpath, job_bad ? &job_err : NULL);
+		}
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
 			rc = fail(&e);
