@@ -165,6 +165,8 @@ enum plan_next {
 struct plan_decision {
 	enum plan_next what;
 	enum fix_id fix;            /* see the list above */
+	enum diag_unknown why;      /* PLAN_NEXT_WHEN_UNKNOWN: why the verdict's timing is null
+				     * (the words differ when a skip banner ends the log) */
 };
 
 /* p from plan_build(job, verdict, p) — the same verdict; verdict NULL = no log. */

@@ -209,7 +209,7 @@ void plan_exhausted_text(const struct plan *p, const struct job *j, char *buf, s
 
 struct plan_decision plan_decide(const struct plan *p, const struct diag_result *v, bool untried)
 {
-	struct plan_decision d = { PLAN_NEXT_EXHAUSTED, FIX_NONE };
+	struct plan_decision d = { PLAN_NEXT_EXHAUSTED, FIX_NONE, DIAG_U_NONE };
 
 	if (untried) {
 		d.what = PLAN_NEXT_UNTRIED;
@@ -223,6 +223,7 @@ struct plan_decision plan_decide(const struct plan *p, const struct diag_result 
 		d.fix = FIX_FRESH_WORKER;
 	} else if (v && (v->timing == DIAG_T_NONE || v->timing >= DIAG_T_COUNT)) {
 		d.what = PLAN_NEXT_WHEN_UNKNOWN;
+		d.why = v->unknown;
 	} else {
 		/* a verdict picks the fix that acts on its phase; no log: the plan's order */
 		enum fix_id f = v ? p->first_fix : plan_next_step(p);
@@ -263,6 +264,13 @@ void plan_decision_text(const struct plan_decision *d, const struct plan *p, con
 			   "fails there too, escalate."));
 		break;
 	case PLAN_NEXT_WHEN_UNKNOWN:
+		if (d->why == DIAG_U_SKIP_OUTCOME) {
+			snprintf(buf, sz, "%s",
+				 _("The log ends right after the trainer skipped a batch, so it does not "
+				   "show whether the run went on: no change is chosen on a guess. Give "
+				   "the rest of the log, or run the job again."));
+			break;
+		}
 		snprintf(buf, sz, "%s",
 			 _("The log does not show when it ran out of memory, so no change is chosen on "
 			   "a guess. Run the job again capturing the trainer's whole output (stdout and "

@@ -567,7 +567,7 @@ static void test_decision_table(void **state)
 	static const struct {
 		const char *what;
 		int job; /* 0 none, 1 legacy_accum, 2 conservative */
-		int v;   /* 0 no log, 1 B, 2 E, 3 unknown, 4 no OOM, 5 survived */
+		int v;   /* 0 no log, 1 B, 2 E, 3 unknown, 4 no OOM, 5 survived, 6 skip ends the log */
 		bool untried;
 		enum plan_next answer;
 		enum fix_id fix;
@@ -585,6 +585,8 @@ static void test_decision_table(void **state)
 		  "does not show when" },
 		{ "timing unknown, no job", 0, 3, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
 		  "no change is chosen on a guess" },
+		{ "a skip banner ends the log", 1, 6, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
+		  "does not show whether the run went on" },
 		{ "nothing left for the phase", 2, 1, false, PLAN_NEXT_EXHAUSTED, FIX_NONE,
 		  "exhausted for this phase (training)" },
 		{ "no log, every step done", 2, 0, false, PLAN_NEXT_EXHAUSTED, FIX_NONE,
@@ -597,7 +599,11 @@ static void test_decision_table(void **state)
 		  "has not been tried yet" },
 		{ "untried wins over E", 1, 2, true, PLAN_NEXT_UNTRIED, FIX_NONE, "not been tried" },
 	};
-	const struct diag_result *vs[] = { NULL, &b, &e, &unknown, &none, &skipped };
+	struct diag_result open = verdict(DIAG_T_NONE, DIAG_P_TRAINING, 0);
+	open.oom = true;
+	open.failed_step = 337;
+	open.unknown = DIAG_U_SKIP_OUTCOME;
+	const struct diag_result *vs[] = { NULL, &b, &e, &unknown, &none, &skipped, &open };
 	bool seen[PLAN_NEXT_COUNT] = { false };
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		const struct job *j = t[i].job == 1 ? big.j : t[i].job == 2 ? done.j : NULL;
