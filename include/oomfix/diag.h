@@ -86,8 +86,8 @@ struct diag_result {
 	bool skip_crashed;       /* the run died right after a skip banner of an error that is not
 				  * about memory (the skipped batch's missing loss): the skip was the
 				  * failure, and the error its consequence */
-	bool fitted_alone;       /* E because the job would have fitted alone (SPEC §3.6): the
-				  * processes are memory.other[] */
+	bool fitted_alone;       /* E because the job would have fitted alone (SPEC §3.6), the
+				  * quarter/half rule not holding: the processes are memory.other[] */
 	struct memacct memory;   /* the numbers of the OOM message (memory.present: there were some) */
 	bool run_ended;          /* the trainer printed its end-of-run summary ("Result:") */
 	/* Where the run stands at the end of the log (a run being followed): */

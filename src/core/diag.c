@@ -1425,7 +1425,9 @@ static void verdict(struct dstate *st)
 		else if (p == DIAG_P_SAVING)
 			r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
 		step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
-		r->fitted_alone = memacct_fits_alone(&r->memory);
+		/* the quarter/half rule's sentence says it when it holds; otherwise the job would have
+		 * fitted alone, and the processes in its way are named */
+		r->fitted_alone = !memacct_environment(&r->memory) && memacct_fits_alone(&r->memory);
 
 		if (memacct_environment(&r->memory) || r->fitted_alone) {
 			/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
