@@ -4,10 +4,10 @@
   run_cases.py own DIAG_RUN CASES_DIR   -- our cases: diag_run with the job facts in expect.json
   run_cases.py shared OOMFIX CASES_DIR  -- the shared cases: oomfix diagnose --job --json
                                            (skipped when CASES_DIR does not exist)
-  run_cases.py cli OOMFIX CASES_DIR GEN -- like shared, for tests/diag/cases2: "no_job" runs
+  run_cases.py cli OOMFIX CASES_DIR GEN -- like shared, for tests/diag/cases-archs-captures: "no_job" runs
                                            without --job; "generated_log" logs are written by
                                            GEN --log NAME FILE (too big to commit)
-  run_cases.py plan OOMFIX CASES_DIR    -- like cli (tests/diag/cases3), and a case with a job
+  run_cases.py plan OOMFIX CASES_DIR    -- like cli (tests/diag/cases-plan-phase), and a case with a job
                                            also runs `oomfix plan --json --log LOG JOB`, whose
                                            first fix and verdict must agree
 A case's "report_has" lists phrases the readable report (without --json) must hold.

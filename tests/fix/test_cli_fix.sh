@@ -271,7 +271,7 @@ fi
 # load runs out of memory, `fix -i --log LOG JOB next` after each run. The FLUX loader honours
 # low_vram, so that is the answer; once it is on nothing else acts on a model load, and `next`
 # says so (65, file untouched) instead of stacking batch size, buckets or sampling.
-LOADLOG="$TESTS_DIR/diag/cases/a-model-load/train.log"
+LOADLOG="$TESTS_DIR/diag/cases-verdicts/a-model-load/train.log"
 flux_load_walk() {
 	cp "$FIXTURES/per_dataset_batch.yaml" "$tmp/fl.yaml"
 	"$OOMFIX" fix -i --log "$LOADLOG" "$tmp/fl.yaml" next 2>"$tmp/err" || return 1
@@ -332,7 +332,7 @@ if command -v jq >/dev/null; then
 else
 	skip_test "plan --log marks" "no jq"
 fi
-SDXL="$TESTS_DIR/diag/cases3/a-sdxl-model-load-low-vram-not-applicable"
+SDXL="$TESTS_DIR/diag/cases-plan-phase/a-sdxl-model-load-low-vram-not-applicable"
 sdxl_exhausted() {
 	"$OOMFIX" diagnose --json --job "$SDXL/job.yaml" "$SDXL/train.log" >"$tmp/sx.json" || return 1
 	jq -e '.first_fix == null and .fixes_exhausted == true' "$tmp/sx.json" >/dev/null || return 1
