@@ -34,6 +34,10 @@ enum diag_other {
 	DIAG_O_PYTHON_ERROR, DIAG_O_COUNT
 };
 
+/* Why an OOM's timing is null: the log shows no phase; it shows training but no step; or a skip
+ * banner was the last word (no later step, no error: whether the run went on is not shown). */
+enum diag_unknown { DIAG_U_NONE = 0, DIAG_U_NO_PHASE, DIAG_U_NO_STEP, DIAG_U_SKIP_OUTCOME };
+
 /* What diag needs from the job (filled by the caller from struct job; all optional). */
 struct diag_job_info {
 	const char *name;   /* config.name: the training bar's description; NULL = unknown */
@@ -75,7 +79,15 @@ struct diag_result {
 	uint64_t bytes;          /* bytes read */
 	bool truncated;          /* the log changed size while read, or a limit was hit */
 	unsigned long warnings;  /* lines skipped because a pattern hit a PCRE2 limit */
-	bool survived;           /* OOMs happened, but the run went on after each of them */
+	bool survived;           /* OOMs happened and the run lived through them: SPEC §3.3's three
+				  * conditions (the trainer's catch-and-continue message, a later
+				  * step after it, no fatal error after that) */
+	enum diag_unknown unknown; /* why timing is null for an OOM (DIAG_U_NONE otherwise) */
+	bool skip_crashed;       /* the run died right after a skip banner of an error that is not
+				  * about memory (the skipped batch's missing loss): the skip was the
+				  * failure, and the error its consequence */
+	bool fitted_alone;       /* E because the job would have fitted alone (SPEC §3.6), the
+				  * quarter/half rule not holding: the processes are memory.other[] */
 	struct memacct memory;   /* the numbers of the OOM message (memory.present: there were some) */
 	bool run_ended;          /* the trainer printed its end-of-run summary ("Result:") */
 	/* Where the run stands at the end of the log (a run being followed): */
@@ -167,6 +179,10 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz);
 /* Writes the "memory" member (SPEC §3.6): the account of the card, or null. */
 void diag_json_memory(struct json *j, const struct diag_result *r);
 
+/* Writes "timing": the timing's name (null for DIAG_T_NONE), and with `letter` also
+ * "timing_letter": "A".."E" (or null) — for outputs that show the letter to people. */
+void diag_json_timing(struct json *j, enum diag_timing t, bool letter);
+
 /* True when the OOM happened but the log does not show in which phase or step (no marker, no
  * frame, no bar): the verdict says so instead of guessing. */
 bool diag_when_unknown(const struct diag_result *r);
@@ -180,7 +196,8 @@ const char *diag_memory_part_label(int part);
 void diag_memory_advice(const struct diag_result *r, char *buf, size_t sz);
 
 /* True when no OOM was found but a failure that often means the card was full was (cuDNN's
- * CUDNN_STATUS_NOT_ENOUGH_MEMORY, cuBLAS not initialised at load or in step 1). */
+ * CUDNN_STATUS_NOT_ENOUGH_MEMORY, cuBLAS not initialised at load or in step 1, an AOTInductor
+ * allocation call that failed). */
 bool diag_memory_suspected(const struct diag_result *r);
 
 /* True when the result carries the hint `id` ("other_process", "host_oom", "cudnn_no_memory"). */
@@ -204,8 +221,29 @@ bool diag_parse_bar(const char *s, size_t len, struct diag_bar *out);
 /* True when a bar description is a sampling bar ("Generating Samples", "Generating Images"). */
 bool diag_is_sampling_bar(const char *desc, size_t len);
 
+/* The timing vocabulary (SPEC §3.3, §3.6 "One vocabulary"): one row per timing, indexed by enum
+ * diag_timing (row DIAG_T_NONE: letter 0, name NULL). Every output names a timing from here: JSON
+ * by `name` ("first_steps", never the letter; add "timing_letter" as its own field where the
+ * letter is shown), people by the translated `words`, the guide's table by `cause` and `change`
+ * (whole sentences for reports) or `cause_brief` and `change_brief` (a panel's column). The texts
+ * are N_() marks: translate them with _() where shown, or use the accessors below. */
+struct diag_timing_def {
+	enum diag_timing id;
+	char letter;              /* 'A'..'E' */
+	const char *name;         /* "before_training" */
+	const char *words;        /* N_("before training") */
+	const char *cause;        /* N_(one sentence: the likely cause) */
+	const char *change;       /* N_(one sentence: the first change) */
+	const char *cause_brief;  /* N_(a few words) */
+	const char *change_brief; /* N_(a few words) */
+};
+extern const struct diag_timing_def diag_timings[DIAG_T_COUNT];
+
 const char *diag_timing_name(enum diag_timing t); /* "before_training", ... or NULL */
+char diag_timing_letter(enum diag_timing t);      /* 'A'..'E', 0 for DIAG_T_NONE or out of range */
+const char *diag_timing_words(enum diag_timing t); /* translated "first steps"; "" for none */
 const char *diag_phase_name(enum diag_phase p);   /* "model_load", ... or NULL */
+const char *diag_unknown_name(enum diag_unknown u); /* "no_phase", "no_step", "skip_outcome", NULL */
 const char *diag_other_name(enum diag_other o);   /* "host_oom", ... or NULL */
 
 #endif

@@ -223,4 +223,9 @@ size_t job_prompt_count(const struct job *j, bool *legacy);
 
 const char *job_kind_name(enum job_kind k); /* "image", "video" or NULL (static strings) */
 
+/* The model kind of a file that is not a valid job but whose config.process[0].model.arch can
+ * still be read (a misspelt top key such as `jobs:`): the arch's kind, or JOB_KIND_UNKNOWN when
+ * there is no known arch. Never fails. */
+enum job_kind job_kind_guess(const struct doc *d);
+
 #endif

@@ -55,6 +55,11 @@ void memacct_finish(struct memacct *m);
  * this job holds under half of it. */
 bool memacct_environment(const struct memacct *m);
 
+/* SPEC §3.6: the job would have fitted alone — other processes are listed, they and the free
+ * memory together cover the failed request, and this job plus the request is at most 90 % of the
+ * card. */
+bool memacct_fits_alone(const struct memacct *m);
+
 /* PyTorch's reserved-but-unallocated memory is a quarter or more of what it allocated. */
 bool memacct_fragmented(const struct memacct *m);
 

@@ -113,6 +113,82 @@ const char *plan_no_help_label(void);
  * `oomfix fix JOB next` applies without a log. */
 enum fix_id plan_next_step(const struct plan *p);
 
+/* ---- one decision, every front end (SPEC §3.4) -------------------------------------------------
+ *
+ * What comes next after a run is one function of the verdict, the job (through its plan) and its
+ * journal, with one answer from a closed set. Every front end — `oomfix fix … next`, `oomfix plan`,
+ * `oomfix diagnose`, `oomfix retry`, the UI's `a`, the plan view, the walk-through — asks
+ * plan_decide and shows plan_decision_text: none of them decides alone, so none can apply a fix
+ * on a guess where another refuses.
+ *
+ * How to call it:
+ *
+ *	struct plan p;
+ *	plan_build(job, verdict, &p);                // job and verdict may be NULL
+ *	bool untried = source_log_untried(src, log, NULL); // or the UI's "changed since the log"
+ *	struct plan_decision d = plan_decide(&p, verdict, untried);
+ *	char words[768];
+ *	plan_decision_text(&d, &p, job, words, sizeof words);
+ *	switch (d.what) { case PLAN_NEXT_APPLY: apply d.fix; ...; default: show words, change nothing }
+ *
+ * The answers, tried in this order (the first that holds wins):
+ *   PLAN_NEXT_UNTRIED       `untried`: the last saved change is newer than the log, which cannot
+ *                           show whether it helped — run the job again first (one change, then a
+ *                           run). fix = FIX_NONE.
+ *   PLAN_NEXT_NOT_OOM       the log shows no GPU out-of-memory (also a cuDNN/cuBLAS suspicion
+ *                           without an OOM). fix = FIX_NONE.
+ *   PLAN_NEXT_SURVIVED      the run survived its OOMs (SPEC §3.3's three conditions): nothing must
+ *                           change. fix = the change that would stop the skips (a suggestion the
+ *                           user may name explicitly), or FIX_NONE.
+ *   PLAN_NEXT_FRESH_WORKER  the verdict is E: the card or the worker, not the settings.
+ *                           fix = FIX_FRESH_WORKER (advice, no YAML edit).
+ *   PLAN_NEXT_WHEN_UNKNOWN  an OOM whose log does not show when (timing null): no fix on a guess.
+ *                           fix = FIX_NONE.
+ *   PLAN_NEXT_APPLY         apply fix `fix` (never FIX_NONE or FIX_FRESH_WORKER). Without a
+ *                           verdict (no log) it is the first plan step not yet done.
+ *   PLAN_NEXT_EXHAUSTED     nothing that acts on the failing phase is left to change (or, without
+ *                           a log, every plan step is done). fix = FIX_NONE.
+ *
+ * Only PLAN_NEXT_APPLY changes the job. A command line that refuses exits 65 (data) for
+ * NOT_OOM, SURVIVED, WHEN_UNKNOWN and EXHAUSTED, 69 where it stops a retry loop (FRESH_WORKER,
+ * EXHAUSTED, WHEN_UNKNOWN), and 75 for UNTRIED. */
+enum plan_next {
+	PLAN_NEXT_APPLY,
+	PLAN_NEXT_FRESH_WORKER,
+	PLAN_NEXT_WHEN_UNKNOWN,
+	PLAN_NEXT_EXHAUSTED,
+	PLAN_NEXT_NOT_OOM,
+	PLAN_NEXT_SURVIVED,
+	PLAN_NEXT_UNTRIED,
+	PLAN_NEXT_COUNT
+};
+struct plan_decision {
+	enum plan_next what;
+	enum fix_id fix;            /* see the list above */
+	enum diag_unknown why;      /* PLAN_NEXT_WHEN_UNKNOWN: why the verdict's timing is null
+				     * (the words differ when a skip banner ends the log) */
+};
+
+/* p from plan_build(job, verdict, p) — the same verdict; verdict NULL = no log. */
+struct plan_decision plan_decide(const struct plan *p, const struct diag_result *verdict,
+				 bool untried);
+
+/* The decision in words, translated, the same in every front end: for APPLY "Next change:
+ * batch_size — Batch size 1 …", otherwise why nothing is applied and what to do instead. j may be
+ * NULL. Always writes a sentence. */
+void plan_decision_text(const struct plan_decision *d, const struct plan *p, const struct job *j,
+			char *buf, size_t sz);
+
+/* A stable id for JSON ("apply", "fresh_worker", "when_unknown", "exhausted", "not_oom",
+ * "survived", "untried"), static. */
+const char *plan_next_name(enum plan_next what);
+
+/* Writes the decision as a JSON object value: {"answer": plan_next_name, "fix": id or null,
+ * "text": plan_decision_text}. */
+struct json;
+void plan_decision_json(struct json *js, const struct plan_decision *d, const struct plan *p,
+			const struct job *j);
+
 /* The six checklist items as ticks on the loaded job: the plan's table seen as ticks (SPEC §4), so
  * each item has exactly the status of its fix — CHECK_BATCH of batch_size, CHECK_BUCKET of
  * drop_largest_bucket (ticked when no bucket is above 512), CHECK_GC of gradient_checkpointing,

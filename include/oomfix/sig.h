@@ -26,6 +26,7 @@ enum sig_id {
 	/* a hint added later (kept last so the ids above do not move) */
 	SIG_CUDNN_NO_MEMORY,
 	SIG_FRACTION_OOM, SIG_CUBLAS_NOT_INIT,
+	SIG_DEVICE_ALLOC_OOM, SIG_CAUGHT_OOM, SIG_AOTI_ALLOC,
 	SIG_COUNT
 };
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "oomfix/diag.h"
 #include "oomfix/err.h"
 
 #define SOURCE_AITK_PREFIX "aitk:"
@@ -121,7 +122,8 @@ void source_runs_free(char **paths, size_t n);
 struct source_verdict {
 	bool have_log;         /* the log exists and was read */
 	bool oom;              /* it shows a GPU out-of-memory */
-	char timing;           /* 'A'..'E', or 0 when there is no OOM */
+	char timing;           /* 'A'..'E' (diag_timing_letter), or 0 when there is no OOM */
+	enum diag_timing when; /* the same timing (DIAG_T_NONE: no OOM, or the log does not show when) */
 	const char *first_fix; /* the first fix's id (static), or NULL */
 };
 

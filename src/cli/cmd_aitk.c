@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "oomfix/aitkdb.h"
+#include "oomfix/diag.h"
 #include "oomfix/doc.h"
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
@@ -81,7 +82,8 @@ static void jobs_help(FILE *fp)
 		"\n"
 		"  --aitk DIR  the ai-toolkit folder\n"
 		"  --json      a list of objects: name, status, step, total_steps, updated_at,\n"
-		"              info, log, timing, first_fix\n"
+		"              info, log, oom (null without a log), timing (its name, e.g.\n"
+		"              first_steps), timing_letter (A-E), first_fix\n"
 		"  --names     only the names, one per line (for shell completion)\n"
 		"\n"
 		"Exit status: 0 success, 64 usage, 65 not the web UI's database, 66 no database.\n"),
@@ -216,9 +218,12 @@ int cmd_jobs(int argc, char **argv)
 			json_str(&js, r->info);
 			json_key(&js, "log");
 			json_str(&js, v.have_log ? log : NULL);
-			json_key(&js, "timing");
-			char t[2] = { v.timing, 0 };
-			json_str(&js, v.timing ? t : NULL);
+			json_key(&js, "oom");
+			if (v.have_log)
+				json_bool(&js, v.oom);
+			else
+				json_null(&js); /* no log: nothing is known */
+			diag_json_timing(&js, v.when, true);
 			json_key(&js, "first_fix");
 			json_str(&js, v.first_fix);
 			json_obj_end(&js);
@@ -475,9 +480,11 @@ int cmd_runs(int argc, char **argv)
 			json_key(&js, "log");
 			json_str(&js, runs[i]);
 			json_key(&js, "oom");
-			json_bool(&js, v.oom);
-			json_key(&js, "timing");
-			json_str(&js, v.timing ? t : NULL);
+			if (v.have_log)
+				json_bool(&js, v.oom);
+			else
+				json_null(&js);
+			diag_json_timing(&js, v.when, true);
 			json_key(&js, "first_fix");
 			json_str(&js, v.first_fix);
 			json_obj_end(&js);

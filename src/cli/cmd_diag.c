@@ -1,5 +1,6 @@
 /* cmd_diag.c — `oomfix diagnose [--job JOB] [--json] LOG`: when did the run run out of GPU
  * memory, what proves it, and what to change first. */
+#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,41 +48,26 @@ static int fail(const struct err *e)
 	return e->code ? e->code : ERR_SOFTWARE;
 }
 
+/* The kind job_kind_guess reads from a job file that job_from_doc refused. */
+static enum job_kind job_kind_guess_file(const char *path)
+{
+	struct source *s = NULL;
+	struct doc *d = NULL;
+	struct err e;
+	size_t len;
+	enum job_kind k = JOB_KIND_UNKNOWN;
+
+	if (source_open(path, &s, &e) != ERR_OK)
+		return k;
+	const char *text = source_text(s, &len);
+	if (doc_load(source_label(s), text, len, &d, &e) == ERR_OK)
+		k = job_kind_guess(d);
+	doc_free(&d);
+	source_free(&s);
+	return k;
+}
+
 /* ---- the readable report ---- */
-
-/* The five rows of the diagnosis table: when, likely cause, first change. Whole sentences:
- * the table wraps them, so nothing is cut mid-word. */
-struct row {
-	enum diag_timing t;
-	const char *letter;
-	const char *when;
-	const char *cause;
-	const char *change;
-};
-
-static const struct row rows[] = {
-	{ DIAG_T_BEFORE_TRAINING, "A", N_("before training"),
-	  N_("Loading the model, caching latents or text embeddings, or the baseline sample "
-	     "needs more memory than the card has."),
-	  N_("low_vram for the model load, a smaller top bucket or fewer frames for caching, "
-	     "lighter or no samples for the baseline.") },
-	{ DIAG_T_FIRST_STEPS, "B", N_("first steps"),
-	  N_("One training step does not fit: batch, resolution, frames or activations are too "
-	     "big."),
-	  N_("the next step of the rollback plan below.") },
-	{ DIAG_T_SAMPLING, "C", N_("while sampling"),
-	  N_("Training fits, but the preview samples are bigger than the training batches."),
-	  N_("lighter_sampling, then disable_sampling.") },
-	{ DIAG_T_INTERMITTENT, "D", N_("intermittent"),
-	  N_("Most steps fit; the largest bucket or the longest clips go over the limit now and "
-	     "then."),
-	  N_("drop_largest_bucket (video: num_frames).") },
-	{ DIAG_T_ENVIRONMENT, "E", N_("environment"),
-	  N_("A conservative job still fails at once, or other processes hold the card: the "
-	     "worker or the GPU is at fault, not the settings."),
-	  N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
-	     "known-good job fails too.") },
-};
 
 /* The report is laid out for this many terminal cells: the terminal's width when stdout is
  * one (at most 100, where long lines stop being easy to read), else 80. */
@@ -209,7 +195,8 @@ static void print_memory(const struct diag_result *r, int width)
 }
 
 static void print_report(const char *log, const struct diag_result *r, const struct job *j,
-			 const struct plan *p, const char *jobpath, const struct err *job_err)
+			 const struct plan *p, const struct plan_decision *d, const char *jobpath,
+			 const struct err *job_err)
 {
 	const int width = report_width();
 	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
@@ -254,34 +241,37 @@ static void print_report(const char *log, const struct diag_result *r, const str
 						   ? _("(PyTorch memory fragmented)")
 					   : !strcmp(r->hints[i].id, "memory_fraction")
 						   ? _("(a per-process memory limit)")
+					   : !strcmp(r->hints[i].id, "aoti_alloc_failed")
+						   ? _("(probably out of GPU memory)")
 						   : _("(host RAM, not the GPU)");
 			printf("  %-22s %4u  %llu  %s\n", r->hints[i].id, r->hints[i].count,
 			       (unsigned long long)r->hints[i].line, what);
 		}
 	}
 
-	/* One row per timing: letter, when, then the cause and the first change wrapped in the
-	 * text column; the row that matches this log is marked with '>'. */
+	/* One row per timing (the table in diag_text.c): letter, when, then the cause and the first
+	 * change wrapped in the text column; the row that matches this log is marked with '>'. */
 	/* a run that did not run out of GPU memory gets no table: it would only distract */
 	if (r->oom || diag_memory_suspected(r))
 		printf("\n%s\n",
 		       _("When it ran out of memory, the likely cause, and what to change first:"));
-	for (size_t i = 0; (r->oom || diag_memory_suspected(r)) && i < sizeof rows / sizeof rows[0];
-	     i++) {
-		const char *when = _(rows[i].when);
+	for (int t = DIAG_T_BEFORE_TRAINING; (r->oom || diag_memory_suspected(r)) && t < DIAG_T_COUNT;
+	     t++) {
+		const struct diag_timing_def *row = &diag_timings[t];
+		const char *when = diag_timing_words(row->id);
 		int ww = text_width(when, strlen(when));
 		char first[256];
 
-		printf("\n%s %s  %s", r->oom && rows[i].t == r->timing ? ">" : " ", rows[i].letter, when);
+		printf("\n%s %c  %s", r->oom && row->id == r->timing ? ">" : " ", row->letter, when);
 		if (ww > when_cells) { /* a long translation: the text starts on the next line */
 			fputc('\n', stdout);
 			spaces(text_col);
 		} else {
 			spaces(when_cells - ww + 2);
 		}
-		put_wrapped(_(rows[i].cause), width - text_col, text_col, width);
+		put_wrapped(_(row->cause), width - text_col, text_col, width);
 		spaces(text_col);
-		snprintf(first, sizeof first, _("First: %s"), _(rows[i].change));
+		snprintf(first, sizeof first, _("First: %s"), _(row->change));
 		put_wrapped(first, width - text_col, text_col, width);
 	}
 
@@ -297,22 +287,23 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			if (!p->steps[i].helps)
 				printf("%*s(%s)\n", 31, "", plan_no_help_label());
 		}
-		if (p->first_fix != FIX_NONE) {
-			const struct fix_def *f = &fix_defs[p->first_fix];
+		if (d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER) {
+			const struct fix_def *f = &fix_defs[d->fix];
 			char buf[512];
 
 			snprintf(buf, sizeof buf, "%s %s — %s", _("Change first:"), f->name, _(f->title));
 			fputc('\n', stdout);
 			put_wrapped(buf, width, 2, width);
-			if (jobpath && p->first_fix != FIX_FRESH_WORKER) {
+			if (jobpath && d->what == PLAN_NEXT_APPLY) {
 				/* on a line of its own, whole, so that it can be copied */
 				printf("%s\n", _("See the change with:"));
 				printf("  oomfix fix --diff --log %s %s %s\n", log, jobpath, f->name);
 			}
-		} else if (p->exhausted) {
-			char buf[512];
+		} else if (r->oom) {
+			/* the decision every front end shows: why no change is chosen */
+			char buf[768];
 
-			plan_exhausted_text(p, j, buf, sizeof buf);
+			plan_decision_text(d, p, j, buf, sizeof buf);
 			fputc('\n', stdout);
 			put_wrapped(buf, width, 0, width);
 		}
@@ -328,7 +319,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 }
 
 static void print_json(const struct diag_result *r, const struct plan *p,
-		       const struct err *job_err)
+		       const struct plan_decision *d, const struct job *job, const struct err *job_err)
 {
 	struct json j;
 
@@ -357,6 +348,8 @@ static void print_json(const struct diag_result *r, const struct plan *p,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_key(&j, "next");
+	plan_decision_json(&j, d, p, job);
 	diag_json_tail(&j, r);
 	json_key(&j, "job_error");
 	if (job_err) {
@@ -441,6 +434,8 @@ int cmd_diagnose(int argc, char **argv)
 		}
 	}
 	if (job_bad) {
+		/* not a valid job, but its model.arch may still say the kind (a misspelt `jobs:`) */
+		info.kind = (int)job_kind_guess_file(jobpath);
 		jobpath = NULL;
 	} else if (jobpath) {
 		info.name = j->name;
@@ -448,7 +443,7 @@ int cmd_diagnose(int argc, char **argv)
 		info.conservative = job_is_conservative(j) ? 1 : 0;
 	}
 	if (follow) {
-		rc = cli_diagnose_follow(log, jobpath ? &info : NULL, src, as_json);
+		rc = cli_diagnose_follow(log, jobpath || info.kind ? &info : NULL, src, as_json);
 		job_free(&j);
 		doc_free(&d);
 		source_free(&src);
@@ -462,13 +457,18 @@ int cmd_diagnose(int argc, char **argv)
 		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		return fail(&e);
 	}
-	rc = diag_file(log, jobpath ? &info : NULL, r, &e);
+	rc = diag_file(log, jobpath || info.kind ? &info : NULL, r, &e);
 	if (rc == ERR_OK) {
 		plan_build(j, r, &p);
-		if (as_json)
-			print_json(r, &p, job_bad ? &job_err : NULL);
-		else
-			print_report(log, r, j, &p, jobpath, job_bad ? &job_err : NULL);
+		struct plan_decision dec = plan_decide(&p, r, src && !job_bad &&
+						       source_log_untried(src, log, NULL));
+		if (as_json) {
+			/* JSON is read by programs: the decision's words stay in English */
+			setlocale(LC_MESSAGES, "C");
+			print_json(r, &p, &dec, j, job_bad ? &job_err : NULL);
+		} else {
+			print_report(log, r, j, &p, &dec, jobpath, job_bad ? &job_err : NULL);
+		}
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
 			rc = fail(&e);

@@ -76,7 +76,7 @@ static void plan_help(FILE *fp)
 }
 
 static void plan_json(const struct job *j, const struct plan *p, const struct checklist *cl,
-		      const struct diag_result *v, enum fix_id first)
+		      const struct diag_result *v, enum fix_id first, const struct plan_decision *d)
 {
 	struct json js;
 	json_init(&js, stdout, true);
@@ -126,6 +126,8 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	for (size_t i = 0; i < p->naccept; i++)
 		json_str(&js, fix_name(p->accept[i]));
 	json_arr_end(&js);
+	json_key(&js, "next");
+	plan_decision_json(&js, d, p, j);
 	json_key(&js, "verdict");
 	if (v) {
 		json_obj_begin(&js);
@@ -194,18 +196,9 @@ static void print_item(const char *head, const char *text, int indent, int width
 	}
 }
 
-/* What the verdict's timing is called in sentences (the JSON keeps the ids). */
-static const char *const timing_words[DIAG_T_COUNT] = {
-	[DIAG_T_NONE] = N_("none"),
-	[DIAG_T_BEFORE_TRAINING] = N_("before training"),
-	[DIAG_T_FIRST_STEPS] = N_("in the first steps"),
-	[DIAG_T_SAMPLING] = N_("while sampling"),
-	[DIAG_T_INTERMITTENT] = N_("now and then"),
-	[DIAG_T_ENVIRONMENT] = N_("worker or GPU state"),
-};
-
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
-		      const struct checklist *cl, const struct diag_result *v, enum fix_id first)
+		      const struct checklist *cl, const struct diag_result *v,
+		      const struct plan_decision *d)
 {
 	const char *kind = j->kind == JOB_KIND_VIDEO   ? _("video")
 			   : j->kind == JOB_KIND_IMAGE ? _("image")
@@ -240,7 +233,9 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	printf("\n");
 	if (v) {
 		if (v->oom) {
-			printf(_("Verdict: %s, phase %s"), _(timing_words[v->timing]),
+			printf(_("Verdict: %s, phase %s"),
+			       v->timing != DIAG_T_NONE ? diag_timing_words(v->timing)
+						    : _("the log does not show when"),
 			       diag_phase_label(v->phase));
 			if (v->failed_step >= 0)
 				printf(_(", step %lld"), v->failed_step);
@@ -249,18 +244,17 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 			printf("%s\n", _("Verdict: the log shows no GPU out-of-memory."));
 		}
 	}
-	if (first != FIX_NONE) {
+	char words[768];
+	plan_decision_text(d, p, j, words, sizeof words);
+	if (d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER) {
 		printf(v ? _("First fix: %s — %s\n")
 			 : _("First fix (no log given: first step not done): %s — %s\n"),
-		       fix_name(first), _(fix_defs[first].title));
-		print_wrapped(_(fix_defs[first].why), 2, 78);
-	} else if (p->exhausted) {
-		char text[512];
-		plan_exhausted_text(p, j, text, sizeof text);
+		       fix_name(d->fix), _(fix_defs[d->fix].title));
+		print_wrapped(d->what == PLAN_NEXT_APPLY ? _(fix_defs[d->fix].why) : words, 2, 78);
+	} else {
+		/* the decision every front end shows: why no change is chosen */
 		printf("%s\n", _("First fix: none."));
-		print_wrapped(text, 2, 78);
-	} else if (!v || v->oom) {
-		printf("%s\n", _("First fix: none — every step of the plan is done."));
+		print_wrapped(words, 2, 78);
 	}
 	char text[512];
 	if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
@@ -330,10 +324,11 @@ int cmd_plan(int argc, char **argv)
 	plan_build(j, v, &p);
 	checklist_build(j, v, &cl);
 	enum fix_id first = v ? p.first_fix : plan_next_step(&p);
+	struct plan_decision dec = plan_decide(&p, v, v && source_log_untried(src, log, NULL));
 	if (json)
-		plan_json(j, &p, &cl, v, first);
+		plan_json(j, &p, &cl, v, first, &dec);
 	else
-		plan_text(path, j, &p, &cl, v, first);
+		plan_text(path, j, &p, &cl, v, &dec);
 	free(v);
 	job_free(&j);
 	doc_free(&d);
@@ -531,15 +526,18 @@ int cmd_fix(int argc, char **argv)
 	time_t changed;
 	if (v && !force && wants_next(argc - optind - 1, argv + optind + 1) &&
 	    source_log_untried(src, log, &changed)) {
-		char when[64];
+		char when[64], text[768];
 		struct tm tm;
+		struct plan p;
 		if (!localtime_r(&changed, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
 			snprintf(when, sizeof when, "%lld", (long long)changed);
-		err_set(&e, ERR_TEMPFAIL, log, 0, 0,
-			_("this log is older than the last change saved to the job (%s), so it cannot "
-			  "show whether that change helped; run the job again and give its new log, or "
-			  "use --force to choose from this log anyway"), when);
-		status = fail(&e);
+		plan_build(j, v, &p);
+		struct plan_decision d = plan_decide(&p, v, true);
+		plan_decision_text(&d, &p, j, text, sizeof text);
+		fprintf(stderr, _("next: %s\n"), text);
+		fprintf(stderr, _("%s: the last change was saved at %s; use --force to choose from "
+				  "this log anyway.\n"), log, when);
+		status = ERR_TEMPFAIL;
 		goto done;
 	}
 
@@ -547,23 +545,20 @@ int cmd_fix(int argc, char **argv)
 		enum fix_id id = fix_by_name(argv[i]);
 		if (id == FIX_NONE) { /* "next", on the job as the earlier fixes left it */
 			struct plan p;
+			char text[768];
 			plan_build(j, v, &p);
-			id = v ? p.first_fix : plan_next_step(&p);
-			if (id == FIX_NONE && p.exhausted) {
-				char text[512];
-				plan_exhausted_text(&p, j, text, sizeof text);
+			struct plan_decision d = plan_decide(&p, v, false);
+			plan_decision_text(&d, &p, j, text, sizeof text);
+			if (d.what != PLAN_NEXT_APPLY && d.what != PLAN_NEXT_FRESH_WORKER) {
+				/* the one answer every front end gives: nothing is applied */
 				fprintf(stderr, _("next: %s\n"), text);
 				not_applicable = true;
 				continue;
 			}
-			if (id == FIX_NONE) {
-				fprintf(stderr, "%s\n", v && !v->oom
-					? _("next: the log shows no GPU out-of-memory, so there is no fix to choose")
-					: _("next: every step of the rollback plan is already done"));
-				not_applicable = true;
-				continue;
-			}
+			id = d.fix;
 			fprintf(stderr, _("next: %s\n"), fix_name(id));
+			if (d.what == PLAN_NEXT_FRESH_WORKER)
+				fprintf(stderr, "%s\n", text);
 		}
 		char reason[256];
 		enum fix_status st = fix_status(j, id, reason, sizeof reason);

@@ -38,6 +38,11 @@ struct event {
 /* A GPU OOM (not a skip banner) and the timeline at that moment. */
 struct oom_event {
 	bool valid, survived, tb_done;
+	bool caught;                /* the trainer's own catch-and-continue message told it */
+	bool after_progress;        /* an uncaught one, and a later step's frame followed: fatal
+				     * all the same (stderr and stdout interleave), but a later OOM
+				     * is a new failure, not a repeat of this one */
+	long long fail_step;        /* the failing step (as failed_step), -1 unknown */
 	enum diag_phase phase;      /* from the markers */
 	enum diag_phase tb_phase;   /* from its traceback's frames (DIAG_P_NONE if none) */
 	bool train_started;
@@ -63,6 +68,12 @@ struct dstate {
 	bool in_tb;
 	enum diag_phase tb_phase;   /* outermost frame of the current traceback that names a phase */
 	struct snap tb_frame;
+	enum diag_phase tb_word;    /* innermost frame of a trainer's own code whose words name a
+				     * phase (other trainers, SPEC §3.6), when no table frame does */
+	struct snap tb_word_frame;
+	bool tb_generic;            /* an own frame is a forward or backward pass (training, when
+				     * nothing more specific is named) */
+	struct snap tb_generic_frame;
 	bool tb_config;             /* a frame of the current traceback is in config code */
 	bool in_error_block;        /* after "Error running job:" or a traceback, until a step */
 
@@ -83,6 +94,11 @@ struct dstate {
 	struct snap skip[3];        /* the last skip banners */
 	unsigned nskip;
 	long long skip_step;        /* step of the last skip banner (1-based) */
+	bool skip_open;             /* no later step has followed the last skip banner yet */
+	bool skip_crash;            /* and an error ended the run right after it */
+	struct snap skip_fatal;     /* that error's first line */
+	long long bar_max;          /* the largest step count any training-bar frame showed */
+	bool line_caught;           /* the line being matched is a catch-and-continue message */
 
 	bool fatal_seen;            /* an uncaught error ended (or is ending) the run */
 	struct snap fatal;          /* its first line */
@@ -282,8 +298,10 @@ static void set_phase(struct dstate *st, enum diag_phase p, const struct logidx_
 	snap_set(&st->marker, seg, t, n);
 }
 
-/* Training progress: everything before it was survived. */
-static void progress(struct dstate *st)
+/* Training progress to a frame showing n completed steps. A caught OOM (the trainer said it went
+ * on) is survived once a step later than the failing one shows; an uncaught one never is: a
+ * frame after a traceback is stdout interleaved with stderr, not progress (SPEC §3.3). */
+static void progress(struct dstate *st, long long n)
 {
 	st->nring = 0;
 	st->ring_next = 0;
@@ -291,8 +309,14 @@ static void progress(struct dstate *st)
 	st->save_step = -1;
 	st->fatal_seen = false; /* an error the run went on after did not end it */
 	st->death = 0;
-	if (st->oom.valid)
-		st->oom.survived = true;
+	if (st->oom.valid && !st->oom.survived && n > st->oom.fail_step) {
+		if (st->oom.caught)
+			st->oom.survived = true;
+		else
+			st->oom.after_progress = true;
+	}
+	if (st->skip_open && n > st->skip_step)
+		st->skip_open = false; /* a later step: the run lived through the skip */
 }
 
 static void training_frame(struct dstate *st, const struct logidx_seg *seg, const struct bar *b,
@@ -346,8 +370,10 @@ static void train_step(struct dstate *st, const struct logidx_seg *seg, const st
 {
 	st->train_started = true;
 	if (b->n > st->bar_n)
-		progress(st);
+		progress(st, b->n);
 	st->bar_n = b->n;
+	if (b->n > st->bar_max)
+		st->bar_max = b->n;
 	if (b->total > 0)
 		st->bar_total = b->total;
 	snap_set(&st->bar, seg, t, n);
@@ -420,6 +446,11 @@ static void on_marker(struct dstate *st, const struct logidx_seg *seg, const cha
 		set_phase(st, DIAG_P_BASELINE_SAMPLING, seg, t, n);
 	} else if (starts(t, n, "Sampling at step ")) {
 		set_phase(st, DIAG_P_SAMPLING, seg, t, n);
+	} else if (starts_ci(t, n, "Generating samples") || starts_ci(t, n, "Generating sample images") ||
+		   starts(t, n, "Exception saving sample") || starts_ci(t, n, "Rendering preview") ||
+		   starts_ci(t, n, "Generating preview")) {
+		/* other trainers' sample rounds (the Dreambooth extension, ...) */
+		set_phase(st, st->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING, seg, t, n);
 	} else if (starts(t, n, "Saving at step ")) {
 		const char *p = t + 15;
 		st->save_step = parse_num(&p, t + n);
@@ -473,6 +504,73 @@ static enum diag_phase frame_phase(const char *fn, size_t n)
 	return other_trainer_frame(fn, n);
 }
 
+static bool has_ci(const char *s, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+	for (size_t i = 0; i + l <= n; i++)
+		if (starts_ci(s + i, n - i, lit))
+			return true;
+	return false;
+}
+
+/* The phase the words of a function or file name of a trainer's own code say (SPEC §3.6 "Phase
+ * evidence"): load/quantize/prepare before training; cache, or encode, of latents or text
+ * outside the loop; sample/preview/validation/generate; a train step. The checks go in that
+ * order, so load_t5_text_encoder is a load and cache_text_encoder_outputs a cache. A forward or
+ * backward pass only sets *generic: it runs in sampling and caching too. */
+static enum diag_phase word_phase(const char *s, size_t n, bool *generic)
+{
+	if (has_ci(s, n, "load") || has_ci(s, n, "quantiz") || has_ci(s, n, "prepare"))
+		return DIAG_P_MODEL_LOAD;
+	if (has_ci(s, n, "cache"))
+		return DIAG_P_CACHING;
+	if (has_ci(s, n, "sample") || has_ci(s, n, "preview") || has_ci(s, n, "validat") ||
+	    has_ci(s, n, "generat"))
+		return DIAG_P_SAMPLING;
+	if (has_ci(s, n, "encode"))
+		return DIAG_P_CACHING;
+	if (has_ci(s, n, "train_step") || has_ci(s, n, "training_step") ||
+	    has_ci(s, n, "train_one_step"))
+		return DIAG_P_TRAINING;
+	if (has_ci(s, n, "forward") || has_ci(s, n, "backward"))
+		*generic = true;
+	return DIAG_P_NONE;
+}
+
+/* A frame's file is a library's, not the trainer's own code: an installed package, the
+ * standard library, Python's frozen modules. */
+static bool library_file(const char *path, size_t n)
+{
+	return memmem(path, n, "site-packages", 13) || memmem(path, n, "dist-packages", 13) ||
+	       memmem(path, n, "/lib/python", 11) || memmem(path, n, "\\Lib\\", 5) ||
+	       memmem(path, n, "<frozen", 7) || memmem(path, n, "/torch/", 7);
+}
+
+/* The words of an own frame ("File \"<path>\", line N, in <fn>"): the function's, else the
+ * file's base name. The innermost frame that names a phase wins (it is the last one read). */
+static void frame_words(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+			const char *in)
+{
+	const char *path = t + 6, *q = memchr(path, '"', (size_t)(in - path)), *base;
+	enum diag_phase ph;
+	bool generic = false;
+
+	if (!q || library_file(path, (size_t)(q - path)))
+		return;
+	for (base = q; base > path && base[-1] != '/' && base[-1] != '\\'; base--)
+		;
+	ph = word_phase(in, (size_t)(t + n - in), &generic);
+	if (ph == DIAG_P_NONE && !generic)
+		ph = word_phase(base, (size_t)(q - base), &generic);
+	if (ph != DIAG_P_NONE) {
+		st->tb_word = ph;
+		snap_set(&st->tb_word_frame, seg, t, n);
+	} else if (generic) {
+		st->tb_generic = true;
+		snap_set(&st->tb_generic_frame, seg, t, n);
+	}
+}
+
 static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
 {
 	const char *in = NULL, *p = t;
@@ -496,6 +594,9 @@ static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char
 	if (ph != DIAG_P_NONE && st->tb_phase == DIAG_P_NONE) { /* the outermost one decides */
 		st->tb_phase = ph;
 		snap_set(&st->tb_frame, seg, t, n);
+	} else if (ph == DIAG_P_NONE && !memmem(t, (size_t)(in - t), "comfy", 5) &&
+		   !memmem(t, (size_t)(in - t), "Comfy", 5)) {
+		frame_words(st, seg, t, n, in);
 	}
 }
 
@@ -503,6 +604,14 @@ static void on_frame(struct dstate *st, const struct logidx_seg *seg, const char
 static void close_traceback(struct dstate *st)
 {
 	st->in_tb = false;
+	/* no frame of the tables: the words of the trainer's own innermost frames (SPEC §3.6) */
+	if (st->tb_phase == DIAG_P_NONE && st->tb_word != DIAG_P_NONE) {
+		st->tb_phase = st->tb_word;
+		st->tb_frame = st->tb_word_frame;
+	} else if (st->tb_phase == DIAG_P_NONE && st->tb_generic) {
+		st->tb_phase = DIAG_P_TRAINING;
+		st->tb_frame = st->tb_generic_frame;
+	}
 	if (st->oom.valid && !st->oom.survived && !st->oom.tb_done && st->tb_phase != DIAG_P_NONE) {
 		st->oom.tb_phase = st->tb_phase;
 		st->oom.frame = st->tb_frame;
@@ -769,6 +878,8 @@ static void count_hit(struct dstate *st, const struct logidx_seg *seg, const str
 		st->skip[st->nskip % 3] = st->sig_snap[id];
 		st->nskip++;
 		st->skip_step = st->bar_n >= 0 ? st->bar_n + 1 : -1;
+		st->skip_open = true;
+		st->skip_crash = false;
 		return;
 	}
 	if (id == SIG_HOST_OOM) {
@@ -780,11 +891,18 @@ static void count_hit(struct dstate *st, const struct logidx_seg *seg, const str
 	if (sig_defs[id].cls != SIG_CLASS_OOM)
 		return;
 	/* the first OOM line of a failure is where it happened; the rest repeat it */
-	if (st->oom.valid && !st->oom.survived)
+	if (st->oom.valid && !st->oom.survived && !st->oom.after_progress)
 		return;
 	memset(&st->oom, 0, sizeof st->oom);
 	st->oom.valid = true;
 	st->oom.phase = st->phase;
+	st->oom.caught = st->line_caught;
+	/* "Preview 2/4 failed (OutOfMemoryError)": the message names the phase */
+	if (st->line_caught && (has_ci(t, n, "sample") || has_ci(t, n, "preview") ||
+				has_ci(t, n, "validat") || has_ci(t, n, "generat")))
+		st->oom.phase = st->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING;
+	st->oom.fail_step = st->bar_n < 0 ? -1 : st->oom.phase == DIAG_P_SAMPLING ? st->bar_n
+										      : st->bar_n + 1;
 	st->oom.train_started = st->train_started;
 	st->oom.bar_n = st->bar_n;
 	st->oom.save_step = st->save_step;
@@ -846,7 +964,7 @@ static void reset_run(struct dstate *st)
 		st->namelen = namelen;
 		st->name_from_job = true;
 	}
-	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
+	st->bar_n = st->bar_total = st->save_step = st->skip_step = st->bar_max = -1;
 }
 
 static void on_text(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
@@ -909,7 +1027,8 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 	    starts(t, n, "Original Traceback (most recent call last)")) {
 		st->in_tb = true;
 		st->in_error_block = true;
-		st->tb_phase = DIAG_P_NONE;
+		st->tb_phase = st->tb_word = DIAG_P_NONE;
+		st->tb_generic = false;
 		st->tb_config = false;
 		return;
 	}
@@ -963,6 +1082,10 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		if (ejr || !st->fatal_seen) /* the first line that tells this failure */
 			snap_set(&st->fatal, seg, t, n);
 		st->fatal_seen = true;
+		if (st->skip_open && !st->skip_crash) { /* the run died right after a skip */
+			st->skip_crash = true;
+			snap_set(&st->skip_fatal, seg, t, n);
+		}
 		st->death |= SIG_BIT(SIG_PYTHON_ERROR);
 	}
 
@@ -972,6 +1095,9 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		if (nh && !ejr && !exc && (is_warning_line(t, n) || is_path_message(t, n)))
 			nh = 0;
 		ev = nh ? find_event(st, msg, mlen) : NULL;
+		st->line_caught = false;
+		for (size_t i = 0; i < nh; i++)
+			st->line_caught |= hits[i].id == SIG_CAUGHT_OOM;
 		for (size_t i = 0; i < nh; i++) {
 			if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
 				if (ejr || exc || st->in_error_block)
@@ -1236,6 +1362,18 @@ static void memory_account(struct dstate *st, struct diag_result *r)
 	}
 }
 
+/* What a fatal error that is not a GPU OOM was, from the signatures seen in error output. */
+static enum diag_other death_cause(const struct dstate *st)
+{
+	if (st->death & SIG_BIT(SIG_MISSING_FILE))
+		return DIAG_O_MISSING_FILE;
+	if (st->death & SIG_BIT(SIG_HF_AUTH))
+		return DIAG_O_HF_AUTH;
+	if (st->death & SIG_BIT(SIG_CONFIG_ERROR))
+		return DIAG_O_CONFIG_ERROR;
+	return DIAG_O_PYTHON_ERROR;
+}
+
 static void verdict(struct dstate *st)
 {
 	struct diag_result *r = st->out;
@@ -1280,13 +1418,18 @@ static void verdict(struct dstate *st)
 		before = before_training(p);
 		if (p == DIAG_P_TRAINING && o->bar_n >= 0)
 			r->failed_step = o->bar_n + 1;
+		else if (p == DIAG_P_TRAINING && st->train_started && st->bar_max == 0)
+			r->failed_step = 1; /* the only training bar never left 0: step 1 (SPEC §3.3) */
 		else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
 			r->failed_step = o->bar_n;
 		else if (p == DIAG_P_SAVING)
 			r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
 		step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
+		/* the quarter/half rule's sentence says it when it holds; otherwise the job would have
+		 * fitted alone, and the processes in its way are named */
+		r->fitted_alone = !memacct_environment(&r->memory) && memacct_fits_alone(&r->memory);
 
-		if (memacct_environment(&r->memory)) {
+		if (memacct_environment(&r->memory) || r->fitted_alone) {
 			/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
 			r->timing = DIAG_T_ENVIRONMENT;
 		} else if (job && job->conservative == 1 && (before || step1) &&
@@ -1302,6 +1445,7 @@ static void verdict(struct dstate *st)
 		} else if (p == DIAG_P_NONE || (p == DIAG_P_TRAINING && r->failed_step < 0)) {
 			/* no marker, frame or bar shows when (or which step): say so, never guess */
 			r->timing = DIAG_T_NONE;
+			r->unknown = p == DIAG_P_NONE ? DIAG_U_NO_PHASE : DIAG_U_NO_STEP;
 		} else if (p == DIAG_P_SAMPLING) {
 			r->timing = DIAG_T_SAMPLING;
 		} else if (r->failed_step <= 10) {
@@ -1320,17 +1464,47 @@ static void verdict(struct dstate *st)
 			add_evidence(r, &st->fatal);
 		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
 			add_evidence(r, &st->skip[i]);
-	} else if (any_oom) {
-		/* OOMs the run lived through (skip banners, a caught error): intermittent */
-		r->timing = DIAG_T_INTERMITTENT;
+	} else if (any_oom && st->nskip && st->skip_open) {
+		/* no step after the last skip banner: it was not survived (SPEC §3.3) */
 		r->phase = DIAG_P_TRAINING;
-		r->survived = true;
 		r->failed_step = st->skip_step;
+		if (!st->skip_crash) {
+			/* the log ends there: whether the run went on is not shown */
+			r->timing = DIAG_T_NONE;
+			r->unknown = DIAG_U_SKIP_OUTCOME;
+		} else {
+			/* it died at once, of the skipped batch: the skip was the failure */
+			r->skip_crashed = true;
+			r->timing = st->skip_step < 0	? DIAG_T_NONE
+				    : st->skip_step <= 10 ? DIAG_T_FIRST_STEPS
+							  : DIAG_T_INTERMITTENT;
+			if (st->skip_step < 0)
+				r->unknown = DIAG_U_NO_STEP;
+		}
+		add_evidence(r, &st->bar);
+		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+			add_evidence(r, &st->skip[i]);
+		if (st->skip_crash)
+			add_evidence(r, &st->skip_fatal);
+	} else if (any_oom) {
+		/* OOMs the trainer caught and went on after, to a later step: survived, unless an
+		 * error ended the run after that (then only what is known is said) */
+		bool caught_sample = !st->nskip && st->oom.valid && st->oom.caught &&
+				     (st->oom.phase == DIAG_P_SAMPLING ||
+				      st->oom.phase == DIAG_P_BASELINE_SAMPLING);
+		r->timing = caught_sample ? DIAG_T_SAMPLING : DIAG_T_INTERMITTENT;
+		r->phase = caught_sample ? DIAG_P_SAMPLING : DIAG_P_TRAINING;
+		r->survived = !st->fatal_seen;
+		r->failed_step = st->nskip ? st->skip_step : st->oom.fail_step;
 		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
 			add_evidence(r, &st->skip[i]);
 		if (st->oom.valid)
 			add_evidence(r, &st->oom.msg);
 		add_evidence(r, &st->bar);
+		if (st->fatal_seen) {
+			r->other = death_cause(st);
+			add_evidence(r, &st->fatal);
+		}
 	} else {
 		r->timing = DIAG_T_NONE;
 		r->phase = DIAG_P_NONE;
@@ -1338,14 +1512,7 @@ static void verdict(struct dstate *st)
 			r->other = DIAG_O_HOST_OOM;
 			add_evidence(r, &st->host);
 		} else if (st->fatal_seen) {
-			if (st->death & SIG_BIT(SIG_MISSING_FILE))
-				r->other = DIAG_O_MISSING_FILE;
-			else if (st->death & SIG_BIT(SIG_HF_AUTH))
-				r->other = DIAG_O_HF_AUTH;
-			else if (st->death & SIG_BIT(SIG_CONFIG_ERROR))
-				r->other = DIAG_O_CONFIG_ERROR;
-			else
-				r->other = DIAG_O_PYTHON_ERROR;
+			r->other = death_cause(st);
 			add_evidence(r, &st->fatal);
 		}
 		add_evidence(r, &st->bar);
@@ -1390,7 +1557,7 @@ static struct dstate *dstate_new(const struct diag_job_info *job, struct diag_re
 	}
 	st->job = job;
 	st->out = out;
-	st->bar_n = st->bar_total = st->save_step = st->skip_step = -1;
+	st->bar_n = st->bar_total = st->save_step = st->skip_step = st->bar_max = -1;
 	st->scratch_cap = LOGIDX_SEG_CAP;
 	st->scratch = malloc(st->scratch_cap);
 	if (job && job->name && *job->name) {
@@ -1493,9 +1660,6 @@ int diag_buffer(const char *buf, size_t len, const struct diag_job_info *job,
 	return rc;
 }
 
-static const char *const timing_names[DIAG_T_COUNT] = {
-	NULL, "before_training", "first_steps", "sampling", "intermittent", "environment",
-};
 static const char *const phase_names[DIAG_P_COUNT] = {
 	NULL, "model_load", "caching", "baseline_sampling", "training", "sampling", "saving",
 };
@@ -1503,9 +1667,10 @@ static const char *const other_names[DIAG_O_COUNT] = {
 	NULL, "host_oom", "missing_file", "hf_auth", "config_error", "python_error",
 };
 
-const char *diag_timing_name(enum diag_timing t)
+const char *diag_unknown_name(enum diag_unknown u)
 {
-	return (unsigned)t < DIAG_T_COUNT ? timing_names[t] : NULL;
+	static const char *const names[] = { NULL, "no_phase", "no_step", "skip_outcome" };
+	return (unsigned)u < sizeof names / sizeof names[0] ? names[u] : NULL;
 }
 
 const char *diag_phase_name(enum diag_phase p)
@@ -1556,21 +1721,53 @@ void diag_json_head(struct json *j, const struct diag_result *r)
 {
 	json_key(j, "oom");
 	json_bool(j, r->oom);
-	json_key(j, "timing");
-	json_str(j, diag_timing_name(r->timing));
+	diag_json_timing(j, r->timing, false);
 	json_key(j, "phase");
 	json_str(j, diag_phase_name(r->phase));
 	json_key(j, "failed_step");
 	json_opt_int(j, r->failed_step);
 	json_key(j, "total_steps");
 	json_opt_int(j, r->total_steps);
+	json_key(j, "survived");
+	json_bool(j, r->survived);
+	json_key(j, "timing_unknown");
+	json_str(j, diag_unknown_name(r->unknown));
+	json_key(j, "skip_crashed");
+	json_bool(j, r->skip_crashed);
 	json_key(j, "signatures");
 	json_hits(j, r->sigs, r->nsigs, true);
 	json_key(j, "hints");
 	json_hits(j, r->hints, r->nhints, true);
 	diag_json_memory(j, r);
+	json_key(j, "fitted_alone"); /* the processes that held the card (E, SPEC §3.6), or null */
+	if (r->fitted_alone) {
+		json_arr_begin(j);
+		for (size_t i = 0; i < r->memory.nother; i++) {
+			json_obj_begin(j);
+			json_key(j, "pid");
+			json_int(j, r->memory.other[i].pid);
+			json_key(j, "bytes");
+			json_int(j, r->memory.other[i].bytes);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	} else {
+		json_null(j);
+	}
 	json_key(j, "model_kind");
 	json_str(j, r->model_kind == 1 ? "image" : r->model_kind == 2 ? "video" : NULL);
+}
+
+void diag_json_timing(struct json *j, enum diag_timing t, bool letter)
+{
+	char l[2] = { diag_timing_letter(t), 0 };
+
+	json_key(j, "timing");
+	json_str(j, diag_timing_name(t));
+	if (letter) {
+		json_key(j, "timing_letter");
+		json_str(j, l[0] ? l : NULL);
+	}
 }
 
 void diag_json_memory(struct json *j, const struct diag_result *r)

@@ -6,6 +6,57 @@
 
 #include "oomfix/i18n.h"
 
+const struct diag_timing_def diag_timings[DIAG_T_COUNT] = {
+	[DIAG_T_NONE] = { DIAG_T_NONE, 0, NULL, NULL, NULL, NULL, NULL, NULL },
+	[DIAG_T_BEFORE_TRAINING] = {
+		DIAG_T_BEFORE_TRAINING, 'A', "before_training", N_("before training"),
+		N_("Loading the model, caching latents or text embeddings, or the baseline sample "
+		   "needs more memory than the card has."),
+		N_("low_vram for the model load, a smaller top bucket or fewer frames for caching, "
+		   "lighter or no samples for the baseline."),
+		N_("model load, caching or baseline sample"),
+		N_("low VRAM/quantize; smaller top bucket; lighter sampling") },
+	[DIAG_T_FIRST_STEPS] = {
+		DIAG_T_FIRST_STEPS, 'B', "first_steps", N_("first steps"),
+		N_("One training step does not fit: batch, resolution, frames or activations are too "
+		   "big."),
+		N_("the next step of the rollback plan below."),
+		N_("one training step is too big"), N_("the next step of the rollback plan") },
+	[DIAG_T_SAMPLING] = {
+		DIAG_T_SAMPLING, 'C', "sampling", N_("while sampling"),
+		N_("Training fits, but the preview samples are bigger than the training batches."),
+		N_("lighter_sampling, then disable_sampling."),
+		N_("sample size, steps or frames"), N_("lighter sampling, then disable it") },
+	[DIAG_T_INTERMITTENT] = {
+		DIAG_T_INTERMITTENT, 'D', "intermittent", N_("intermittent"),
+		N_("Most steps fit; the largest bucket or the longest clips go over the limit now and "
+		   "then."),
+		N_("drop_largest_bucket (video: num_frames)."),
+		N_("the largest bucket or longest clip"), N_("drop the largest bucket; fewer frames") },
+	[DIAG_T_ENVIRONMENT] = {
+		DIAG_T_ENVIRONMENT, 'E', "environment", N_("environment"),
+		N_("A conservative job still fails at once, or other processes hold the card: the "
+		   "worker or the GPU is at fault, not the settings."),
+		N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
+		   "known-good job fails too."),
+		N_("GPU or worker state, other process"), N_("fresh worker; escalate if it repeats") },
+};
+
+const char *diag_timing_name(enum diag_timing t)
+{
+	return (unsigned)t < DIAG_T_COUNT ? diag_timings[t].name : NULL;
+}
+
+char diag_timing_letter(enum diag_timing t)
+{
+	return (unsigned)t < DIAG_T_COUNT ? diag_timings[t].letter : 0;
+}
+
+const char *diag_timing_words(enum diag_timing t)
+{
+	return (unsigned)t < DIAG_T_COUNT && diag_timings[t].words ? _(diag_timings[t].words) : "";
+}
+
 const char *diag_phase_label(enum diag_phase p)
 {
 	static const char *const label[DIAG_P_COUNT] = {
@@ -78,6 +129,12 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 				   "not start (CUBLAS_STATUS_NOT_INITIALIZED) while the model loaded or in "
 				   "the first step, which usually means the card had no room left. Treat it "
 				   "as GPU memory pressure: the rollback plan applies."));
+		else if (diag_has_hint(r, "aoti_alloc_failed"))
+			snprintf(buf, sz, "%s",
+				 _("No error that counts as GPU out-of-memory was found, but an "
+				   "AOTInductor-compiled model could not allocate a buffer "
+				   "(aoti_torch_empty_strided … API call failed): probably out of GPU "
+				   "memory, though the call does not say why."));
 		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cudnn_no_memory"))
 			snprintf(buf, sz, "%s",
 				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
@@ -90,7 +147,12 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 	}
 	switch (r->timing) {
 	case DIAG_T_NONE:
-		if (r->phase == DIAG_P_TRAINING)
+		if (r->unknown == DIAG_U_SKIP_OUTCOME && st > 0)
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory in training step %lld and the trainer skipped "
+				   "that batch, but the log ends there: no later step and no error show "
+				   "whether the run went on, so it is not taken as survived."), st);
+		else if (r->phase == DIAG_P_TRAINING)
 			snprintf(buf, sz, "%s",
 				 _("It ran out of GPU memory during training, but the log does not show "
 				   "at which step: no training progress bar was captured."));
@@ -130,6 +192,25 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 				   "are bigger than others."));
 		break;
 	case DIAG_T_ENVIRONMENT:
+		if (r->fitted_alone) {
+			const struct memacct *m = &r->memory;
+			char job[32], card[32], procs[256] = "";
+			memacct_format(m->job, job, sizeof job);
+			memacct_format(m->capacity, card, sizeof card);
+			for (size_t i = 0; i < m->nother; i++) {
+				char one[64], b[32];
+				size_t k = strlen(procs);
+				memacct_format(m->other[i].bytes, b, sizeof b);
+				snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, b);
+				snprintf(procs + k, sizeof procs - k, "%s%s", k ? ", " : "", one);
+			}
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory because other processes held the card: this "
+				   "job had %s of %s and would have fitted alone (%s). Stop them, or start "
+				   "a fresh worker; the settings are not what is too big."),
+				 job, card, procs);
+			break;
+		}
 		if (memacct_environment(&r->memory)) {
 			const struct memacct *m = &r->memory;
 			char job[32], card[32], rest[32];
@@ -163,9 +244,18 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 		snprintf(buf, sz, "%s", _("It ran out of GPU memory."));
 	}
 	n = strlen(buf);
-	if (r->survived && n + 2 < sz)
+	if (r->survived && r->timing == DIAG_T_SAMPLING && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The trainer caught it and training went on to later steps; the run did "
+			   "not die of it."));
+	else if (r->survived && n + 2 < sz)
 		snprintf(buf + n, sz - n, " %s",
 			 _("The run skipped those batches and went on; it did not die of it."));
+	else if (r->skip_crashed && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The trainer skipped the batch, then stopped at once with an error on the "
+			   "skipped batch: that error is a consequence, the out-of-memory was the "
+			   "failure."));
 }
 
 const char *diag_memory_part_label(int part)
@@ -211,5 +301,6 @@ void diag_memory_advice(const struct diag_result *r, char *buf, size_t sz)
 bool diag_memory_suspected(const struct diag_result *r)
 {
 	return !r->oom && (diag_has_hint(r, "cudnn_no_memory") ||
-			   diag_has_hint(r, "cublas_not_initialized"));
+			   diag_has_hint(r, "cublas_not_initialized") ||
+			   diag_has_hint(r, "aoti_alloc_failed"));
 }

@@ -705,6 +705,26 @@ static void read_model(struct rd *r, struct job *j, const struct doc_node *model
 	rd_str(r, model, "qtype", "qfloat8", &j->qtype);
 }
 
+enum job_kind job_kind_guess(const struct doc *d)
+{
+	const struct doc_node *root = d ? doc_root(d) : NULL, *proc, *model, *arch;
+	const struct arch_info *ai;
+	char name[64];
+
+	proc = child(child(root, "config"), "process");
+	if (!proc || proc->kind != DOC_SEQ || proc->n == 0)
+		return JOB_KIND_UNKNOWN;
+	model = child(present(proc->items[0]), "model");
+	arch = child(model, "arch");
+	if (!arch || arch->kind != DOC_SCALAR || !arch->value)
+		return JOB_KIND_UNKNOWN;
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(arch->value, ":"), arch->value);
+	if (strcmp(name, "flex1") == 0)
+		snprintf(name, sizeof name, "flux");
+	ai = arch_find(name);
+	return !ai ? JOB_KIND_UNKNOWN : (ai->flags & A_VIDEO) ? JOB_KIND_VIDEO : JOB_KIND_IMAGE;
+}
+
 /* Kind from the arch; an unknown arch is judged by what the job feeds and produces. */
 static void decide_kind(struct job *j, const struct arch_info *ai)
 {

@@ -297,6 +297,16 @@ bool memacct_environment(const struct memacct *m)
 	return m->nother > 0 && m->others_total < half && m->unaccounted >= quarter;
 }
 
+bool memacct_fits_alone(const struct memacct *m)
+{
+	/* a per-process limit is its own cause; every number must be said */
+	if (!m->present || m->capacity <= 0 || m->limit >= 0 || m->nother == 0 || m->job < 0 ||
+	    m->requested < 0 || m->free < 0)
+		return false;
+	return m->others_total + m->free >= m->requested &&
+	       m->job + m->requested <= m->capacity / 10 * 9;
+}
+
 bool memacct_fragmented(const struct memacct *m)
 {
 	return m->pytorch_allocated > 0 && m->pytorch_reserved_unallocated >= 0 &&

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "oomfix/i18n.h"
+#include "oomfix/json.h"
 #include "oomfix/plan.h"
 
 static const enum fix_id image_order[] = { FIX_GRADIENT_CHECKPOINTING, FIX_BATCH_SIZE,
@@ -177,6 +178,23 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 	accept(out, want);
 }
 
+/* The sentence of plan_exhausted_text for the phase `ph` (DIAG_P_NONE: the whole plan). */
+static void exhausted_words(enum diag_phase ph, const struct job *j, char *buf, size_t sz)
+{
+	int o = ph == DIAG_P_NONE
+		? snprintf(buf, sz, "%s", _("The settings oomfix knows are exhausted: no step of the "
+					    "plan is left to change. This job needs a card with more "
+					    "memory, or a smaller model."))
+		: snprintf(buf, sz, _("The settings oomfix knows are exhausted for this phase (%s): "
+				      "none that changes its memory is left to change. This job "
+				      "needs a card with more memory, or a smaller model."),
+			   diag_phase_label(ph));
+	if (o > 0 && (size_t)o < sz && j && j->arch_has_layer_offloading && !j->layer_offloading)
+		snprintf(buf + o, sz - (size_t)o, " %s",
+			 _("One setting is left to try by hand: model.layer_offloading: true "
+			   "(experimental and slow)."));
+}
+
 void plan_exhausted_text(const struct plan *p, const struct job *j, char *buf, size_t sz)
 {
 	if (!buf || !sz)
@@ -184,18 +202,124 @@ void plan_exhausted_text(const struct plan *p, const struct job *j, char *buf, s
 	buf[0] = '\0';
 	if (!p || !p->exhausted)
 		return;
-	int o = p->phase == DIAG_P_NONE
-		? snprintf(buf, sz, "%s", _("The settings oomfix knows are exhausted: no step of the "
-					    "plan is left to change. This job needs a card with more "
-					    "memory, or a smaller model."))
-		: snprintf(buf, sz, _("The settings oomfix knows are exhausted for this phase (%s): "
-				      "none that changes its memory is left to change. This job "
-				      "needs a card with more memory, or a smaller model."),
-			   diag_phase_label(p->phase));
-	if (o > 0 && (size_t)o < sz && j && j->arch_has_layer_offloading && !j->layer_offloading)
-		snprintf(buf + o, sz - (size_t)o, " %s",
-			 _("One setting is left to try by hand: model.layer_offloading: true "
-			   "(experimental and slow)."));
+	exhausted_words(p->phase, j, buf, sz);
+}
+
+/* ---- one decision ----------------------------------------------------------------------------- */
+
+struct plan_decision plan_decide(const struct plan *p, const struct diag_result *v, bool untried)
+{
+	struct plan_decision d = { PLAN_NEXT_EXHAUSTED, FIX_NONE, DIAG_U_NONE };
+
+	if (untried) {
+		d.what = PLAN_NEXT_UNTRIED;
+	} else if (v && !v->oom) {
+		d.what = PLAN_NEXT_NOT_OOM;
+	} else if (v && v->survived) {
+		d.what = PLAN_NEXT_SURVIVED;
+		d.fix = p->first_fix == FIX_FRESH_WORKER ? FIX_NONE : p->first_fix;
+	} else if (v && v->timing == DIAG_T_ENVIRONMENT) {
+		d.what = PLAN_NEXT_FRESH_WORKER;
+		d.fix = FIX_FRESH_WORKER;
+	} else if (v && (v->timing == DIAG_T_NONE || v->timing >= DIAG_T_COUNT)) {
+		d.what = PLAN_NEXT_WHEN_UNKNOWN;
+		d.why = v->unknown;
+	} else {
+		/* a verdict picks the fix that acts on its phase; no log: the plan's order */
+		enum fix_id f = v ? p->first_fix : plan_next_step(p);
+		if (f != FIX_NONE && f != FIX_FRESH_WORKER) {
+			d.what = PLAN_NEXT_APPLY;
+			d.fix = f;
+		}
+	}
+	return d;
+}
+
+const char *plan_next_name(enum plan_next what)
+{
+	static const char *const names[PLAN_NEXT_COUNT] = {
+		[PLAN_NEXT_APPLY] = "apply", [PLAN_NEXT_FRESH_WORKER] = "fresh_worker",
+		[PLAN_NEXT_WHEN_UNKNOWN] = "when_unknown", [PLAN_NEXT_EXHAUSTED] = "exhausted",
+		[PLAN_NEXT_NOT_OOM] = "not_oom", [PLAN_NEXT_SURVIVED] = "survived",
+		[PLAN_NEXT_UNTRIED] = "untried",
+	};
+	return (unsigned)what < PLAN_NEXT_COUNT ? names[what] : NULL;
+}
+
+void plan_decision_text(const struct plan_decision *d, const struct plan *p, const struct job *j,
+			char *buf, size_t sz)
+{
+	if (!buf || !sz)
+		return;
+	buf[0] = '\0';
+	switch (d->what) {
+	case PLAN_NEXT_APPLY:
+		snprintf(buf, sz, _("Next change: %s — %s."), fix_name(d->fix),
+			 _(fix_defs[d->fix].title));
+		break;
+	case PLAN_NEXT_FRESH_WORKER:
+		snprintf(buf, sz, "%s",
+			 _("Start a fresh worker: the settings are not what is too big, the worker or "
+			   "what else holds the card is. Stop retrying the same job; if a known-good job "
+			   "fails there too, escalate."));
+		break;
+	case PLAN_NEXT_WHEN_UNKNOWN:
+		if (d->why == DIAG_U_SKIP_OUTCOME) {
+			snprintf(buf, sz, "%s",
+				 _("The log ends right after the trainer skipped a batch, so it does not "
+				   "show whether the run went on: no change is chosen on a guess. Give "
+				   "the rest of the log, or run the job again."));
+			break;
+		}
+		snprintf(buf, sz, "%s",
+			 _("The log does not show when it ran out of memory, so no change is chosen on "
+			   "a guess. Run the job again capturing the trainer's whole output (stdout and "
+			   "stderr), or name the change yourself."));
+		break;
+	case PLAN_NEXT_EXHAUSTED:
+		exhausted_words(p ? p->phase : DIAG_P_NONE, j, buf, sz);
+		break;
+	case PLAN_NEXT_NOT_OOM:
+		snprintf(buf, sz, "%s",
+			 _("The log shows no GPU out-of-memory, so there is no change to choose."));
+		break;
+	case PLAN_NEXT_SURVIVED:
+		if (d->fix != FIX_NONE)
+			snprintf(buf, sz,
+				 _("The run survived its out-of-memory errors (the trainer skipped those "
+				   "batches and went on), so nothing has to change. To stop the skips, "
+				   "name a change yourself; the first would be %s."),
+				 fix_name(d->fix));
+		else
+			snprintf(buf, sz, "%s",
+				 _("The run survived its out-of-memory errors (the trainer skipped those "
+				   "batches and went on), so nothing has to change."));
+		break;
+	case PLAN_NEXT_UNTRIED:
+		snprintf(buf, sz, "%s",
+			 _("The last change has not been tried yet: the log is older than the last "
+			   "change saved to the job, so it cannot show whether that change helped. Run "
+			   "the job again and give its new log."));
+		break;
+	default:
+		break;
+	}
+}
+
+void plan_decision_json(struct json *js, const struct plan_decision *d, const struct plan *p,
+			const struct job *j)
+{
+	char words[768];
+
+	plan_decision_text(d, p, j, words, sizeof words);
+	json_obj_begin(js);
+	json_key(js, "answer");
+	json_str(js, plan_next_name(d->what));
+	json_key(js, "fix");
+	json_str(js, fix_name(d->fix));
+	json_key(js, "text");
+	json_str(js, words);
+	json_obj_end(js);
 }
 
 /* ---- checklist -------------------------------------------------------------------------------- */

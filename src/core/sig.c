@@ -16,7 +16,9 @@
 const struct sig_def sig_defs[SIG_COUNT] = {
 	{ SIG_CUDA_OOM, "cuda_oom", "\\b(?:CUDA|HIP) out of memory", SIG_CLASS_OOM },
 	{ SIG_CUDA_ERROR_OOM, "cuda_error_oom",
-	  "\\b(?:CUDA|HIP) error: out of memory|\\bhipErrorOutOfMemory\\b", SIG_CLASS_OOM },
+	  "\\b(?:CUDA|HIP) error: out of memory|\\bhipErrorOutOfMemory\\b"
+	  /* the CUDA driver's own code, from trainers that are not PyTorch (Candle) */
+	  "|\\bCUDA_ERROR_OUT_OF_MEMORY\\b", SIG_CLASS_OOM },
 	{ SIG_TORCH_OOM, "torch_oom", "\\btorch\\.(?:cuda\\.)?OutOfMemoryError\\b", SIG_CLASS_OOM },
 	{ SIG_OOM_ABORT, "oom_abort", "\\bOOM during training step \\d+ times in a row",
 	  SIG_CLASS_OOM },
@@ -68,6 +70,18 @@ const struct sig_def sig_defs[SIG_COUNT] = {
 	 * left, but not certainly, so a hint */
 	{ SIG_CUBLAS_NOT_INIT, "cublas_not_initialized", "\\bCUBLAS_STATUS_NOT_INITIALIZED\\b",
 	  SIG_CLASS_HINT },
+	/* ComfyUI prints a caught torch.OutOfMemoryError by its text alone: "!!! Exception during
+	 * processing !!! Allocation on device" (nothing after it; the fraction form says more) */
+	{ SIG_DEVICE_ALLOC_OOM, "allocation_on_device", "\\bAllocation on device\\s*$",
+	  SIG_CLASS_OOM },
+	/* a trainer that catches an OOM and goes on says so: "Preview 2/4 failed
+	 * (OutOfMemoryError) — training continues" (SPEC §3.3: its catch-and-continue message) */
+	{ SIG_CAUGHT_OOM, "caught_oom",
+	  "\\bfailed\\b[^\\n]{0,60}\\((?:torch\\.)?(?:cuda\\.)?OutOfMemoryError\\)", SIG_CLASS_OOM },
+	/* an AOTInductor-compiled model could not allocate its buffer: probably out of GPU memory,
+	 * but the call does not say why, so a hint (SPEC §3.6) */
+	{ SIG_AOTI_ALLOC, "aoti_alloc_failed",
+	  "\\baoti_torch_empty_strided\\b[^\\n]*\\bAPI call failed\\b", SIG_CLASS_HINT },
 };
 
 /* The prefilter's table: every signature above needs one of these (compared case-insensitively);
@@ -77,7 +91,7 @@ const struct sig_def sig_defs[SIG_COUNT] = {
 static const char *const prefilter_lits[] = {
 	"memory", "oom", "cublas", "kill", "exit", "allocate", "bytes", "error", "exception",
 	"no such file", "401", "access to", "token", "environment variable", "mutually exclusive",
-	"gated repo", "cudnn_status",
+	"gated repo", "cudnn_status", "aoti_torch_empty",
 };
 #define NLITS (sizeof prefilter_lits / sizeof prefilter_lits[0])
 _Static_assert(NLITS <= 32, "first_byte holds one bit per literal");

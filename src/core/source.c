@@ -505,9 +505,8 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		plan_build(j, r, &p);
 		out->have_log = true;
 		out->oom = r->oom;
-		out->timing = r->oom && r->timing > DIAG_T_NONE && r->timing < DIAG_T_COUNT
-				      ? (char)('A' + r->timing - DIAG_T_BEFORE_TRAINING)
-				      : 0;
+		out->when = r->oom ? r->timing : DIAG_T_NONE;
+		out->timing = diag_timing_letter(out->when);
 		out->first_fix = p.first_fix != FIX_NONE ? fix_name(p.first_fix) : NULL;
 	}
 	free(r);

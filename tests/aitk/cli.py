@@ -71,12 +71,19 @@ def happy(mode):
     rc, out, err = run("jobs", "--json", cwd=os.path.join(root, "output"))
     js = json.loads(out) if rc == 0 else []
     first = js[0] if js else {}
-    ok(rc == 0 and first.get("name") == "my lora" and first.get("timing") == "B" and
+    ok(rc == 0 and first.get("name") == "my lora" and first.get("timing") == "first_steps" and
+       first.get("timing_letter") == "B" and first.get("oom") is True and
        first.get("first_fix") == "batch_size" and first.get("log", "").endswith("my lora/log.txt")
        and first.get("updated_at", "").endswith("Z") and set(first) == {
-           "name", "status", "step", "total_steps", "updated_at", "info", "log", "timing",
-           "first_fix"},
+           "name", "status", "step", "total_steps", "updated_at", "info", "log", "oom", "timing",
+           "timing_letter", "first_fix"},
        "%s: jobs --json from a folder below the database" % mode, out + err)
+    # one vocabulary (SPEC §3.6): the timing by its name, the letter its own field; oom is null
+    # for a job without a log (nothing is known), never false
+    nolog = [r for r in js if r.get("log") is None]
+    ok(rc == 0 and nolog and all(r["oom"] is None and r["timing"] is None and
+                                 r["timing_letter"] is None for r in nolog),
+       "%s: jobs --json: oom null without a log" % mode, out + err)
     rc, out, err = run("--aitk", root, "jobs", "--names")
     ok(rc == 0 and sorted(out.splitlines()) == sorted(["my lora", ODD, "runner", "finished"]),
        "%s: jobs --names" % mode, out + err)
@@ -270,7 +277,8 @@ def runs():
     rc, out, err = run("--aitk", root, "runs", "--json", "aitk:my lora")
     js = json.loads(out) if rc == 0 else []
     ok(rc == 0 and [os.path.basename(r["log"]) for r in js] == ["log.txt", "10_log.txt", "0_log.txt"]
-       and [r["timing"] for r in js] == ["B", "B", "A"],
+       and [r["timing"] for r in js] == ["first_steps", "first_steps", "before_training"]
+       and [r["timing_letter"] for r in js] == ["B", "B", "A"],
        "runs lists the trail of tries newest first, each with its verdict", out + err)
     rc, out, err = run("--aitk", root, "runs", "aitk:finished")
     ok(rc == 0 and "no run logs yet" in out, "runs of a job that never ran", out + err)

@@ -62,7 +62,7 @@ else
 fi
 
 # the diagnosis report wraps a long evidence line instead of cutting it with ...
-check "report: exit 0" st 0 diagnose "$TESTS_DIR/diag/cases2/missing-control-image/train.log"
+check "report: exit 0" st 0 diagnose "$TESTS_DIR/diag/cases-archs-captures/missing-control-image/train.log"
 check "report: the whole missing path is there" bash -c "tr -d '\n' < '$WORK/out' | tr -s ' ' | grep -qF \"'/app/ai-toolkit/datasets/kontext_missing_ctrl/control/img_0042.png'\""
 check "report: no evidence line is cut with ..." bash -c "! grep -q '\.\.\.\$' '$WORK/out'"
 

@@ -4,12 +4,13 @@
   run_cases.py own DIAG_RUN CASES_DIR   -- our cases: diag_run with the job facts in expect.json
   run_cases.py shared OOMFIX CASES_DIR  -- the shared cases: oomfix diagnose --job --json
                                            (skipped when CASES_DIR does not exist)
-  run_cases.py cli OOMFIX CASES_DIR GEN -- like shared, for tests/diag/cases2: "no_job" runs
+  run_cases.py cli OOMFIX CASES_DIR GEN -- like shared, for tests/diag/cases-archs-captures: "no_job" runs
                                            without --job; "generated_log" logs are written by
                                            GEN --log NAME FILE (too big to commit)
-  run_cases.py plan OOMFIX CASES_DIR    -- like cli (tests/diag/cases3), and a case with a job
+  run_cases.py plan OOMFIX CASES_DIR    -- like cli (tests/diag/cases-plan-phase), and a case with a job
                                            also runs `oomfix plan --json --log LOG JOB`, whose
                                            first fix and verdict must agree
+A case's "report_has" lists phrases the readable report (without --json) must hold.
 Each case is one TAP test; a failure prints every field that differs.
 """
 import json
@@ -18,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-FIELDS = ("oom", "timing", "phase", "failed_step", "other_failure", "model_kind")
+FIELDS = ("oom", "timing", "phase", "failed_step", "other_failure", "model_kind", "survived",
+          "timing_unknown", "fitted_alone")
 
 
 def compare(got, exp, out):
@@ -110,7 +112,14 @@ def main():
                 problems.append("not JSON: %s" % e)
             else:
                 compare(got, exp, problems)
-        if mode == "plan" and not exp.get("no_job") and not problems:
+        if exp.get("report_has") and not problems:  # the words a person reads
+            r = subprocess.run([c for c in cmd if c != "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            text = " ".join(r.stdout.decode("utf-8", "replace").split())
+            for want in exp["report_has"]:
+                if want not in text:
+                    problems.append("report lacks %r" % want)
+        if mode == "plan" and not exp.get("no_job") and "job_error" not in exp and not problems:
             check_plan(prog, d, log, exp, problems)
         if problems:
             failed += 1

@@ -2,7 +2,7 @@
 # oomfix diagnose from the outside: exit codes, stdin and FIFOs, the readable report, JSON.
 set -u
 : "${OOMFIX:?}" "${TESTS_DIR:?}"
-CASES="$TESTS_DIR/diag/cases"
+CASES="$TESTS_DIR/diag/cases-verdicts"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0 fails=0

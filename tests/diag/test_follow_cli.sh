@@ -3,7 +3,7 @@
 # from none to the OOM, the last one agrees with a full diagnosis, a replaced log is read again.
 set -u
 : "${OOMFIX:?}" "${TESTS_DIR:?}"
-CASES="$TESTS_DIR/diag/cases"
+CASES="$TESTS_DIR/diag/cases-verdicts"
 T=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
 n=0 fails=0

@@ -61,6 +61,12 @@ static void test_positive(void **state)
 		{ "torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)", SIG_FRACTION_OOM },
 		{ "!!! Exception during processing !!! Allocation on device 1 would exceed allowed memory.", SIG_FRACTION_OOM },
 		{ "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", SIG_CUBLAS_NOT_INIT },
+		{ "Error: DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")", SIG_CUDA_ERROR_OOM },
+		{ "!!! Exception during processing !!! Allocation on device ", SIG_DEVICE_ALLOC_OOM },
+		{ "torch.OutOfMemoryError: Allocation on device", SIG_DEVICE_ALLOC_OOM },
+		{ "Preview 2/4 failed (OutOfMemoryError) — training continues", SIG_CAUGHT_OOM },
+		{ "validation image 3 failed (torch.cuda.OutOfMemoryError); continuing", SIG_CAUGHT_OOM },
+		{ "Error: aoti_torch_empty_strided(4, int_array_14, int_array_15, cached_torch_dtype_bfloat16, cached_torch_device_type_cuda, this->device_idx_, &buf3_handle) API call failed at model.wrapper.cpp, line 2210", SIG_AOTI_ALLOC },
 		{ "[ 812.3] Out of memory: Killed process 48213 (python) total-vm:47791204kB", SIG_HOST_OOM },
 		{ "Killed", SIG_HOST_OOM },
 		{ "./train.sh: line 7: 91234 Killed                  python run.py job.yaml", SIG_HOST_OOM },
@@ -113,6 +119,9 @@ static void test_decoys(void **state)
 		"# OOM during training was fixed by lowering the batch",
 		"10 bytes free",
 		"Error running job: out of disk",
+		"a prompt about an Allocation on device shelves, in a studio",
+		"sample 3 failed (ValueError) — training continues",
+		"aoti_torch_empty_strided returned a tensor",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof decoys / sizeof decoys[0]; i++) {

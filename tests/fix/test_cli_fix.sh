@@ -222,6 +222,24 @@ json_all() {
 }
 check "JSON job: inserted keys are quoted and on their own lines" json_all
 
+# One decision, every front end (SPEC §3.4): an OOM whose log does not show when gets no fix on a
+# guess from `fix next` (65, nothing written) and the same sentence from `plan` and `diagnose`.
+when_unknown_next() {
+	local log="$FIXTURES/oom_when_unknown.log" job="$FIXTURES/legacy_accum.yaml" said
+	"$OOMFIX" fix --log "$log" "$job" next >"$tmp/wu.yaml" 2>"$tmp/wu.err"
+	[ $? -eq 65 ] && [ ! -s "$tmp/wu.yaml" ] || return 1
+	grep -q "next: The log does not show when" "$tmp/wu.err" || return 1
+	! grep -q "every step" "$tmp/wu.err" || return 1
+	command -v jq >/dev/null || return 0
+	"$OOMFIX" plan --json --log "$log" "$job" >"$tmp/wu.json" || return 1
+	said=$(jq -r 'select(.next.answer == "when_unknown" and .next.fix == null) | .next.text' "$tmp/wu.json")
+	[ -n "$said" ] && grep -qF "next: $said" "$tmp/wu.err" || return 1
+	"$OOMFIX" diagnose --json --job "$job" "$log" >"$tmp/wu2.json" || return 1
+	[ "$(jq -r .next.text "$tmp/wu2.json")" = "$said" ] || return 1
+	"$OOMFIX" plan --log "$log" "$job" | tr -s ' \n' ' ' | grep -qF "$said"
+}
+check "fix next on an OOM whose log does not show when: no fix on a guess, the words plan and diagnose give" when_unknown_next
+
 # With a log: the verdict decides the first fix, and `fix next` follows it.
 if [ -d "$CASES" ] && command -v jq >/dev/null; then
 	for c in "$CASES"/*/; do
@@ -253,7 +271,7 @@ fi
 # load runs out of memory, `fix -i --log LOG JOB next` after each run. The FLUX loader honours
 # low_vram, so that is the answer; once it is on nothing else acts on a model load, and `next`
 # says so (65, file untouched) instead of stacking batch size, buckets or sampling.
-LOADLOG="$TESTS_DIR/diag/cases/a-model-load/train.log"
+LOADLOG="$TESTS_DIR/diag/cases-verdicts/a-model-load/train.log"
 flux_load_walk() {
 	cp "$FIXTURES/per_dataset_batch.yaml" "$tmp/fl.yaml"
 	"$OOMFIX" fix -i --log "$LOADLOG" "$tmp/fl.yaml" next 2>"$tmp/err" || return 1
@@ -314,7 +332,7 @@ if command -v jq >/dev/null; then
 else
 	skip_test "plan --log marks" "no jq"
 fi
-SDXL="$TESTS_DIR/diag/cases3/a-sdxl-model-load-low-vram-not-applicable"
+SDXL="$TESTS_DIR/diag/cases-plan-phase/a-sdxl-model-load-low-vram-not-applicable"
 sdxl_exhausted() {
 	"$OOMFIX" diagnose --json --job "$SDXL/job.yaml" "$SDXL/train.log" >"$tmp/sx.json" || return 1
 	jq -e '.first_fix == null and .fixes_exhausted == true' "$tmp/sx.json" >/dev/null || return 1

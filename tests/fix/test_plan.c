@@ -339,6 +339,24 @@ static void test_names(void **state)
 	assert_int_equal(fix_by_name("next"), FIX_NONE);
 	assert_int_equal(fix_by_name(NULL), FIX_NONE);
 	assert_null(fix_name(FIX_NONE));
+	/* one timing vocabulary: the row of each timing is its own, with every text filled */
+	static const char *const names[] = { NULL, "before_training", "first_steps", "sampling",
+					     "intermittent", "environment" };
+	for (int t = 0; t < DIAG_T_COUNT; t++) {
+		assert_int_equal(diag_timings[t].id, t);
+		if (t == DIAG_T_NONE) {
+			assert_null(diag_timing_name(DIAG_T_NONE));
+			assert_int_equal(diag_timing_letter(DIAG_T_NONE), 0);
+			assert_string_equal(diag_timing_words(DIAG_T_NONE), "");
+			continue;
+		}
+		assert_string_equal(diag_timing_name((enum diag_timing)t), names[t]);
+		assert_int_equal(diag_timing_letter((enum diag_timing)t), 'A' + t - 1);
+		assert_true(diag_timings[t].words && diag_timings[t].cause && diag_timings[t].change &&
+			    diag_timings[t].cause_brief && diag_timings[t].change_brief);
+	}
+	assert_null(diag_timing_name(DIAG_T_COUNT));
+	assert_int_equal(diag_timing_letter(DIAG_T_COUNT), 0);
 }
 
 /* Every fixture, every failing phase and timing: the first fix acts on the phase that failed
@@ -530,10 +548,89 @@ static void test_shared_cases(void **state)
 	assert_true(n >= 12);
 }
 
+/* One decision, every front end (SPEC §3.4): a case per answer of the closed set, each with the
+ * fix it carries and a phrase of the words every front end prints for it. */
+static void test_decision_table(void **state)
+{
+	(void)state;
+	struct loaded big, done;
+	load("legacy_accum.yaml", &big);  /* nothing rolled back yet: gradient checkpointing off */
+	load("conservative.yaml", &done); /* every step of the plan already done */
+	struct diag_result b = verdict(DIAG_T_FIRST_STEPS, DIAG_P_TRAINING, 0);
+	struct diag_result e = verdict(DIAG_T_ENVIRONMENT, DIAG_P_TRAINING, 0);
+	struct diag_result unknown = verdict(DIAG_T_NONE, DIAG_P_NONE, 0);
+	unknown.oom = true; /* an OOM whose log does not show when */
+	struct diag_result none = verdict(DIAG_T_NONE, DIAG_P_NONE, 0);
+	struct diag_result skipped = verdict(DIAG_T_INTERMITTENT, DIAG_P_TRAINING, 0);
+	skipped.survived = true;
+	b.failed_step = 3;
+	static const struct {
+		const char *what;
+		int job; /* 0 none, 1 legacy_accum, 2 conservative */
+		int v;   /* 0 no log, 1 B, 2 E, 3 unknown, 4 no OOM, 5 survived, 6 skip ends the log */
+		bool untried;
+		enum plan_next answer;
+		enum fix_id fix;
+		const char *words;
+	} t[] = {
+		{ "fix for the verdict", 1, 1, false, PLAN_NEXT_APPLY, FIX_GRADIENT_CHECKPOINTING,
+		  "Next change: gradient_checkpointing" },
+		{ "no log: the plan's first step", 1, 0, false, PLAN_NEXT_APPLY,
+		  FIX_GRADIENT_CHECKPOINTING, "Next change: gradient_checkpointing" },
+		{ "E: fresh worker", 1, 2, false, PLAN_NEXT_FRESH_WORKER, FIX_FRESH_WORKER,
+		  "fresh worker" },
+		{ "E on a conservative job", 2, 2, false, PLAN_NEXT_FRESH_WORKER, FIX_FRESH_WORKER,
+		  "fresh worker" },
+		{ "timing unknown: no fix on a guess", 1, 3, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
+		  "does not show when" },
+		{ "timing unknown, no job", 0, 3, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
+		  "no change is chosen on a guess" },
+		{ "a skip banner ends the log", 1, 6, false, PLAN_NEXT_WHEN_UNKNOWN, FIX_NONE,
+		  "does not show whether the run went on" },
+		{ "nothing left for the phase", 2, 1, false, PLAN_NEXT_EXHAUSTED, FIX_NONE,
+		  "exhausted for this phase (training)" },
+		{ "no log, every step done", 2, 0, false, PLAN_NEXT_EXHAUSTED, FIX_NONE,
+		  "no step of the plan is left" },
+		{ "not a GPU OOM", 1, 4, false, PLAN_NEXT_NOT_OOM, FIX_NONE,
+		  "no GPU out-of-memory" },
+		{ "the run survived", 1, 5, false, PLAN_NEXT_SURVIVED, FIX_DROP_LARGEST_BUCKET,
+		  "survived" },
+		{ "the last change not tried yet", 1, 1, true, PLAN_NEXT_UNTRIED, FIX_NONE,
+		  "has not been tried yet" },
+		{ "untried wins over E", 1, 2, true, PLAN_NEXT_UNTRIED, FIX_NONE, "not been tried" },
+	};
+	struct diag_result open = verdict(DIAG_T_NONE, DIAG_P_TRAINING, 0);
+	open.oom = true;
+	open.failed_step = 337;
+	open.unknown = DIAG_U_SKIP_OUTCOME;
+	const struct diag_result *vs[] = { NULL, &b, &e, &unknown, &none, &skipped, &open };
+	bool seen[PLAN_NEXT_COUNT] = { false };
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		const struct job *j = t[i].job == 1 ? big.j : t[i].job == 2 ? done.j : NULL;
+		struct plan p;
+		char words[768];
+		plan_build(j, vs[t[i].v], &p);
+		struct plan_decision d = plan_decide(&p, vs[t[i].v], t[i].untried);
+		plan_decision_text(&d, &p, j, words, sizeof words);
+		if (d.what != t[i].answer || d.fix != t[i].fix || !strstr(words, t[i].words))
+			fail_msg("%s: got %s/%s \"%s\", expected %s/%s \"…%s…\"", t[i].what,
+				 plan_next_name(d.what), fix_name(d.fix) ? fix_name(d.fix) : "-", words,
+				 plan_next_name(t[i].answer),
+				 fix_name(t[i].fix) ? fix_name(t[i].fix) : "-", t[i].words);
+		seen[d.what] = true;
+	}
+	for (int a = 0; a < PLAN_NEXT_COUNT; a++)
+		if (!seen[a])
+			fail_msg("no case gives the answer %s", plan_next_name((enum plan_next)a));
+	unload(&big);
+	unload(&done);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_decision_table),
 		cmocka_unit_test(test_first_fix_image),
 		cmocka_unit_test(test_first_fix_video),
 		cmocka_unit_test(test_first_fix_when_done),

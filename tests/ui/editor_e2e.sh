@@ -97,9 +97,9 @@ keys utf q
 
 # 3. at 80x24 the marked timing row and its first change are on screen for every verdict
 CASES=$HERE/../diag
-for v in "C|cases/c-sampling-after-save|C while sampling|lighter sampling, then" \
-	 "D|cases/d-skips-survived|D later, or skips|drop the largest bucket" \
-	 "E|cases2/e-cublas-model-load-conservative|E environment|fresh worker; escalate"; do
+for v in "C|cases-verdicts/c-sampling-after-save|C while sampling|lighter sampling, then" \
+	 "D|cases-verdicts/d-skips-survived|D later, or skips|drop the largest bucket" \
+	 "E|cases-archs-captures/e-cublas-model-load-conservative|E environment|fresh worker; escalate"; do
 	IFS='|' read -r id dir when change <<< "$v"
 	fresh "t$id"
 	cp "$CASES/$dir/train.log" "$WORK/t$id/case.log"
@@ -122,7 +122,7 @@ keys tbig q
 # 4. long lines: the evidence is shown whole, the log scrolls sideways (>) or wraps (W)
 fresh long
 cp "$HERE/../../examples/train.log" "$WORK/long/ex.log"
-cp "$CASES/cases2/missing-control-image/train.log" "$WORK/long/miss.log"
+cp "$CASES/cases-archs-captures/missing-control-image/train.log" "$WORK/long/miss.log"
 start long long 120 40 "" ex.log
 wait_for long "Evidence" > /dev/null
 keys long n # not the settings from the log now

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the diag test cases under tests/diag/cases/ (train.log + expect.json each).
+"""Writes the diag test cases under tests/diag/cases-verdicts/ (train.log + expect.json each).
 
 The logs are small, invented trainer runs, one per rule or trap of the diagnosis. They are
 committed; run this again after changing a case and review the diff.
@@ -12,7 +12,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "cases")
+OUT = os.path.join(HERE, "cases-verdicts")
 
 OOM_MSG = ("CUDA out of memory. Tried to allocate {alloc}. GPU 0 has a total capacity of "
            "23.64 GiB of which {free} is free. Process 4242 has 22.10 GiB memory in use. Of the "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the second set of diagnosis cases under tests/diag/cases2/ (job.yaml, train.log and
+"""Writes the second set of diagnosis cases under tests/diag/cases-archs-captures/ (job.yaml, train.log and
 expect.json each), run through `oomfix diagnose --job JOB --json` like the shared cases.
 
 Each case is an invented AI Toolkit run in a style or wording the first set does not cover:
@@ -16,7 +16,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "cases2")
+OUT = os.path.join(HERE, "cases-archs-captures")
 ROOT = "/app/ai-toolkit"
 PKG = "/usr/local/lib/python3.12/dist-packages"
 
@@ -623,7 +623,7 @@ case("d-200k-frames-one-line", j, None,
          generated_log=True,
          notes="One physical line of 200 000 training-bar frames (last shows 199999), the error glued "
                "to it: D at step 200000. 17 MB, so it is not committed: the runner writes it with "
-               "make_cases2.py --log."),
+               "make_cases_archs_captures.py --log."),
      raw=big, gz=True)
 
 # 25. Decoys in the config echo: an abort message as a prompt, a folder cuda_out_of_memory_examples.
@@ -769,9 +769,10 @@ case("a-torch-oom-only-baseline", j,
      echo(j) + load_msgs("HiDream E1") + LORA + dataset(ROOT + "/datasets/hidream_e1_edit", 768)
      + ["Generating baseline samples before training"] + other_bars("Generating Samples", 0, 0, 4)
      + ejr_box("Allocation on device ") + tb(F_BASELINE, "torch.OutOfMemoryError: Allocation on device "),
-     exp(True, "before_training", "baseline_sampling", None, ["torch_oom"], "image",
-         ["lighter_sampling", "disable_sampling"],
-         notes="torch.OutOfMemoryError with the short 'Allocation on device' text: torch_oom alone."))
+     exp(True, "before_training", "baseline_sampling", None, ["allocation_on_device", "torch_oom"],
+         "image", ["lighter_sampling", "disable_sampling"],
+         notes="torch.OutOfMemoryError with the short 'Allocation on device' text: torch_oom, and "
+               "the bare text is itself a signature (SPEC 3.6, ComfyUI prints it alone)."))
 
 # 36. 0 bytes free in the baseline sample of a conservative video job, another process holds memory.
 j = job("wan21_small_clips", "wan21:1b", res=(480,), frames=33, low_vram=False, sw=832, sh=480, sframes=33)

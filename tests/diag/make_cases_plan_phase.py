@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the third set of diagnosis cases under tests/diag/cases3/ (job.yaml, train.log and
+"""Writes the third set of diagnosis cases under tests/diag/cases-plan-phase/ (job.yaml, train.log and
 expect.json each), run through `oomfix diagnose [--job JOB] --json` and `oomfix plan --json --log`.
 
 The first two sets cover the common archs and captures. These cover what they left out:
@@ -20,7 +20,7 @@ The first two sets cover the common archs and captures. These cover what they le
 
 expect.json holds the verdict worked out by hand from SPEC §3 before oomfix was run on it;
 "notes" says why, and names the judgement where the SPEC leaves a choice. The logs are made up
-but keep the trainer's own wording (aitk-reference §d). The helpers come from make_cases2.py.
+but keep the trainer's own wording (aitk-reference §d). The helpers come from make_cases_archs_captures.py.
 
 Run it again after changing a case and review the diff; the logs are committed.
 """
@@ -30,9 +30,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import make_cases2 as m2  # noqa: E402  (its helpers: job, echo, bars, tracebacks, messages)
+import make_cases_archs_captures as m2  # noqa: E402  (its helpers: job, echo, bars, tracebacks, messages)
 
-OUT = os.path.join(HERE, "cases3")
+OUT = os.path.join(HERE, "cases-plan-phase")
 ROOT, PKG = m2.ROOT, m2.PKG
 job, job_yaml, echo, webbar, tframe = m2.job, m2.job_yaml, m2.echo, m2.webbar, m2.tframe
 ui_bars, cr_bars, other_bars, dataset = m2.ui_bars, m2.cr_bars, m2.other_bars, m2.dataset

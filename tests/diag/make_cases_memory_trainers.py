@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the fourth set of diagnosis cases under tests/diag/cases4/ (job.yaml, train.log and
+"""Writes the fourth set of diagnosis cases under tests/diag/cases-memory-trainers/ (job.yaml, train.log and
 expect.json each), run through `oomfix diagnose [--job JOB] --json`.
 
 These cover what logs from the field showed the first three sets missed (SPEC §3.6):
@@ -18,7 +18,7 @@ These cover what logs from the field showed the first three sets missed (SPEC §
 
 expect.json holds the verdict worked out by hand from SPEC §3 before oomfix was run on it, and
 "memory" the account computed here from the message's numbers (sz() reads a size the way torch
-prints it). The logs are made up in the trainers' own wording. Helpers come from make_cases2.py.
+prints it). The logs are made up in the trainers' own wording. Helpers come from make_cases_archs_captures.py.
 
 Run it again after changing a case and review the diff; the logs are committed.
 """
@@ -27,9 +27,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import make_cases2 as m2  # noqa: E402
+import make_cases_archs_captures as m2  # noqa: E402
 
-OUT = os.path.join(HERE, "cases4")
+OUT = os.path.join(HERE, "cases-memory-trainers")
 ROOT, PKG = m2.ROOT, m2.PKG
 job, echo, tframe, ui_bars, cr_bars = m2.job, m2.echo, m2.tframe, m2.ui_bars, m2.cr_bars
 other_bars, dataset, ejr_box, tb, LORA = m2.other_bars, m2.dataset, m2.ejr_box, m2.tb, m2.LORA
@@ -462,9 +462,10 @@ assert misspelt.startswith("jobs:")
 case("f-misspelt-jobs-key-diagnosed-anyway", misspelt,
      echo(j) + m2.load_msgs("flux") + LORA + dataset(ROOT + "/datasets/m") +
      ui_bars(N, 0, 2, 3000) + fatal(MSG, F_TRAIN),
-     exp(True, "first_steps", "training", 3, OOM3, None, ANY_B,
+     exp(True, "first_steps", "training", 3, OOM3, "image", ANY_B,
          notes="--job names a file whose top-level key is 'jobs': exit 0, the log diagnosed "
-               "without the job (no kind), the job's problem in job_error.",
+               "without the job, the job's problem in job_error; its model.arch (flux) is "
+               "still readable, so the kind is image.",
          job_error={"message": "not an AI Toolkit job"}))
 
 utf16 = ("\n".join(echo(job("utf16", "flux"))[:3] + ["Error running job: " + MSG]) + "\n")
