@@ -39,12 +39,12 @@ GC_OFF_MULT = 8.0
 KEPT_BF16 = 0.02
 BLOCK_SHARE = 0.03
 LORA_PER_RANK = 1.4
-ROUGH_BAND = 0.15
+ROUGH_BAND = 0.3
 
 # Priors for the parts no point measures (GiB per token or per pixel); said "rough" in output.
 IMAGE_DEC, IMAGE_ENC = 2.4e-6, 1.2e-6
 VIDEO_DEC, VIDEO_ENC = 2.0e-7, 1.0e-7
-SAMP_SHARE = 0.3       # one sampling pass per token, as a share of a training step's activations
+SAMP_SHARE = 0.06      # one sampling pass per token, as a share of a training step's activations
 DEFAULT_ACT = 2.5e-4   # GiB per token for a family without points
 VIDEO_FAMILIES = {"wan", "ltx"}
 
@@ -146,16 +146,23 @@ def estimate(p, a, fam):
     resident = (0 if (low and a["park"]) else tq * tr_share * experts_train) + eq * te_share
     load = max(step_tr, step_te, resident) + aux + CONTEXT_GIB
     cache = resident + aux + pixels * fam["enc"] + CONTEXT_GIB
-    out = {"model_load": load, "caching": cache, "training": train}
+    out = {"model_load": load, "caching": cache, "training": train,
+           "_w_training": w_train, "_w_caching": resident + aux}
     if p["sample"]:
         s = p["sample"]
         s_lf = 1
         s_tokens = s / a["tok_px"] * s / a["tok_px"] * a["tok_mult"] * s_lf
         cfg = 2.0 if a["cfg"] else 1.0
         experts_sample = 1 if (low and a["one_expert"]) else a["experts"]
-        out["sampling"] = (tq * tr_share * experts_sample + (eq * te_share if te_gpu else 0) + aux
-                           + lora_w + lora_state + cfg * s_tokens * fam["samp"]
-                           + s * s * fam["dec"] + CONTEXT_GIB)
+        s_weights = tq * tr_share * experts_sample + (eq * te_share if te_gpu else 0) + aux
+        s_opt = lora_w + lora_p * opt_bytes(p["optimizer"]) / GIB
+        denoise = s_weights + s_opt + cfg * s_tokens * fam["samp"]
+        decode = s * s * fam["dec"]
+        if low and a["park"]:
+            out["sampling"] = max(denoise, aux + s_opt + decode) + CONTEXT_GIB
+        else:
+            out["sampling"] = denoise + decode + CONTEXT_GIB
+        out["_w_sampling"] = s_weights
     return out
 
 
@@ -330,6 +337,11 @@ def normalise(r, archs):
         peak = sum(nums[:2]) / len(nums[:2]) if "-" in pk.split("(")[0] else nums[0]
         if pk.strip().startswith(">"):
             peak *= 1.04
+    if (not aitk and peak_phase == "training" and r["resolution"] == "unknown" and
+            r["batch_size"] == "unknown"):
+        peak = None  # a training peak without its resolution or batch says nothing per token
+        if card_gib is None:
+            return None, "a peak without its resolution or batch"
     if outcome is None and peak is None:
         return None, "neither an outcome nor a peak"
     if not aitk and card_gib is None and peak is None:
@@ -345,11 +357,17 @@ def normalise(r, archs):
 
 
 def judged(phases, p):
-    """The number a point is judged by: the peak over the phases for an AI Toolkit run (its
-    loader is the one modelled), the training phase for another trainer's."""
-    if p["peak"] is not None and p["peak_phase"] == "caching":
-        return phases["caching"]
-    return max(phases.values()) if p["aitk"] else phases["training"]
+    """The number a point's outcome is judged by: the peak over the phases for an AI Toolkit run
+    (its loader is the one modelled), the training phase for another trainer's."""
+    if p["aitk"]:
+        return max(v for k, v in phases.items() if not k.startswith("_"))
+    return phases["training"]
+
+
+def judged_peak(phases, p):
+    """The phase a reported peak is compared with, and the weights in it."""
+    ph = p["peak_phase"]
+    return phases[ph], phases["_w_" + ph]
 
 
 # ---- the fit ------------------------------------------------------------------------------------
@@ -365,12 +383,13 @@ def score(points, archs, fam_name, act):
     miss, errs = 0.0, []
     for p in points:
         a = find_arch(archs, p["arch"], p["variant"])
-        v = judged(estimate(p, a, fam), p)
+        ph = estimate(p, a, fam)
+        v = judged(ph, p)
         if p["outcome"] and p["card_gib"]:
             if (v <= p["card_gib"]) != (p["outcome"] == "fits"):
                 miss += p["weight"]
         if p["peak"] is not None:
-            errs.append(abs(math.log(v / p["peak"])))
+            errs.append(abs(math.log(judged_peak(ph, p)[0] / p["peak"])))
     return miss, (statistics.mean(errs) if errs else 0.0)
 
 
@@ -415,22 +434,28 @@ def main():
         fp = [p for p in points if find_arch(archs, p["arch"], p["variant"])["family"] == fname]
         act = fit(fp, archs, fname) if fp else DEFAULT_ACT
         coeffs[fname] = family_coeffs(fname, act)
-        rel = []
+        rel, tot = [], []
         for p in fp:
             a = find_arch(archs, p["arch"], p["variant"])
-            v = judged(estimate(p, a, coeffs[fname]), p)
-            p["pred"] = v
+            ph = estimate(p, a, coeffs[fname])
+            p["pred"] = judged(ph, p)
+            for k in ("model_load", "caching", "training", "sampling"):
+                p["pred_" + k] = ph.get(k)
             if p["peak"] is not None:
-                rel.append((p["peak"] - v) / v)
+                v, w = judged_peak(ph, p)
+                p["pred_peak"] = v
+                # The spread of the part that is not arithmetic: what is over the weights.
+                rel.append((p["peak"] - v) / (v - w))
+                tot.append((p["peak"] - v) / v)
         # The band: the spread of the peak residuals; with five or more, the most extreme one
         # on each side is left out (one odd report should not make every answer "tight").
         trimmed = sorted(rel)[1:-1] if len(rel) >= 5 else rel
-        floor = 0.05 if len(rel) >= 3 else ROUGH_BAND  # one or two peaks show no spread
-        lo = max(floor, min(0.3, -min(trimmed))) if trimmed else ROUGH_BAND
-        hi = max(floor, min(0.3, max(trimmed))) if trimmed else ROUGH_BAND
+        floor = 0.1 if len(rel) >= 3 else ROUGH_BAND  # one or two peaks show no spread
+        lo = max(floor, min(0.6, -min(trimmed))) if trimmed else ROUGH_BAND
+        hi = max(floor, min(0.6, max(trimmed))) if trimmed else ROUGH_BAND
         max_bucket = max((p["res"] for p in fp), default=1024.0)
         max_frames = max((p["frames"] for p in fp), default=1)
-        stats[fname] = {"points": len(fp), "rel": rel, "lo": lo, "hi": hi,
+        stats[fname] = {"points": len(fp), "rel": rel, "tot": tot, "lo": lo, "hi": hi,
                         "max_bucket": max_bucket, "max_frames": max_frames}
 
     # The table the program compiles in.
@@ -462,7 +487,8 @@ def main():
 
     cols = ["id", "arch", "variant", "aitk", "quantize", "qtype", "quantize_te", "qtype_te",
             "low_vram", "offload_te", "res", "batch", "gc", "rank", "frames", "optimizer",
-            "te_mode", "sample", "card_gib", "outcome", "weight", "peak", "peak_phase", "pred"]
+            "te_mode", "sample", "card_gib", "outcome", "weight", "peak", "peak_phase", "pred",
+            "pred_model_load", "pred_caching", "pred_training", "pred_sampling"]
     lines = ["\t".join(cols)]
     for p in points:
         vals = []
@@ -504,14 +530,15 @@ def main():
         for p in points:
             res = ""
             if p["peak"] is not None:
-                res = "%+.0f%%" % (100 * (p["peak"] - p["pred"]) / p["pred"])
+                res = "%+.0f%%" % (100 * (p["peak"] - p["pred_peak"]) / p["pred_peak"])
             if p["outcome"] and p["card_gib"]:
                 ok = (p["pred"] <= p["card_gib"]) == (p["outcome"] == "fits")
                 res += (" " if res else "") + ("right" if ok else "WRONG")
             print("%-5s %-22s %-8s %8s %8s %8.1f  %s" % (
                 p["id"], p["arch"] + ("" if p["variant"] == "-" else " " + p["variant"]),
                 p["outcome"] or "-", fmt(p["card_gib"]) if p["card_gib"] else "-",
-                fmt(p["peak"]) if p["peak"] is not None else "-", p["pred"], res))
+                fmt(p["peak"]) if p["peak"] is not None else "-",
+                p["pred_peak"] if p["peak"] is not None else p["pred"], res))
         print()
         for pid, arch, why in left_out:
             print("left out %-5s %-30s %s" % (pid, arch, why))
@@ -525,7 +552,7 @@ def main():
                                           "band"))
     for fname in families:
         s = stats[fname]
-        rel = [abs(x) for x in s["rel"]]
+        rel = [abs(x) for x in s["tot"]]
         print("%-8s %6d %14s %7s %8s   -%d%%/+%d%%" % (
             fname, s["points"], fmt(coeffs[fname]["act"]),
             ("%.0f%%" % (100 * statistics.median(rel))) if rel else "-",

@@ -20,6 +20,7 @@ int cmd_jobs(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
 
 /* Shared by the subcommands (cmd_aitk.c). */
 struct source;

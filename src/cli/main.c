@@ -22,6 +22,8 @@ static void usage(FILE *fp)
 		"  oomfix plan [--log LOG] [--json] JOB    checklist, rollback plan and first fix\n"
 		"  oomfix fix [--log LOG] [--diff] [-o OUT | -i] JOB FIX...\n"
 		"                                          apply fixes (FIX is an id or 'next')\n"
+		"  oomfix estimate [--vram GB | --gpu N] [--json] [--apply [-o OUT | -i]] JOB\n"
+		"                                          will it fit the card, and if not, what to change\n"
 		"  oomfix get JOB PATH                     print a value, e.g. config.process[0].train.batch_size\n"
 		"  oomfix set [-o OUT | -i] JOB PATH=VALUE...\n"
 		"                                          change values (VALUE is YAML)\n"
@@ -57,6 +59,7 @@ static const struct {
 	{ "queue", cmd_queue },
 	{ "restore", cmd_restore },
 	{ "runs", cmd_runs },
+	{ "estimate", cmd_estimate },
 };
 
 /* Takes `--aitk DIR` out of argv wherever it is (before a "--"), so every subcommand and the UI

@@ -52,12 +52,13 @@ struct est_family {
 
 /* Constants of the model (the same in scripts/calibrate.py). */
 static const double CONTEXT_GIB = 0.45;     /* CUDA context and cuBLAS workspace */
-static const double GC_OFF_MULT = 8.0;      /* activations without gradient checkpointing */
+static const double GC_OFF_MULT = 8.0;      /* activations without gradient checkpointing (one
+						* point, H05: rough) */
 static const double KEPT_BF16 = 0.02;       /* share of weights a quantizer leaves in bf16 */
 static const double BLOCK_SHARE = 0.03;     /* one transformer block, quantized on the GPU */
 static const double LORA_PER_RANK = 1.4;    /* LoRA parameters per rank per (params / hidden) */
 static const double LOAD_BAND = 0.04;       /* weights are arithmetic: a few percent */
-static const double ROUGH_BAND = 0.15;
+static const double ROUGH_BAND = 0.3;
 
 static const struct est_arch *find_row(const struct job *j)
 {
@@ -192,13 +193,16 @@ static int64_t to_bytes(double gib)
 	return (int64_t)llround(gib * GIB);
 }
 
-static void set_phase(struct est_phase_est *p, double gib, double lo, double hi, int points,
-		      enum est_basis basis)
+/* A phase of `gib`, of which `weights` is arithmetic (± LOAD_BAND) and the rest calibrated
+ * (−lo, +hi of itself). */
+static void set_phase(struct est_phase_est *p, double gib, double weights, double lo, double hi,
+		      int points, enum est_basis basis)
 {
+	double rest = gib - weights;
 	p->on = true;
 	p->bytes = to_bytes(gib);
-	p->low = to_bytes(gib * (1.0 - lo));
-	p->high = to_bytes(gib * (1.0 + hi));
+	p->low = to_bytes(weights * (1.0 - LOAD_BAND) + rest * (1.0 - lo));
+	p->high = to_bytes(weights * (1.0 + LOAD_BAND) + rest * (1.0 + hi));
 	p->points = points;
 	p->basis = basis;
 }
@@ -263,7 +267,11 @@ int estimate_job(const struct job *j, struct estimate *out)
 	double tokens = (res / a->tok_px) * (res / a->tok_px) * a->tok_mult * lframes;
 
 	/* The adapter and its optimizer state. */
+	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
+	 * full fine-tune. */
 	const struct doc_node *net = pget(j, "network");
+	if (!net)
+		net = pget(j, "adapter");
 	double lora_p, lora_w, lora_state;
 	const char *opt = pstr(j, "train.optimizer", "adamw");
 	if (net) {
@@ -331,8 +339,14 @@ int estimate_job(const struct job *j, struct estimate *out)
 	double s_tokens = s_w / a->tok_px * s_h / a->tok_px * a->tok_mult * s_lf;
 	double cfg = a->cfg && pnum(j, "sample.guidance_scale", 4.0) > 1.0 ? 2.0 : 1.0;
 	int experts_sample = low && a->one_expert ? 1 : a->experts;
-	double sample = tq * tr_share * experts_sample + (te_gpu ? eq * te_share : 0) + aux +
-			lora_w + lora_state + cfg * s_tokens * f->samp + s_w * s_h * s_frames * f->dec +
+	double s_weights = tq * tr_share * experts_sample + (te_gpu ? eq * te_share : 0) + aux;
+	/* Gradients are freed by then; the optimizer state stays. With low_vram the archs that
+	 * park the transformer offload it for the VAE decode (wan21.py's
+	 * AggressiveWanUnloadPipeline; qwen_image tiles the decode). */
+	double s_opt = lora_w + lora_p * opt_bytes(opt) / GIB;
+	double denoise = s_weights + s_opt + cfg * s_tokens * f->samp;
+	double decode = s_w * s_h * s_frames * f->dec;
+	double sample = (low && a->park ? fmax(denoise, aux + s_opt + decode) : denoise + decode) +
 			CONTEXT_GIB;
 
 	/* Bands and bases. */
@@ -350,17 +364,20 @@ int estimate_job(const struct job *j, struct estimate *out)
 	}
 	if (out->notes & (EST_NOTE_FULL_FT | EST_NOTE_QTYPE)) {
 		tb = tb == EST_CALIBRATED ? EST_ROUGH : tb;
-		hi = fmax(hi, ROUGH_BAND * 2);
+		hi = fmax(hi, ROUGH_BAND);
 		lo = fmax(lo, ROUGH_BAND);
 	}
-	double wl = a->nominal ? ROUGH_BAND : LOAD_BAND;
-	set_phase(&out->phase[EST_MODEL_LOAD], load, wl, wl + (ara ? ROUGH_BAND : 0), f->points,
-		  a->nominal ? EST_ROUGH : EST_CALIBRATED);
-	set_phase(&out->phase[EST_CACHING], cache, ROUGH_BAND, ROUGH_BAND, f->points, EST_ROUGH);
-	set_phase(&out->phase[EST_TRAINING], train, lo, hi + (ara ? ROUGH_BAND / 2 : 0), f->points, tb);
+	/* Nominal parameter counts are not arithmetic: the weights take the rough band too. */
+	double wl = a->nominal ? ROUGH_BAND / 2 : 0;
+	double ara_hi = ara ? ROUGH_BAND : 0;
+	set_phase(&out->phase[EST_MODEL_LOAD], load, a->nominal ? 0 : load - CONTEXT_GIB, wl,
+		  wl + ara_hi, f->points, a->nominal ? EST_ROUGH : EST_CALIBRATED);
+	set_phase(&out->phase[EST_CACHING], cache, resident + aux, ROUGH_BAND, ROUGH_BAND, f->points,
+		  EST_ROUGH);
+	set_phase(&out->phase[EST_TRAINING], train, w_train, lo, hi + ara_hi, f->points, tb);
 	if (sampling)
-		set_phase(&out->phase[EST_SAMPLING], sample, ROUGH_BAND, ROUGH_BAND, f->points,
-			  EST_ROUGH);
+		set_phase(&out->phase[EST_SAMPLING], sample, s_weights, ROUGH_BAND, ROUGH_BAND,
+			  f->points, EST_ROUGH);
 	out->peak = EST_MODEL_LOAD;
 	for (int p = 1; p < EST_NPHASES; p++)
 		if (out->phase[p].on && out->phase[p].bytes > out->phase[out->peak].bytes)
