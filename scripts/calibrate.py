@@ -445,7 +445,8 @@ def main():
                 v, w = judged_peak(ph, p)
                 p["pred_peak"] = v
                 # The spread of the part that is not arithmetic: what is over the weights.
-                rel.append((p["peak"] - v) / (v - w))
+                if p["res"] <= 1280:  # a far bucket widens extrapolated answers only
+                    rel.append((p["peak"] - v) / (v - w))
                 tot.append((p["peak"] - v) / v)
         # The band: the spread of the peak residuals; with five or more, the most extreme one
         # on each side is left out (one odd report should not make every answer "tight").
