@@ -107,7 +107,8 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
 
 /* The shortest path to a fitting job: the first change that acts on the phase that does not
  * fit (SPEC §3.4's decision, est_next_fix), applied to an in-memory copy of the job and estimated
- * again, until it fits or nothing that acts on that phase is left. */
+ * again, until it fits or nothing that acts on that phase is left. A job that is tight takes
+ * the next change too while there is one (and stays tight when there is none). */
 #define EST_MAX_PATH 16
 struct est_step {
 	enum fix_id fix;
@@ -119,8 +120,9 @@ struct est_step {
 struct est_path {
 	size_t n;
 	struct est_step step[EST_MAX_PATH];
-	bool fits;                    /* the job after the path fits (or tight) */
-	bool exhausted;               /* stopped: nothing left that acts on the phase */
+	bool fits;                    /* the job after the path fits (or is tight) */
+	bool exhausted;               /* stopped while it does not fit: nothing left that acts on
+				       * the phase */
 	enum est_phase stuck;         /* that phase, when exhausted */
 	struct doc *doc;              /* the job after the path (owned; NULL when n == 0) */
 	struct job *job;              /* its typed view (owned; NULL when n == 0) */

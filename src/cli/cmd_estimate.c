@@ -259,17 +259,18 @@ static void json_step(struct json *js, const struct est_step *s)
 	json_obj_end(js);
 }
 
-/* One line of the path: "low_vram → model load 11.8 GiB, fits". */
+/* One line of the path: "low_vram (title) → model load 11.8 GiB; peak training 15.0 GiB, fits". */
 static void print_step(size_t i, const struct est_step *s)
 {
-	char b[32];
-	const struct est_phase_est *ph = &s->after.phase[s->at];
-	gib(ph->bytes, b, sizeof b);
+	char b[32], pb[32];
+	gib(s->after.phase[s->phase].bytes, b, sizeof b);
+	gib(s->after.phase[s->after.peak].bytes, pb, sizeof pb);
 	const char *v = s->verdict == EST_V_FITS	? _("fits")
 			: s->verdict == EST_V_TIGHT ? _("tight")
 						    : _("does not fit yet");
-	printf(_("  %zu. %s (%s) → %s %s, %s\n"), i + 1, fix_name(s->fix), _(fix_defs[s->fix].title),
-	       est_phase_label(s->at), b, v);
+	printf(_("  %zu. %s (%s) → %s %s; peak %s %s, %s\n"), i + 1, fix_name(s->fix),
+	       _(fix_defs[s->fix].title), est_phase_label(s->phase), b,
+	       est_phase_label(s->after.peak), pb, v);
 }
 
 /* Writes the job after the path: stdout, OUT, or JOB itself with a journal entry. */
@@ -483,7 +484,7 @@ int cmd_estimate(int argc, char **argv)
 	}
 	enum est_phase at;
 	enum est_verdict verdict = estimate_verdict(&est, card.bytes, &at);
-	if (verdict == EST_V_NO && (rc = estimate_path(j, card.bytes, true, &epath, &e))) {
+	if (verdict != EST_V_FITS && (rc = estimate_path(j, card.bytes, true, &epath, &e))) {
 		err_print(&e, stderr);
 		status = rc;
 		goto done;
@@ -498,6 +499,9 @@ int cmd_estimate(int argc, char **argv)
 		if (!epath.n) {
 			fprintf(stderr, "%s\n", verdict == EST_V_NO
 				? _("oomfix estimate: no change oomfix knows makes it fit; nothing written.")
+				: verdict == EST_V_TIGHT
+				? _("oomfix estimate: it is tight and no change oomfix knows is left; "
+				    "nothing written.")
 				: _("oomfix estimate: it fits already; nothing to change."));
 			status = verdict == EST_V_NO ? ERR_DATA : 0;
 			goto done;
@@ -541,7 +545,7 @@ int cmd_estimate(int argc, char **argv)
 			json_step(&js, &epath.step[i]);
 		json_arr_end(&js);
 		json_key(&js, "path_fits");
-		if (verdict == EST_V_NO)
+		if (verdict != EST_V_FITS)
 			json_bool(&js, epath.fits);
 		else
 			json_null(&js);
@@ -605,10 +609,12 @@ int cmd_estimate(int argc, char **argv)
 				    "before the run (the settings are not what is too big).")
 				: _("Beside them it is tight: stop them or use another card before the run."));
 	}
-	if (verdict == EST_V_NO) {
+	if (verdict != EST_V_FITS) {
 		if (epath.n) {
-			printf("\n%s\n", epath.fits ? _("Shortest path to a job that fits:")
-						    : _("Changes that act on it (still not enough):"));
+			enum est_verdict last = epath.step[epath.n - 1].verdict;
+			printf("\n%s\n", last == EST_V_FITS ? _("Shortest path to a job that fits:")
+					 : last == EST_V_TIGHT ? _("Changes that act on it (tight at the end):")
+							       : _("Changes that act on it (still not enough):"));
 			for (size_t i = 0; i < epath.n; i++)
 				print_step(i, &epath.step[i]);
 			if (!apply)

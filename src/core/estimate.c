@@ -631,12 +631,13 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 	estimate_job(cur, &est);
 	enum est_phase at;
 	enum est_verdict v = estimate_verdict(&est, card, &at);
-	while (v == EST_V_NO && out->n < EST_MAX_PATH) {
+	/* Until it fits: a tight job takes the next change too, while one is left. */
+	while (v != EST_V_FITS && out->n < EST_MAX_PATH) {
 		enum fix_id id = est_next_fix(cur, at);
 		if (id == FIX_NONE) {
-			out->exhausted = true;
+			out->exhausted = v == EST_V_NO;
 			out->stuck = at;
-			return ERR_OK;
+			break;
 		}
 		struct fix_edit_list l;
 		int rc = fix_edits(cur, id, keep_batch, &l, e);
@@ -652,11 +653,12 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 		fix_edits_free(&l);
 		if (rc || !nj) {
 			doc_free(&nd);
-			if (!rc) { /* the fix changed nothing: stop rather than loop */
-				out->exhausted = true;
-				out->stuck = at;
-			}
-			return rc;
+			if (rc)
+				return rc;
+			/* the fix changed nothing: stop rather than loop */
+			out->exhausted = v == EST_V_NO;
+			out->stuck = at;
+			break;
 		}
 		job_free(&out->job);
 		doc_free(&out->doc);
