@@ -26,6 +26,7 @@
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
 #include "oomfix/source.h"
+#include "oomfix/text.h"
 #include "cli.h"
 
 static void estimate_help(FILE *fp)
@@ -154,14 +155,33 @@ static void gib(int64_t b, char *buf, size_t sz)
 	snprintf(buf, sz, "%.1f GiB", (double)b / 1073741824.0);
 }
 
+/* Prints s padded with spaces to `cells` columns as the terminal draws them (Japanese labels
+ * are two cells a character). */
+static void cell(const char *s, int cells, bool right)
+{
+	int w = text_width(s, strlen(s)), pad = cells > w ? cells - w : 0;
+	if (right)
+		printf("%*s%s", pad, "", s);
+	else
+		printf("%s%*s", s, pad, "");
+}
+
 static void print_estimate(const struct estimate *est, int64_t card)
 {
-	printf("  %-12s %10s  %-19s %6s  %s\n", _("phase"), _("estimate"), _("band"), _("card"),
-	       _("basis (points)"));
+	printf("  ");
+	cell(_("phase"), 16, false);
+	cell(_("estimate"), 10, true);
+	printf("  ");
+	cell(_("band"), 19, false);
+	cell(_("card"), 7, true);
+	printf("  %s\n", _("basis (points)"));
 	for (int p = 0; p < EST_NPHASES; p++) {
 		const struct est_phase_est *ph = &est->phase[p];
+		printf("%s ", (int)est->peak == p && ph->on ? "*" : " ");
+		cell(est_phase_label((enum est_phase)p), 16, false);
 		if (!ph->on) {
-			printf("  %-12s %10s\n", est_phase_label((enum est_phase)p), _("off"));
+			cell(_("off"), 10, true);
+			printf("\n");
 			continue;
 		}
 		char b[32], lo[32], hi[32], band[64];
@@ -169,8 +189,9 @@ static void print_estimate(const struct estimate *est, int64_t card)
 		gib(ph->low, lo, sizeof lo);
 		gib(ph->high, hi, sizeof hi);
 		snprintf(band, sizeof band, "%.1f–%s", (double)ph->low / 1073741824.0, hi);
-		printf("%s %-12s %10s  %-19s %5.0f%%  %s (%d)\n", (int)est->peak == p ? "*" : " ",
-		       est_phase_label((enum est_phase)p), b, band,
+		printf("%10s  ", b);
+		cell(band, 19, false);
+		printf(" %5.0f%%  %s (%d)\n",
 		       card > 0 ? 100.0 * (double)ph->bytes / (double)card : 0.0,
 		       est_basis_name(ph->basis), ph->points);
 	}

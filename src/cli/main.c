@@ -22,8 +22,6 @@ static void usage(FILE *fp)
 		"  oomfix plan [--log LOG] [--json] JOB    checklist, rollback plan and first fix\n"
 		"  oomfix fix [--log LOG] [--diff] [-o OUT | -i] JOB FIX...\n"
 		"                                          apply fixes (FIX is an id or 'next')\n"
-		"  oomfix estimate [--vram GB | --gpu N] [--json] [--apply [-o OUT | -i]] JOB\n"
-		"                                          will it fit the card, and if not, what to change\n"
 		"  oomfix get JOB PATH                     print a value, e.g. config.process[0].train.batch_size\n"
 		"  oomfix set [-o OUT | -i] JOB PATH=VALUE...\n"
 		"                                          change values (VALUE is YAML)\n"
@@ -42,6 +40,10 @@ static void usage(FILE *fp)
 		"given with --aitk DIR or the nearest one at or above the working directory; its\n"
 		"LOG may then be left out.\n"
 		"See oomfix(1) for the fixes, the UI keys and the exit codes.\n"), fp);
+	fputs(_("\nBefore the run:\n"
+		"  oomfix estimate [--vram GB | --gpu N] [--json] [--apply [-o OUT | -i]] JOB\n"
+		"                                          will it fit the card, and if not, what to change\n"),
+	      fp);
 }
 
 /* The subcommands, one row each. */
