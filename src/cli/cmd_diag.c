@@ -317,6 +317,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			put_wrapped(buf, width, 0, width);
 		}
 	}
+	if (j)
+		cli_estimate_text(j, r);
 	if (r->truncated) {
 		fputc('\n', stdout);
 		put_wrapped(_("Note: the log changed size while it was read; this verdict covers what "
@@ -328,7 +330,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 }
 
 static void print_json(const struct diag_result *r, const struct plan *p,
-		       const struct err *job_err)
+		       const struct err *job_err, const struct job *job)
 {
 	struct json j;
 
@@ -373,6 +375,8 @@ static void print_json(const struct diag_result *r, const struct plan *p,
 	} else {
 		json_null(&j);
 	}
+	if (job)
+		cli_estimate_json(&j, job, r);
 	json_obj_end(&j);
 	json_finish(&j);
 }
@@ -466,7 +470,7 @@ int cmd_diagnose(int argc, char **argv)
 	if (rc == ERR_OK) {
 		plan_build(j, r, &p);
 		if (as_json)
-			print_json(r, &p, job_bad ? &job_err : NULL);
+			print_json(r, &p, job_bad ? &job_err : NULL, j);
 		else
 			print_report(log, r, j, &p, jobpath, job_bad ? &job_err : NULL);
 		if (fflush(stdout) != 0 || ferror(stdout)) {

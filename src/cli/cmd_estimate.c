@@ -656,3 +656,122 @@ done:
 		status = ERR_IOERR;
 	return status;
 }
+
+/* ---- the estimate beside a diagnosis (plan, diagnose --job) ---------------------------------- */
+
+static enum est_phase phase_of(enum diag_phase p)
+{
+	switch (p) {
+	case DIAG_P_MODEL_LOAD: return EST_MODEL_LOAD;
+	case DIAG_P_CACHING: return EST_CACHING;
+	case DIAG_P_BASELINE_SAMPLING:
+	case DIAG_P_SAMPLING: return EST_SAMPLING;
+	default: return EST_TRAINING;
+	}
+}
+
+/* What the failed run held when it ran out: this job's memory plus the request (a lower bound of
+ * what that phase needed), or -1 when the message does not say. */
+static int64_t measured(const struct diag_result *v)
+{
+	if (!v || !v->oom || !v->memory.present || v->memory.job < 0)
+		return -1;
+	return v->memory.job + (v->memory.requested > 0 ? v->memory.requested : 0);
+}
+
+/* Prints a sentence wrapped to 80 cells, its further lines indented by `indent` + 2. */
+static void para(const char *s, int indent)
+{
+	size_t len = strlen(s);
+	int in = indent;
+	while (len) {
+		size_t next, cut = text_wrap_next(s, len, 80 - in, &next);
+		printf("%*s%.*s\n", in, "", (int)cut, s);
+		s += next;
+		len -= next;
+		in = indent + 2;
+	}
+}
+
+void cli_estimate_text(const struct job *j, const struct diag_result *v)
+{
+	char line[512];
+	struct estimate est;
+	if (!j || estimate_job(j, &est) != ERR_OK)
+		return;
+	printf("\n");
+	if (!est.known) {
+		snprintf(line, sizeof line, _("Estimate: none; oomfix has no memory table for arch "
+					      "'%s'."), j->arch[0] ? j->arch : "?");
+		para(line, 0);
+		return;
+	}
+	const struct est_phase_est *pk = &est.phase[est.peak];
+	char b[32], lo[32], hi[32];
+	gib(pk->bytes, b, sizeof b);
+	gib(pk->low, lo, sizeof lo);
+	gib(pk->high, hi, sizeof hi);
+	snprintf(line, sizeof line, _("Estimate before the run (not a measurement): peak %s at %s "
+				      "(%s to %s, %s, %d points)."), b, est_phase_label(est.peak),
+		 lo, hi, est_basis_name(pk->basis), pk->points);
+	para(line, 0);
+	int64_t card = v && v->memory.present ? v->memory.capacity : -1;
+	if (card > 0) {
+		enum est_phase at;
+		enum est_verdict ver = estimate_verdict(&est, card, &at);
+		char cb[32];
+		gib(card, cb, sizeof cb);
+		snprintf(line, sizeof line, _("On the card of the OOM message (%s): %s at %s."), cb,
+			 ver == EST_V_FITS ? _("fits") : ver == EST_V_TIGHT ? _("tight")
+									   : _("does not fit"),
+			 est_phase_label(at));
+		para(line, 2);
+	}
+	int64_t m = measured(v);
+	if (m > 0) {
+		enum est_phase ph = phase_of(v->phase);
+		char mb[32], eb[32];
+		gib(m, mb, sizeof mb);
+		gib(est.phase[ph].bytes, eb, sizeof eb);
+		snprintf(line, sizeof line, _("Measured when it failed: at least %s at %s (held + "
+					      "requested); estimated %s."), mb, est_phase_label(ph), eb);
+		para(line, 2);
+	}
+}
+
+void cli_estimate_json(struct json *js, const struct job *j, const struct diag_result *v)
+{
+	struct estimate est;
+	json_key(js, "estimate");
+	if (!j || estimate_job(j, &est) != ERR_OK) {
+		json_null(js);
+		return;
+	}
+	json_obj_begin(js);
+	json_key(js, "known");
+	json_bool(js, est.known);
+	if (est.known) {
+		json_phases(js, &est);
+		int64_t card = v && v->memory.present ? v->memory.capacity : -1;
+		json_key(js, "card");
+		if (card > 0)
+			json_int(js, card);
+		else
+			json_null(js);
+		json_key(js, "verdict");
+		json_str(js, card > 0 ? est_verdict_name(estimate_verdict(&est, card, NULL)) : NULL);
+		int64_t m = measured(v);
+		json_key(js, "measured");
+		if (m > 0) {
+			json_obj_begin(js);
+			json_key(js, "phase");
+			json_str(js, est_phase_name(phase_of(v->phase)));
+			json_key(js, "at_least");
+			json_int(js, m);
+			json_obj_end(js);
+		} else {
+			json_null(js);
+		}
+	}
+	json_obj_end(js);
+}
