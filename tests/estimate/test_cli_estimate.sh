@@ -129,6 +129,20 @@ LOG
 run "$tmp/nosmi" estimate --log "$tmp/log.txt" "$flux"
 check "log: the capacity of its OOM message" '[ $rc -eq 0 ] && grep -q "the capacity in the last OOM message" "$tmp/out" && grep -q "Card: 24.0 GiB" "$tmp/out"'
 
+# plan and diagnose --job carry the estimate, and put what the failed run held beside it.
+run "$tmp/nosmi" plan --json --log "$tmp/log.txt" "$flux"
+check "plan --json: the estimate, its verdict on the OOM card and the measurement" 'python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))[\"estimate\"]
+assert d[\"known\"] and abs(d[\"card\"] - 23.99 * 2**30) < 2**20 and d[\"verdict\"] == \"fits\", d
+m = d[\"measured\"]  # the log quantizes: a load; held 21.40 GiB + 2.00 requested
+assert m[\"phase\"] == \"model_load\" and abs(m[\"at_least\"] - 23.40 * 2**30) < 2**24, d
+" "$tmp/out"'
+run "$tmp/nosmi" diagnose --job "$flux" "$tmp/log.txt"
+check "diagnose --job: the estimate beside the verdict" '[ $rc -eq 0 ] && grep -q "Estimate before the run (not a measurement)" "$tmp/out" && grep -q "Measured when it failed: at least" "$tmp/out"'
+run "$tmp/nosmi" diagnose "$tmp/log.txt"
+check "diagnose without a job: no estimate" '! grep -q "Estimate before" "$tmp/out"'
+
 # Bad input.
 run "$tmp/nosmi" estimate --vram big "$flux"
 check "--vram big: usage error" '[ $rc -eq 64 ] && grep -q "big" "$tmp/err"'
