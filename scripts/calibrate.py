@@ -137,6 +137,8 @@ def estimate(p, a, fam):
         step_tr = tr_bf16 + tq * (a["experts"] - 1) if on_gpu else tr_bf16 * BLOCK_SHARE
     else:
         step_tr = 0 if (low and a["park"]) else tr_bf16 * a["experts"]
+    if a["tr_with_te"] == "te_first" and not low:
+        step_tr += eq * te_share
     tr_during_te = a["tr_with_te"] == "yes" or (a["tr_with_te"] == "unless_low_vram" and not low)
     if a["load_te"] == "gpu_bf16":
         te_step = te_bf16
@@ -466,7 +468,8 @@ def main():
          "static const struct est_arch est_archs[] = {"]
     enum_tr = {"gpu": "LT_GPU", "gpu_unless_low_vram": "LT_GPU_UNLESS_LOW_VRAM", "cpu": "LT_CPU"}
     enum_te = {"gpu_bf16": "LE_GPU_BF16", "cpu_quant": "LE_CPU_QUANT"}
-    enum_wt = {"yes": "WT_YES", "no": "WT_NO", "unless_low_vram": "WT_UNLESS_LOW_VRAM"}
+    enum_wt = {"yes": "WT_YES", "no": "WT_NO", "unless_low_vram": "WT_UNLESS_LOW_VRAM",
+               "te_first": "WT_TE_FIRST"}
     b = lambda x: "true" if x else "false"
     for a in archs:
         h.append('\t{ "%s", "%s", "%s", %s, %s, %d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '

@@ -17,7 +17,7 @@
 
 enum load_tr { LT_GPU, LT_GPU_UNLESS_LOW_VRAM, LT_CPU };
 enum load_te { LE_GPU_BF16, LE_CPU_QUANT };
-enum with_te { WT_YES, WT_NO, WT_UNLESS_LOW_VRAM };
+enum with_te { WT_YES, WT_NO, WT_UNLESS_LOW_VRAM, WT_TE_FIRST };
 
 struct est_arch {
 	const char *arch, *variant, *family;
@@ -307,6 +307,8 @@ int estimate_job(const struct job *j, struct estimate *out)
 	} else {
 		step_tr = low && a->park ? 0 : tr_bf16 * a->experts;
 	}
+	if (a->tr_with_te == WT_TE_FIRST && !low) /* hidream: Llama first, kept on the GPU */
+		step_tr += eq * te_share;
 	bool tr_during_te = a->tr_with_te == WT_YES || (a->tr_with_te == WT_UNLESS_LOW_VRAM && !low);
 	double te_step;
 	if (a->load_te == LE_GPU_BF16)

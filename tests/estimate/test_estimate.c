@@ -314,6 +314,12 @@ static void test_load_peaks(void **state)
 	estimate_of("flux", "        quantize: true\n        low_vram: true\n", "", "", &lv);
 	assert_true(gib_of(est.phase[EST_MODEL_LOAD].bytes) > 22.2);
 	assert_true(lv.phase[EST_MODEL_LOAD].bytes < est.phase[EST_MODEL_LOAD].bytes);
+	/* HiDream loads Llama first and keeps it (quantized) on the GPU while its bf16 transformer
+	 * is quantized there, unless low_vram (hidream_model.py:112-122,134-135). */
+	estimate_of("hidream", "        quantize: true\n", "", "", &est);
+	estimate_of("hidream", "        quantize: true\n        low_vram: true\n", "", "", &lv);
+	assert_true(gib_of(est.phase[EST_MODEL_LOAD].bytes) > 31.7 + 7.5);
+	assert_true(gib_of(lv.phase[EST_MODEL_LOAD].bytes) < 31.7);
 	/* Chroma has no low_vram path (chroma_model.py:177): the flag changes nothing. */
 	estimate_of("chroma", "        quantize: true\n", "", "", &est);
 	estimate_of("chroma", "        quantize: true\n        low_vram: true\n", "", "", &lv);
