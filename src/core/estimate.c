@@ -518,6 +518,20 @@ static const char *csv_field(const char *s, const char *end, char *buf, size_t s
 	return c < end ? c + 1 : NULL;
 }
 
+/* Splits the line at *l into at most `max` trimmed fields and moves *l to the next line (NULL at
+ * the end). Returns the number of fields, or -1 when the line has more than `max`. */
+static int csv_line(const char **l, char f[][64], int max)
+{
+	const char *nl = strchr(*l, '\n');
+	const char *end = nl ? nl : *l + strlen(*l);
+	const char *p = *l;
+	int nf = 0;
+	while (p && nf < max)
+		p = csv_field(p, end, f[nf++], 64);
+	*l = nl ? nl + 1 : NULL;
+	return p ? -1 : nf;
+}
+
 static bool parse_mib(const char *s, int64_t *out)
 {
 	char *end;
@@ -535,18 +549,13 @@ static bool parse_mib(const char *s, int64_t *out)
 int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
+	char f[5][64];
 	for (const char *l = gpus; l && *l && out->n < EST_MAX_GPUS;) {
-		const char *nl = strchr(l, '\n');
-		const char *end = nl ? nl : l + strlen(l);
-		char f[5][64];
-		const char *p = l;
-		int nf = 0;
-		while (p && nf < 5)
-			p = csv_field(p, end, f[nf++], sizeof f[0]);
+		int nf = csv_line(&l, f, 5);
 		struct est_gpu *g = &out->gpu[out->n];
 		char *ie;
 		long idx = nf == 5 ? strtol(f[0], &ie, 10) : -1;
-		if (nf == 5 && !p && ie != f[0] && !*ie && idx >= 0 && parse_mib(f[3], &g->total) &&
+		if (nf == 5 && ie != f[0] && !*ie && idx >= 0 && parse_mib(f[3], &g->total) &&
 		    parse_mib(f[4], &g->used) && g->total > 0) {
 			g->index = (int)idx;
 			snprintf(g->uuid, sizeof g->uuid, "%s", f[1]);
@@ -555,7 +564,6 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
 		} else {
 			memset(g, 0, sizeof *g);
 		}
-		l = nl ? nl + 1 : NULL;
 	}
 	if (!out->n) {
 		err_set(e, ERR_DATA, NULL, 0, 0, "%s",
@@ -563,13 +571,7 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
 		return ERR_DATA;
 	}
 	for (const char *l = apps; l && *l;) {
-		const char *nl = strchr(l, '\n');
-		const char *end = nl ? nl : l + strlen(l);
-		char f[3][96];
-		const char *p = l;
-		int nf = 0;
-		while (p && nf < 3)
-			p = csv_field(p, end, f[nf++], sizeof f[0]);
+		int nf = csv_line(&l, f, 3);
 		int64_t b;
 		char *pe;
 		long long pid = nf == 3 ? strtoll(f[1], &pe, 10) : -1;
@@ -583,7 +585,6 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
 				g->napps++;
 				g->apps_total += b;
 			}
-		l = nl ? nl + 1 : NULL;
 	}
 	return ERR_OK;
 }
