@@ -133,6 +133,15 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 		  struct err *e);
 void estimate_path_free(struct est_path *p);
 
+/* For retry: a step fix (num_frames, drop_largest_bucket) may go down several rungs at once, to
+ * the first rung whose band top fits `card` (every phase's high under it). Applies the step to an
+ * in-memory copy until then, or until its floor. *rungs gets the number of rungs (>= 1 when the
+ * step changed anything, 0 when it is at its floor already), *fits whether the last rung fits;
+ * *out (may be NULL) the job after them (the caller frees it with doc_free; NULL when rungs is
+ * 0). ERR_DATA when `step` is not a step fix or does not apply to the job. */
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e);
+
 /* The first fix not yet done that acts on phase `at` of job j (SPEC §3.4: never the batch size
  * for a load), or FIX_NONE. The one place the estimator chooses a change. */
 enum fix_id est_next_fix(const struct job *j, enum est_phase at);

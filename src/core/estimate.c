@@ -678,3 +678,54 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 	out->fits = v == EST_V_FITS || v == EST_V_TIGHT;
 	return ERR_OK;
 }
+
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e)
+{
+	*rungs = 0;
+	*fits = false;
+	if (out)
+		*out = NULL;
+	if (step != FIX_NUM_FRAMES && step != FIX_DROP_LARGEST_BUCKET) {
+		err_set(e, ERR_DATA, NULL, 0, 0, "%s", _("only a step fix goes down by rungs"));
+		return ERR_DATA;
+	}
+	struct doc *cur_doc = NULL;
+	struct job *cur = NULL;
+	const struct job *at = j;
+	int rc = ERR_OK;
+	for (int i = 0; i < 32; i++) {
+		struct fix_edit_list l;
+		if (fix_status(at, step, NULL, 0) != FIX_TODO)
+			break;
+		if ((rc = fix_edits(at, step, true, &l, e)))
+			break;
+		struct doc *nd = NULL;
+		struct job *nj = NULL;
+		if (l.n && !(rc = doc_apply(at->doc, l.edits, l.n, &nd, e)))
+			rc = job_from_doc(nd, &nj, e);
+		fix_edits_free(&l);
+		if (rc || !nj) {
+			doc_free(&nd);
+			break;
+		}
+		job_free(&cur);
+		doc_free(&cur_doc);
+		cur = nj;
+		cur_doc = nd;
+		at = cur;
+		(*rungs)++;
+		struct estimate est;
+		estimate_job(at, &est);
+		if (estimate_verdict(&est, card, NULL) == EST_V_FITS) {
+			*fits = true;
+			break;
+		}
+	}
+	job_free(&cur);
+	if (rc || !out)
+		doc_free(&cur_doc);
+	else
+		*out = cur_doc;
+	return rc;
+}

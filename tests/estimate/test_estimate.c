@@ -465,6 +465,35 @@ static void test_path(void **state)
 	assert_true(sf == FIX_LIGHTER_SAMPLING || sf == FIX_DISABLE_SAMPLING);
 	unload(&l);
 
+	/* Retry's step fixes go down several rungs at once, to the first whose band top fits. */
+	job_text(job, sizeof job, "wan21", "        quantize: true\n        low_vram: true\n",
+		 "        cache_text_embeddings: true\n",
+		 "          num_frames: 81\n          resolution: [512]\n", "");
+	load_text(job, &l);
+	int rungs;
+	bool fits;
+	struct doc *after = NULL;
+	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, card, &rungs, &fits, &after, &e),
+			 ERR_OK);
+	assert_true(rungs >= 2); /* 81 → 41 is not enough at 512 on 24 GB */
+	assert_true(fits);
+	assert_non_null(after);
+	struct job *aj = NULL;
+	assert_int_equal(job_from_doc(after, &aj, &e), ERR_OK);
+	assert_true(aj->datasets[0].num_frames < 41);
+	struct estimate ae;
+	estimate_job(aj, &ae);
+	assert_int_equal(estimate_verdict(&ae, card, NULL), EST_V_FITS);
+	job_free(&aj);
+	doc_free(&after);
+	/* The user's job is untouched: the same answer again. */
+	int again;
+	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, card, &again, &fits, NULL, &e), ERR_OK);
+	assert_int_equal(again, rungs);
+	assert_int_equal(l.j->datasets[0].num_frames, 81);
+	assert_int_equal(estimate_rungs(l.j, FIX_BATCH_SIZE, card, &rungs, &fits, NULL, &e), ERR_DATA);
+	unload(&l);
+
 	/* FLUX.2 on 24 GB: the bf16 Mistral at load cannot be shrunk by any setting oomfix knows. */
 	job_text(job, sizeof job, "flux2", "        quantize: true\n        low_vram: true\n",
 		 "        cache_text_embeddings: true\n", "",
