@@ -101,7 +101,7 @@ def opt_bytes(o):
 
 def estimate(p, a, fam):
     """The phases in GiB for settings p (a normalised point) on arch row a, family coefficients
-    fam. Mirrors estimate_job()."""
+    fam. Mirrors estimate_job() for a job that caches its latents."""
     low = p["low_vram"]
     tr_bf16 = a["tr_b"] * 1e9 * 2 / GIB
     tq = qbytes(a["tr_b"], qtype_bpp(p["qtype"])) if p["quantize"] else tr_bf16

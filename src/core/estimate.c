@@ -374,8 +374,11 @@ int estimate_job(const struct job *j, struct estimate *out)
 	double ara_hi = ara ? ROUGH_BAND : 0;
 	set_phase(&out->phase[EST_MODEL_LOAD], load, a->nominal ? 0 : load - CONTEXT_GIB, wl,
 		  wl + ara_hi, f->points, a->nominal ? EST_ROUGH : EST_CALIBRATED);
-	set_phase(&out->phase[EST_CACHING], cache, resident + aux, ROUGH_BAND, ROUGH_BAND, f->points,
-		  EST_ROUGH);
+	/* Without cached latents or text embeddings there is no caching pass: the VAE encodes in
+	 * the training step (counted there). */
+	if (cache_latents || !te_gpu)
+		set_phase(&out->phase[EST_CACHING], cache, resident + aux, ROUGH_BAND, ROUGH_BAND,
+			  f->points, EST_ROUGH);
 	set_phase(&out->phase[EST_TRAINING], train, w_train, lo, hi + ara_hi, f->points, tb);
 	if (sampling)
 		set_phase(&out->phase[EST_SAMPLING], sample, s_weights, ROUGH_BAND, ROUGH_BAND,
