@@ -552,15 +552,16 @@ def main():
         if p["outcome"] and p["card_gib"]:
             total += 1
             right += (p["pred"] <= p["card_gib"]) == (p["outcome"] == "fits")
-    print("%-8s %6s %14s %8s %8s %8s" % ("family", "points", "act GiB/token", "median", "worst",
-                                          "band"))
+    print("%-8s %6s %6s %14s %8s %8s %8s" % ("family", "points", "peaks", "act GiB/token",
+                                               "median", "worst", "band"))
     for fname in families:
         s = stats[fname]
         rel = [abs(x) for x in s["tot"]]
-        print("%-8s %6d %14s %7s %8s   -%d%%/+%d%%" % (
-            fname, s["points"], fmt(coeffs[fname]["act"]),
+        print("%-8s %6d %6d %14s %7s %8s   -%d%%/+%d%%" % (
+            fname, s["points"], len(rel), fmt(coeffs[fname]["act"]),
             ("%.0f%%" % (100 * statistics.median(rel))) if rel else "-",
-            ("%.0f%%" % (100 * max(rel))) if rel else "-", 100 * s["lo"], 100 * s["hi"]))
+            ("%.0f%%" % (100 * max(rel))) if rel else "-", round(100 * s["lo"]),
+            round(100 * s["hi"])))
     print("classified right: %d of %d points with a card and an outcome; %d points used, %d left out"
           % (right, total, len(points), len(left_out)))
     return 0
