@@ -7,8 +7,9 @@
  * by scripts/calibrate.py on data/fit-points.tsv; both tables are compiled in
  * (src/core/estimate_table.h, written by that script).
  *
- * Pure functions: no I/O, no allocation in estimate_job (it reads the job's doc), so the UI can
- * call it on every edit; one estimate takes a few microseconds.
+ * Pure functions but estimate_query_gpus (estimate_gpu.c, which runs nvidia-smi): no I/O, no
+ * allocation in estimate_job (it reads the job's doc), so the UI can call it on every edit; one
+ * estimate takes about ten microseconds.
  */
 #ifndef OOMFIX_ESTIMATE_H
 #define OOMFIX_ESTIMATE_H
@@ -104,6 +105,12 @@ struct est_gpus {
 /* ERR_DATA with a sentence when `gpus` holds no card line it can read. Lines of `apps` that
  * name no listed card are ignored. */
 int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out, struct err *e);
+
+/* Runs nvidia-smi (from PATH) for the cards and the processes holding them now, and reads its
+ * answers. ERR_OK; ERR_UNAVAILABLE when it is not installed; ERR_IOERR when it failed; ERR_DATA
+ * when its output holds no card (e->msg says which). The only estimate function that runs a
+ * program (tens of milliseconds): the UI asks it once, not on every edit. */
+int estimate_query_gpus(struct est_gpus *out, struct err *e);
 
 /* The shortest path to a fitting job: the first change that acts on the phase that does not
  * fit (SPEC §3.4's decision, est_next_fix), applied to an in-memory copy of the job and estimated

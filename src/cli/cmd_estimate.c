@@ -1,18 +1,14 @@
 /* cmd_estimate.c — `oomfix estimate`: each phase's GPU memory from the job before the run, whether
  * it fits the card, and the shortest path to a job that does (SPEC §12).
  *
- * The card comes from --vram, else nvidia-smi (run here; read by estimate_parse_smi), else the
+ * The card comes from --vram, else nvidia-smi (estimate_query_gpus), else the
  * capacity in the last OOM message of the job's log, else the command asks for --vram (64).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
@@ -60,70 +56,6 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, "\n");
 	fprintf(stderr, "%s", _("Try 'oomfix estimate --help'.\n"));
 	return ERR_USAGE;
-}
-
-/* Runs nvidia-smi with `arg1` and `arg2` and keeps its standard output (malloc'd, NUL-ended).
- * Returns 0, 1 when it is not installed, 2 when it failed (status or signal). */
-static int run_smi(const char *arg1, const char *arg2, char **out)
-{
-	int fd[2];
-	*out = NULL;
-	if (pipe(fd))
-		return 2;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return 2;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		dup2(fd[1], 1);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 2);
-		}
-		close(fd[0]);
-		close(fd[1]);
-		execlp("nvidia-smi", "nvidia-smi", arg1, arg2, (char *)NULL);
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	close(fd[1]);
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	ssize_t r;
-	while (buf) {
-		if (len + 1 >= cap) {
-			char *nb = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
-			if (!nb)
-				break; /* more than a megabyte of card lines: keep what we have */
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd[0], buf + len, cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (!buf)
-		return 2;
-	buf[len] = 0;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-		free(buf);
-		return 1;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		free(buf);
-		return 2;
-	}
-	*out = buf;
-	return 0;
 }
 
 /* Where the card's size came from. */
@@ -410,42 +342,31 @@ int cmd_estimate(int argc, char **argv)
 	if (vram) {
 		card.src = CARD_VRAM;
 	} else {
-		char *g = NULL, *apps = NULL;
-		int s = run_smi("--query-gpu=index,uuid,name,memory.total,memory.used",
-				"--format=csv,noheader,nounits", &g);
-		if (s == 0) {
-			if (run_smi("--query-compute-apps=gpu_uuid,pid,used_memory",
-				    "--format=csv,noheader,nounits", &apps))
-				apps = NULL;
-			gpus = calloc(1, sizeof *gpus);
-			struct err pe;
-			err_clear(&pe);
-			if (gpus && estimate_parse_smi(g, apps, gpus, &pe) == ERR_OK) {
-				int want = gpu >= 0 ? gpu : job_gpu(src) >= 0 ? job_gpu(src) : 0;
-				for (size_t i = 0; i < gpus->n; i++)
-					if (gpus->gpu[i].index == want)
-						card.gpu = &gpus->gpu[i];
-				if (!card.gpu) {
-					fprintf(stderr, _("oomfix estimate: nvidia-smi lists no card %d "
-							  "(it lists %zu)\n"), want, gpus->n);
-					free(g);
-					free(apps);
-					status = ERR_USAGE;
-					goto done;
-				}
-				card.src = CARD_SMI;
-				card.bytes = card.gpu->total;
-				card.index = card.gpu->index;
-				snprintf(card.name, sizeof card.name, "%s", card.gpu->name);
-			} else {
-				snprintf(smi_note, sizeof smi_note, "%s",
-					 _("nvidia-smi gave output this program cannot read"));
+		gpus = calloc(1, sizeof *gpus);
+		struct err ge;
+		err_clear(&ge);
+		int s = gpus ? estimate_query_gpus(gpus, &ge) : ERR_SOFTWARE;
+		if (s == ERR_OK) {
+			int want = gpu >= 0 ? gpu : job_gpu(src) >= 0 ? job_gpu(src) : 0;
+			for (size_t i = 0; i < gpus->n; i++)
+				if (gpus->gpu[i].index == want)
+					card.gpu = &gpus->gpu[i];
+			if (!card.gpu) {
+				fprintf(stderr, _("oomfix estimate: nvidia-smi lists no card %d "
+						  "(it lists %zu)\n"), want, gpus->n);
+				status = ERR_USAGE;
+				goto done;
 			}
-		} else if (s == 2) {
+			card.src = CARD_SMI;
+			card.bytes = card.gpu->total;
+			card.index = card.gpu->index;
+			snprintf(card.name, sizeof card.name, "%s", card.gpu->name);
+		} else if (s == ERR_DATA) {
+			snprintf(smi_note, sizeof smi_note, "%s",
+				 _("nvidia-smi gave output this program cannot read"));
+		} else if (s != ERR_UNAVAILABLE) {
 			snprintf(smi_note, sizeof smi_note, "%s", _("nvidia-smi failed"));
 		}
-		free(g);
-		free(apps);
 		if (gpu >= 0 && card.src != CARD_SMI && !card.bytes) {
 			fprintf(stderr, _("oomfix estimate: --gpu needs nvidia-smi (%s)\n"),
 				smi_note[0] ? smi_note : _("not found"));
