@@ -104,6 +104,22 @@ check "other process: beside it the job will not fit" '[ $rc -eq 0 ] && grep -q 
 run "$tmp/bin" estimate --json "$flux"
 check "other process: in the JSON" 'grep -q "\"pid\": 4242" "$tmp/out" && grep -q "\"verdict_now\": \"no\"" "$tmp/out"'
 
+# A web UI job: its gpu_ids picks the card (here 1), and --apply -i saves it in the database.
+fake "0, GPU-aaa, NVIDIA GeForce RTX 3060, 12288, 0
+1, GPU-bbb, NVIDIA GeForce RTX 4090, 24564, 0
+" "" 0
+python3 - "$tmp/ai" "$TESTS_DIR/aitk" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import uidb
+uidb.create(sys.argv[1], "wal", [{"name": "flux mug", "gpu_ids": "1"}])
+PY
+run "$tmp/bin" estimate --aitk "$tmp/ai" "aitk:flux mug"
+check "web UI job: its gpu_ids (1) picks the card" '[ $rc -eq 0 ] && grep -q "GPU 1 NVIDIA GeForce RTX 4090" "$tmp/out" && grep -q "will not fit at training" "$tmp/out"'
+run "$tmp/bin" estimate --aitk "$tmp/ai" --apply -i "aitk:flux mug"
+run "$tmp/bin" estimate --aitk "$tmp/ai" "aitk:flux mug"
+check "web UI job: --apply -i saved the path in the database" 'grep -q "Verdict: fits" "$tmp/out"'
+
 # nvidia-smi missing: no card known, exit 64 naming --vram; --vram works.
 run "$tmp/nosmi" estimate "$flux"
 check "missing: exit 64 naming --vram" '[ $rc -eq 64 ] && grep -q -- "--vram" "$tmp/err" && [ ! -s "$tmp/out" ]'
