@@ -21,6 +21,7 @@ static const struct est_arch est_archs[] = {
 	{ "sd3", "-", "sd3", 8.1, 2432, 1, 4.76, 0.89, LT_GPU_UNLESS_LOW_VRAM, LE_GPU_BF16, WT_YES, false, false, true, false, 16, 1, 1, true, true },
 	{ "sdxl", "-", "unet", 2.57, 1280, 1, 0.81, 0.08, LT_GPU, LE_GPU_BF16, WT_YES, false, false, false, true, 8, 1, 1, true, true },
 	{ "sd1", "-", "unet", 0.86, 768, 1, 0.12, 0.08, LT_GPU, LE_GPU_BF16, WT_YES, false, false, false, true, 8, 1, 1, true, true },
+	{ "sd15", "-", "unet", 0.86, 768, 1, 0.12, 0.08, LT_GPU, LE_GPU_BF16, WT_YES, false, false, false, true, 8, 1, 1, true, true },
 	{ "lumina2", "-", "lumina", 2.6, 2304, 1, 2.6, 0.08, LT_GPU, LE_GPU_BF16, WT_YES, false, false, false, true, 16, 1, 1, true, true },
 	{ "flux2", "-", "flux2", 32.22, 6144, 1, 24, 0.1, LT_CPU, LE_GPU_BF16, WT_NO, true, false, false, false, 16, 1, 1, false, false },
 	{ "flux2_klein_9b", "-", "flux2", 9.08, 4096, 1, 8.2, 0.1, LT_CPU, LE_CPU_QUANT, WT_NO, true, false, false, true, 16, 1, 1, false, false },
