@@ -30,7 +30,8 @@ _oomfix() {
 	local cmd=${w[0]} sub="" aitk="" i
 	local -a pos=()
 	local -A takes_arg=([--job]=1 [--log]=1 [-o]=1 [--output]=1 [--aitk]=1 [--theme]=1
-		[--script]=1 [--size]=1 [--max-tries]=1 [--probe]=1 [--grace]=1 [--events]=1)
+		[--script]=1 [--size]=1 [--max-tries]=1 [--probe]=1 [--grace]=1 [--events]=1
+		[--vram]=1 [--gpu]=1)
 	local dashdash=0
 	for ((i = 1; i < ${#w[@]} - 1; i++)); do
 		local a=${w[i]}
@@ -53,6 +54,8 @@ _oomfix() {
 	--theme) COMPREPLY=($(compgen -W "default-dark light high-contrast mono" -- "$cur")); return ;;
 	--size) COMPREPLY=($(compgen -W "80x24 100x30 120x40" -- "$cur")); return ;;
 	--max-tries | --probe) return ;;
+	--vram) COMPREPLY=($(compgen -W "8 12 16 24 32 40 48 80 96" -- "$cur")); return ;;
+	--gpu) COMPREPLY=($(compgen -W "0 1 2 3 4 5 6 7" -- "$cur")); return ;;
 	esac
 	if ((dashdash)) && [[ $sub == retry ]]; then # the training command after --
 		if ((${#pos[@]} <= 1)); then
@@ -63,7 +66,7 @@ _oomfix() {
 		return
 	fi
 
-	local subs="get set diagnose plan fix jobs queue restore retry"
+	local subs="get set diagnose plan fix estimate jobs queue restore retry"
 	case $sub in
 	"")
 		if [[ $cur == -* ]]; then
@@ -79,6 +82,7 @@ _oomfix() {
 	plan) words=(--log --json --help) ;;
 	fix) words=(--log --diff --keep-batch --no-keep-batch -o --output -i --in-place --force --list --help) ;;
 	get | set) words=(-o --output -i --in-place --help) ;;
+	estimate) words=(--vram --gpu --log --json --apply -o --output -i --in-place --force --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
 	queue) words=(--aitk --help) ;;
 	restore) words=(--force --first --aitk --help) ;;

@@ -1,7 +1,7 @@
 # fish completion for oomfix: subcommands, options, files, fix ids after `fix JOB` (from
 # `oomfix fix --list JOB`) and AI Toolkit jobs as aitk:NAME (from `oomfix jobs --names`).
 
-set -l __oomfix_subs get set diagnose plan fix jobs queue restore retry
+set -l __oomfix_subs get set diagnose plan fix estimate jobs queue restore retry
 
 function __oomfix_aitk_jobs
     set -l cmd (commandline -opc)
@@ -66,10 +66,10 @@ complete -c oomfix -l aitk -x -a '(__fish_complete_directories)' -d 'AI Toolkit 
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -F
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -l job -r -F -d 'the job file'
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -l follow -d 'follow the log as the run writes it'
-complete -c oomfix -n '__fish_seen_subcommand_from diagnose plan jobs' -l json -d 'JSON output'
-complete -c oomfix -n '__fish_seen_subcommand_from plan fix' -l log -r -F -d 'the trainer log'
-complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry' -F
-complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry' -a '(__oomfix_aitk_jobs)'
+complete -c oomfix -n '__fish_seen_subcommand_from diagnose plan jobs estimate' -l json -d 'JSON output'
+complete -c oomfix -n '__fish_seen_subcommand_from plan fix estimate' -l log -r -F -d 'the trainer log'
+complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry estimate' -F
+complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry estimate' -a '(__oomfix_aitk_jobs)'
 complete -c oomfix -n '__fish_seen_subcommand_from fix; and not __oomfix_fix_has_job' -F
 complete -c oomfix -n '__fish_seen_subcommand_from fix; and not __oomfix_fix_has_job' -a '(__oomfix_aitk_jobs)'
 complete -c oomfix -n '__fish_seen_subcommand_from fix; and __oomfix_fix_has_job' -a '(__oomfix_fix_ids)'
@@ -80,9 +80,13 @@ complete -c oomfix -n '__fish_seen_subcommand_from fix' -l force -d 'overwrite e
 complete -c oomfix -n '__fish_seen_subcommand_from restore' -l force -d 'overwrite even if JOB changed'
 complete -c oomfix -n '__fish_seen_subcommand_from restore' -l first -d 'the job before oomfix retry first changed it'
 complete -c oomfix -n '__fish_seen_subcommand_from fix' -l list -d 'print the fix ids'
-complete -c oomfix -n '__fish_seen_subcommand_from fix get set' -s o -l output -r -F -d 'write the result to OUT'
-complete -c oomfix -n '__fish_seen_subcommand_from fix get set' -s i -l in-place -d 'save JOB in place'
+complete -c oomfix -n '__fish_seen_subcommand_from fix get set estimate' -s o -l output -r -F -d 'write the result to OUT'
+complete -c oomfix -n '__fish_seen_subcommand_from fix get set estimate' -s i -l in-place -d 'save JOB in place'
 complete -c oomfix -n '__fish_seen_subcommand_from jobs' -l names -d 'names only'
+complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l vram -x -a '8 12 16 24 32 40 48 80 96' -d 'the card as sold, or a capacity'
+complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l gpu -x -d 'the card nvidia-smi lists as N'
+complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l apply -d 'write the path to a fitting job'
+complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l force -d 'overwrite even if JOB changed'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l max-tries -x -d 'tries before giving up'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l probe -x -d 'steps that count as fitting'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l grace -x -d 'seconds before SIGTERM, then SIGKILL'

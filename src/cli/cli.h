@@ -20,6 +20,7 @@ int cmd_jobs(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
 
 /* Shared by the subcommands (cmd_aitk.c). */
 struct source;
@@ -35,6 +36,15 @@ int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job 
 int cli_job_log(const struct source *s, const char **log, struct err *e);
 /* Prints a failed source_save's error (with the "use --force" hint for a file). Returns its code. */
 int cli_save_failed(const struct source *s, const struct err *e);
+
+/* The estimate before the run beside a diagnosis (cmd_estimate.c; plan and diagnose --job): the
+ * peak with its band, the verdict on the card of the OOM message when v has one, and what the
+ * failed run held next to the estimate of its phase. j or v may be NULL (then nothing, or no
+ * comparison). */
+struct diag_result;
+struct json;
+void cli_estimate_text(const struct job *j, const struct diag_result *v);
+void cli_estimate_json(struct json *js, const struct job *j, const struct diag_result *v);
 
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;

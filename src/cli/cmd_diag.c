@@ -308,6 +308,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			put_wrapped(buf, width, 0, width);
 		}
 	}
+	if (j)
+		cli_estimate_text(j, r);
 	if (r->truncated) {
 		fputc('\n', stdout);
 		put_wrapped(_("Note: the log changed size while it was read; this verdict covers what "
@@ -366,6 +368,8 @@ static void print_json(const struct diag_result *r, const struct plan *p,
 	} else {
 		json_null(&j);
 	}
+	if (job)
+		cli_estimate_json(&j, job, r);
 	json_obj_end(&j);
 	json_finish(&j);
 }

@@ -156,6 +156,7 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	json_key(&js, "next");
 	json_str(&js, su == SCALEUP_NONE ? NULL : text);
 	json_obj_end(&js);
+	cli_estimate_json(&js, j, v);
 	json_obj_end(&js);
 	json_finish(&js);
 }
@@ -256,6 +257,7 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		printf("%s\n", _("First fix: none."));
 		print_wrapped(words, 2, 78);
 	}
+	cli_estimate_text(j, v);
 	char text[512];
 	if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
 	{

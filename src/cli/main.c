@@ -40,6 +40,10 @@ static void usage(FILE *fp)
 		"given with --aitk DIR or the nearest one at or above the working directory; its\n"
 		"LOG may then be left out.\n"
 		"See oomfix(1) for the fixes, the UI keys and the exit codes.\n"), fp);
+	fputs(_("\nBefore the run:\n"
+		"  oomfix estimate [--vram GB | --gpu N] [--json] [--apply [-o OUT | -i]] JOB\n"
+		"                                          will it fit the card, and if not, what to change\n"),
+	      fp);
 }
 
 /* The subcommands, one row each. */
@@ -57,6 +61,7 @@ static const struct {
 	{ "queue", cmd_queue },
 	{ "restore", cmd_restore },
 	{ "runs", cmd_runs },
+	{ "estimate", cmd_estimate },
 };
 
 /* Takes `--aitk DIR` out of argv wherever it is (before a "--"), so every subcommand and the UI

@@ -150,9 +150,14 @@ fi
 # The usage text is the catalog entry that starts with "Usage:" and the UI's command line.
 USAGE_ID=$(po msgid "$PO" 'Usage:\n  oomfix [JOB.yaml] [LOG]'; echo .)
 USAGE_ID=${USAGE_ID%.} # keep the final newline that $(...) would drop
+# ... followed by the paragraph on `estimate` (its own entry).
+BEFORE_ID=$(po msgid "$PO" '\nBefore the run:\n  oomfix estimate'; echo .)
+BEFORE_ID=${BEFORE_ID%.}
 ja --help > "$WORK/help.ja" 2>&1
 en --help > "$WORK/help.en" 2>&1
-po msgstr "$PO" "$USAGE_ID" > "$WORK/help.want" 2> "$WORK/why" || cat "$WORK/why" >&2
+{ po msgstr "$PO" "$USAGE_ID" && po msgstr "$PO" "$BEFORE_ID"; } > "$WORK/help.want" 2> "$WORK/why" ||
+	cat "$WORK/why" >&2
+USAGE_ID=$USAGE_ID$BEFORE_ID
 check "--help under LANGUAGE=ja is the msgstr of the usage text" cmp "$WORK/help.want" "$WORK/help.ja"
 check "--help is English without LANGUAGE" \
 	bash -c "printf '%s' \"\$1\" | cmp - '$WORK/help.en'" _ "$USAGE_ID"

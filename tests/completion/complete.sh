@@ -48,6 +48,12 @@ check "bash: the script loads and registers _oomfix" \
 out=$(bashc "oomfix ")
 check "bash: subcommands, including those of the job database and retry" \
 	eval 'has "$out" fix && has "$out" diagnose && has "$out" jobs && has "$out" queue && has "$out" restore && has "$out" retry'
+out=$(bashc "oomfix est")
+check "bash: estimate" eval '[ "$out" = estimate ]'
+out=$(bashc "oomfix estimate --")
+check "bash: options of estimate" eval 'has "$out" --vram && has "$out" --gpu && has "$out" --apply && lacks "$out" --diff'
+out=$(bashc "oomfix estimate --vram 2")
+check "bash: card sizes after --vram" eval 'has "$out" 24 && lacks "$out" --json'
 out=$(bashc "oomfix fix job.yaml ")
 check "bash: fix ids after fix JOB (the ones still to do)" \
 	eval 'has "$out" batch_size && has "$out" next && lacks "$out" gradient_checkpointing'

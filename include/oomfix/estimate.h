@@ -1,0 +1,156 @@
+/* estimate.h — before the run: each phase's GPU memory from the job alone, and whether it fits
+ * the card (SPEC §12).
+ *
+ * The weights are arithmetic from a per-arch table (data/arch-memory.tsv: parameter counts, what
+ * the loader holds on the GPU at its worst moment, with and without low_vram). Activations, the
+ * LoRA with its optimizer state, sampling and the VAE are coefficients per arch family, calibrated
+ * by scripts/calibrate.py on data/fit-points.tsv; both tables are compiled in
+ * (src/core/estimate_table.h, written by that script).
+ *
+ * Pure functions but estimate_query_gpus (estimate_gpu.c, which runs nvidia-smi): no I/O, no
+ * allocation in estimate_job (it reads the job's doc), so the UI can call it on every edit; one
+ * estimate takes about ten microseconds.
+ */
+#ifndef OOMFIX_ESTIMATE_H
+#define OOMFIX_ESTIMATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oomfix/err.h"
+#include "oomfix/job.h"
+#include "oomfix/plan.h"
+
+enum est_phase { EST_MODEL_LOAD, EST_CACHING, EST_TRAINING, EST_SAMPLING, EST_NPHASES };
+
+/* How much stands behind a phase's number: calibrated on enough points of its family and inside
+ * their settings; rough (few or no points for that part, or nominal parameter counts);
+ * extrapolated (settings far outside the points: a bucket or a clip longer than any of them). */
+enum est_basis { EST_CALIBRATED, EST_ROUGH, EST_EXTRAPOLATED };
+
+enum est_verdict { EST_V_UNKNOWN = 0, EST_V_FITS, EST_V_TIGHT, EST_V_NO };
+
+struct est_phase_est {
+	bool on;                /* the phase happens (sampling off → false) */
+	int64_t bytes;          /* the estimate */
+	int64_t low, high;      /* the band: the calibration's spread for the family */
+	int points;             /* data points behind it */
+	enum est_basis basis;
+};
+
+/* Remarks on what the number leaves out (bits of estimate.notes). */
+enum {
+	EST_NOTE_ARA = 1u << 0,          /* an accuracy recovery adapter: weights are a lower bound */
+	EST_NOTE_FULL_FT = 1u << 1,      /* no network: a full fine-tune, rough */
+	EST_NOTE_NOMINAL = 1u << 2,      /* the arch's parameter counts are nominal */
+	EST_NOTE_QTYPE = 1u << 3,        /* a qtype the table does not know: 1 byte per weight assumed */
+	EST_NOTE_OFFLOAD = 1u << 4,      /* layer offloading: weights mostly in host RAM */
+};
+
+struct estimate {
+	bool known;                       /* the arch has a row; false: no number at all */
+	char arch[64];                    /* the job's arch */
+	const char *row;                  /* the row used ("wan21 1.3b"), static; NULL when unknown */
+	const char *family;               /* "flux", "qwen", ... static; NULL when unknown */
+	struct est_phase_est phase[EST_NPHASES];
+	enum est_phase peak;              /* the phase with the largest estimate */
+	/* The training peak's parts (bytes), for reports. */
+	int64_t weights, adapter, activations, context;
+	unsigned notes;                   /* EST_NOTE_* */
+};
+
+/* Estimates every phase of job j. Returns ERR_OK; out->known is false when the arch has no row
+ * (then nothing else is set). */
+int estimate_job(const struct job *j, struct estimate *out);
+
+/* The verdict on a card of `card` bytes (SPEC §12): fits (every phase's band top is under it),
+ * tight (a band straddles it), no (a phase's band bottom is over it). *at (may be NULL) receives
+ * the phase that decides: the peak phase when it fits, else the first phase that does not fit.
+ * EST_V_UNKNOWN when the estimate is not known or card <= 0. */
+enum est_verdict estimate_verdict(const struct estimate *e, int64_t card, enum est_phase *at);
+
+const char *est_phase_name(enum est_phase p);    /* "model_load", ... (static, stable ids) */
+const char *est_phase_label(enum est_phase p);   /* translated */
+const char *est_basis_name(enum est_basis b);    /* "calibrated", "rough", "extrapolated" */
+const char *est_verdict_name(enum est_verdict v); /* "fits", "tight", "no"; NULL when unknown */
+
+/* The card. `arg` is --vram's value: a bare number is the size a card is sold as (24 → what
+ * PyTorch reports for a 24 GB card); a number with a unit (GiB, GB, MiB) is taken as is.
+ * *bytes gets the capacity; *table_gib (may be NULL) the table value used, or 0 when a unit was
+ * given or the size is not in the table (then 0.98 GiB per sold GB is assumed and *approx set).
+ * ERR_USAGE with a sentence in e when it is not a size. */
+int estimate_parse_vram(const char *arg, int64_t *bytes, double *table_gib, bool *approx,
+			struct err *e);
+
+/* nvidia-smi's answers, read (pure: the CLI runs the program).
+ * `gpus`: the output of --query-gpu=index,uuid,name,memory.total,memory.used
+ * --format=csv,noheader,nounits; `apps`: --query-compute-apps=gpu_uuid,pid,used_memory
+ * --format=csv,noheader,nounits (may be NULL). */
+#define EST_MAX_GPUS 16
+#define EST_MAX_APPS 16
+struct est_gpu {
+	int index;
+	char uuid[64];
+	char name[96];
+	int64_t total, used;          /* bytes */
+	size_t napps;
+	struct { long long pid; int64_t bytes; } app[EST_MAX_APPS];
+	int64_t apps_total;
+};
+struct est_gpus {
+	size_t n;
+	struct est_gpu gpu[EST_MAX_GPUS];
+};
+/* ERR_DATA with a sentence when `gpus` holds no card line it can read. Lines of `apps` that
+ * name no listed card are ignored. */
+int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out, struct err *e);
+
+/* Runs nvidia-smi (from PATH) for the cards and the processes holding them now, and reads its
+ * answers. ERR_OK; ERR_UNAVAILABLE when it is not installed; ERR_IOERR when it failed; ERR_DATA
+ * when its output holds no card (e->msg says which). The only estimate function that runs a
+ * program (tens of milliseconds): the UI asks it once, not on every edit. */
+int estimate_query_gpus(struct est_gpus *out, struct err *e);
+
+/* The shortest path to a fitting job: the first change that acts on the phase that does not
+ * fit (SPEC §3.4's decision, est_next_fix), applied to an in-memory copy of the job and estimated
+ * again, until it fits or nothing that acts on that phase is left. A job that is tight takes
+ * the next change too while there is one (and stays tight when there is none). */
+#define EST_MAX_PATH 16
+struct est_step {
+	enum fix_id fix;
+	enum est_phase phase;         /* the phase it was chosen for */
+	struct estimate after;
+	enum est_verdict verdict;     /* after the change */
+	enum est_phase at;
+};
+struct est_path {
+	size_t n;
+	struct est_step step[EST_MAX_PATH];
+	bool fits;                    /* the job after the path fits (or is tight) */
+	bool exhausted;               /* stopped while it does not fit: nothing left that acts on
+				       * the phase */
+	enum est_phase stuck;         /* that phase, when exhausted */
+	struct doc *doc;              /* the job after the path (owned; NULL when n == 0) */
+	struct job *job;              /* its typed view (owned; NULL when n == 0) */
+};
+/* j must have a known estimate. keep_batch as `fix --keep-batch`. ERR_OK, or an error from
+ * applying an edit. Free with estimate_path_free. */
+int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est_path *out,
+		  struct err *e);
+void estimate_path_free(struct est_path *p);
+
+/* For retry: a step fix (num_frames, drop_largest_bucket) may go down several rungs at once, to
+ * the first rung whose band top fits `card` (every phase's high under it). Applies the step to an
+ * in-memory copy until then, or until its floor. *rungs gets the number of rungs (>= 1 when the
+ * step changed anything, 0 when it is at its floor already), *fits whether the last rung fits;
+ * *out (may be NULL) the job after them (the caller frees it with doc_free; NULL when rungs is
+ * 0). ERR_DATA when `step` is not a step fix or does not apply to the job. */
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e);
+
+/* The first fix not yet done that acts on phase `at` of job j (SPEC §3.4: never the batch size
+ * for a load), or FIX_NONE. The one place the estimator chooses a change. */
+enum fix_id est_next_fix(const struct job *j, enum est_phase at);
+
+#endif

@@ -1,0 +1,698 @@
+/* cmd_estimate.c — `oomfix estimate`: each phase's GPU memory from the job before the run, whether
+ * it fits the card, and the shortest path to a job that does (SPEC §12).
+ *
+ * The card comes from --vram, else nvidia-smi (estimate_query_gpus), else the
+ * capacity in the last OOM message of the job's log, else the command asks for --vram (64).
+ */
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/aitkdb.h"
+#include "oomfix/diag.h"
+#include "oomfix/doc.h"
+#include "oomfix/err.h"
+#include "oomfix/estimate.h"
+#include "oomfix/i18n.h"
+#include "oomfix/job.h"
+#include "oomfix/json.h"
+#include "oomfix/memacct.h"
+#include "oomfix/plan.h"
+#include "oomfix/save.h"
+#include "oomfix/source.h"
+#include "oomfix/text.h"
+#include "cli.h"
+
+static void estimate_help(FILE *fp)
+{
+	fputs(_("Usage: oomfix estimate [--vram GB | --gpu N] [--log LOG] [--json]\n"
+		"                       [--apply [-o OUT | -i [--force]]] JOB\n"
+		"\n"
+		"Estimates the peak GPU memory of each phase of JOB (model load, caching, training,\n"
+		"sampling) before the run, says whether it fits the card and, when it does not, the\n"
+		"shortest path of fixes to a job that does. An estimate is never a measurement: each\n"
+		"phase has a band and says how many reported runs stand behind it.\n"
+		"\n"
+		"  --vram GB   the card by the size it is sold as (24 for an RTX 4090, 80 for an\n"
+		"              H100), or a capacity with a unit (23.5GiB, 24000MiB)\n"
+		"  --gpu N     the card nvidia-smi lists as N (default: the web UI job's GPU, else 0)\n"
+		"  --log LOG   a log whose last OOM message gives the card's capacity (used when\n"
+		"              there is no --vram and no nvidia-smi)\n"
+		"  --json      machine-readable output\n"
+		"  --apply     write the path as one change: to stdout, to OUT with -o, or to JOB\n"
+		"              with -i (JOB~ keeps the previous version, the journal gets an entry)\n"
+		"\n"
+		"Exit status: 0 success (whatever the verdict); 64 usage or no card known (give\n"
+		"--vram); 65 invalid job; 66 cannot open input; 73 cannot create output; 74 I/O\n"
+		"error; 75 JOB changed on disk (use --force).\n"), fp);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "oomfix estimate: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	fprintf(stderr, "%s", _("Try 'oomfix estimate --help'.\n"));
+	return ERR_USAGE;
+}
+
+/* Where the card's size came from. */
+enum card_src { CARD_VRAM, CARD_SMI, CARD_LOG };
+
+struct card {
+	enum card_src src;
+	int64_t bytes;
+	double table_gib;     /* --vram: the table value used, 0 when given with a unit */
+	bool approx;          /* --vram: a sold size not in the table */
+	char name[96];        /* nvidia-smi: the card's name */
+	int index;
+	const struct est_gpu *gpu; /* nvidia-smi: the chosen card (its processes) */
+};
+
+/* The GPU a web UI job was given ("0", "1,2"): its first index, or -1. */
+static int job_gpu(const struct source *src)
+{
+	const struct aitk_job *row = source_row(src);
+	if (!row || !row->gpu_ids)
+		return -1;
+	char *end;
+	long v = strtol(row->gpu_ids, &end, 10);
+	return end != row->gpu_ids && v >= 0 && v < 1024 ? (int)v : -1;
+}
+
+static void gib(int64_t b, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%.1f GiB", (double)b / 1073741824.0);
+}
+
+/* Prints s padded with spaces to `cells` columns as the terminal draws them (Japanese labels
+ * are two cells a character). */
+static void cell(const char *s, int cells, bool right)
+{
+	int w = text_width(s, strlen(s)), pad = cells > w ? cells - w : 0;
+	if (right)
+		printf("%*s%s", pad, "", s);
+	else
+		printf("%s%*s", s, pad, "");
+}
+
+static void print_estimate(const struct estimate *est, int64_t card)
+{
+	printf("  ");
+	cell(_("phase"), 16, false);
+	cell(_("estimate"), 10, true);
+	printf("  ");
+	cell(_("band"), 19, false);
+	cell(_("card"), 7, true);
+	printf("  %s\n", _("basis (points)"));
+	for (int p = 0; p < EST_NPHASES; p++) {
+		const struct est_phase_est *ph = &est->phase[p];
+		printf("%s ", (int)est->peak == p && ph->on ? "*" : " ");
+		cell(est_phase_label((enum est_phase)p), 16, false);
+		if (!ph->on) {
+			cell(_("off"), 10, true);
+			printf("\n");
+			continue;
+		}
+		char b[32], lo[32], hi[32], band[64];
+		gib(ph->bytes, b, sizeof b);
+		gib(ph->low, lo, sizeof lo);
+		gib(ph->high, hi, sizeof hi);
+		snprintf(band, sizeof band, "%.1f–%s", (double)ph->low / 1073741824.0, hi);
+		printf("%10s  ", b);
+		cell(band, 19, false);
+		printf(" %5.0f%%  %s (%d)\n",
+		       card > 0 ? 100.0 * (double)ph->bytes / (double)card : 0.0,
+		       est_basis_name(ph->basis), ph->points);
+	}
+}
+
+static void print_verdict(enum est_verdict v, enum est_phase at)
+{
+	switch (v) {
+	case EST_V_FITS:
+		printf("%s\n", _("Verdict: fits."));
+		break;
+	case EST_V_TIGHT:
+		printf(_("Verdict: tight at %s (the band straddles the card: it may or may not fit).\n"),
+		       est_phase_label(at));
+		break;
+	case EST_V_NO:
+		printf(_("Verdict: will not fit at %s.\n"), est_phase_label(at));
+		break;
+	default:
+		break;
+	}
+}
+
+static void print_notes(const struct estimate *est)
+{
+	if (est->notes & EST_NOTE_ARA)
+		printf("  %s\n", _("Note: an accuracy recovery adapter is in the qtype; layers it does "
+				    "not cover stay bf16, so the weights are a lower bound."));
+	if (est->notes & EST_NOTE_FULL_FT)
+		printf("  %s\n", _("Note: no network section, so this is a full fine-tune; its "
+				    "estimate is rough."));
+	if (est->notes & EST_NOTE_NOMINAL)
+		printf("  %s\n", _("Note: this arch's parameter counts are nominal (not checked)."));
+	if (est->notes & EST_NOTE_QTYPE)
+		printf("  %s\n", _("Note: a qtype oomfix does not know; 1 byte per weight assumed."));
+	if (est->notes & EST_NOTE_OFFLOAD)
+		printf("  %s\n", _("Note: layer offloading keeps most weights in host RAM."));
+}
+
+static void json_phases(struct json *js, const struct estimate *est)
+{
+	json_key(js, "phases");
+	json_arr_begin(js);
+	for (int p = 0; p < EST_NPHASES; p++) {
+		const struct est_phase_est *ph = &est->phase[p];
+		if (!ph->on)
+			continue;
+		json_obj_begin(js);
+		json_key(js, "phase");
+		json_str(js, est_phase_name((enum est_phase)p));
+		json_key(js, "bytes");
+		json_int(js, ph->bytes);
+		json_key(js, "low");
+		json_int(js, ph->low);
+		json_key(js, "high");
+		json_int(js, ph->high);
+		json_key(js, "points");
+		json_int(js, ph->points);
+		json_key(js, "basis");
+		json_str(js, est_basis_name(ph->basis));
+		json_obj_end(js);
+	}
+	json_arr_end(js);
+	json_key(js, "peak_phase");
+	json_str(js, est_phase_name(est->peak));
+}
+
+static void json_step(struct json *js, const struct est_step *s)
+{
+	json_obj_begin(js);
+	json_key(js, "fix");
+	json_str(js, fix_name(s->fix));
+	json_key(js, "for_phase");
+	json_str(js, est_phase_name(s->phase));
+	json_key(js, "after");
+	json_obj_begin(js);
+	json_key(js, "peak_phase");
+	json_str(js, est_phase_name(s->after.peak));
+	json_key(js, "bytes");
+	json_int(js, s->after.phase[s->after.peak].bytes);
+	json_key(js, "high");
+	json_int(js, s->after.phase[s->after.peak].high);
+	json_key(js, "verdict");
+	json_str(js, est_verdict_name(s->verdict));
+	json_obj_end(js);
+	json_obj_end(js);
+}
+
+/* One line of the path: "low_vram (title) → model load 11.8 GiB; peak training 15.0 GiB, fits". */
+static void print_step(size_t i, const struct est_step *s)
+{
+	char b[32], pb[32];
+	gib(s->after.phase[s->phase].bytes, b, sizeof b);
+	gib(s->after.phase[s->after.peak].bytes, pb, sizeof pb);
+	const char *v = s->verdict == EST_V_FITS	? _("fits")
+			: s->verdict == EST_V_TIGHT ? _("tight")
+						    : _("does not fit yet");
+	printf(_("  %zu. %s (%s) → %s %s; peak %s %s, %s\n"), i + 1, fix_name(s->fix),
+	       _(fix_defs[s->fix].title), est_phase_label(s->phase), b,
+	       est_phase_label(s->after.peak), pb, v);
+}
+
+/* Writes the job after the path: stdout, OUT, or JOB itself with a journal entry. */
+static int write_result(struct source *src, const struct doc *orig, const struct est_path *path,
+			const char *label, const char *out, bool inplace, bool force)
+{
+	struct err e;
+	err_clear(&e);
+	size_t nlen;
+	const char *ntext = doc_text(path->doc, &nlen);
+	if (!out && !inplace) {
+		if (nlen && fwrite(ntext, 1, nlen, stdout) != nlen)
+			return ERR_IOERR;
+		return fflush(stdout) ? ERR_IOERR : 0;
+	}
+	if (out) {
+		int rc = save_file(out, ntext, nlen, NULL, 0, true, &e);
+		if (rc)
+			err_print(&e, stderr);
+		return rc;
+	}
+	int rc = source_save(src, ntext, nlen, force ? SOURCE_FORCE : 0, &e);
+	if (rc)
+		return cli_save_failed(src, &e);
+	const char *fixes[EST_MAX_PATH];
+	for (size_t i = 0; i < path->n; i++)
+		fixes[i] = fix_name(path->step[i].fix);
+	char **changes;
+	size_t nchanges = doc_changes(orig, path->doc, &changes);
+	if (source_journal(src, fixes, path->n, (const char *const *)changes, nchanges, &e))
+		err_print(&e, stderr); /* saved; a journal that cannot be written is a warning */
+	doc_changes_free(changes, nchanges);
+	fprintf(stderr, _("%s: saved (previous version in %s~)\n"), label, source_path(src));
+	return 0;
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+	enum { O_FORCE = 256, O_APPLY };
+	static const struct option opts[] = {
+		{ "vram", required_argument, NULL, 'v' },
+		{ "gpu", required_argument, NULL, 'g' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "apply", no_argument, NULL, O_APPLY },
+		{ "output", required_argument, NULL, 'o' },
+		{ "in-place", no_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, O_FORCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *vram = NULL, *log = NULL, *out = NULL;
+	int gpu = -1;
+	bool json = false, apply = false, inplace = false, force = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "v:g:l:jo:ih", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': vram = optarg; break;
+		case 'g': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 0 || v > 1023)
+				return usage_error(_("--gpu wants a card number, not '%s'"), optarg);
+			gpu = (int)v;
+			break;
+		}
+		case 'l': log = optarg; break;
+		case 'j': json = true; break;
+		case O_APPLY: apply = true; break;
+		case 'o': out = optarg; break;
+		case 'i': inplace = true; break;
+		case O_FORCE: force = true; break;
+		case 'h': estimate_help(stdout); return 0;
+		default:
+			return usage_error(_("unknown or incomplete option '%s'"), argv[optind - 1]);
+		}
+	}
+	if (vram && gpu >= 0)
+		return usage_error("%s", _("--vram and --gpu cannot be used together"));
+	if (out && inplace)
+		return usage_error("%s", _("-o and -i cannot be used together"));
+	if ((out || inplace) && !apply)
+		return usage_error("%s", _("-o and -i write the path: add --apply"));
+	if (apply && json && !out && !inplace)
+		return usage_error("%s", _("--apply without -o or -i prints YAML: leave out --json"));
+	if (argc - optind != 1)
+		return usage_error("%s", _("expected one JOB"));
+	const char *path = argv[optind];
+
+	struct card card = { .index = -1 };
+	struct err e;
+	err_clear(&e);
+	if (vram && estimate_parse_vram(vram, &card.bytes, &card.table_gib, &card.approx, &e)) {
+		fprintf(stderr, "oomfix estimate: %s\n", e.msg);
+		return ERR_USAGE;
+	}
+
+	struct doc *d = NULL;
+	struct job *j = NULL;
+	struct source *src = NULL;
+	int rc = cli_open_job(path, &src, &d, &j, &e);
+	if (rc) {
+		err_print(&e, stderr);
+		return rc;
+	}
+	if (json)
+		setlocale(LC_MESSAGES, "C");
+	int status = 0;
+	struct est_gpus *gpus = NULL;
+	struct est_path epath = { 0 };
+	char smi_note[256] = "";
+
+	/* The card: --vram, else nvidia-smi, else the log's last OOM message. */
+	if (vram) {
+		card.src = CARD_VRAM;
+	} else {
+		gpus = calloc(1, sizeof *gpus);
+		struct err ge;
+		err_clear(&ge);
+		int s = gpus ? estimate_query_gpus(gpus, &ge) : ERR_SOFTWARE;
+		if (s == ERR_OK) {
+			int want = gpu >= 0 ? gpu : job_gpu(src) >= 0 ? job_gpu(src) : 0;
+			for (size_t i = 0; i < gpus->n; i++)
+				if (gpus->gpu[i].index == want)
+					card.gpu = &gpus->gpu[i];
+			if (!card.gpu) {
+				fprintf(stderr, _("oomfix estimate: nvidia-smi lists no card %d "
+						  "(it lists %zu)\n"), want, gpus->n);
+				status = ERR_USAGE;
+				goto done;
+			}
+			card.src = CARD_SMI;
+			card.bytes = card.gpu->total;
+			card.index = card.gpu->index;
+			snprintf(card.name, sizeof card.name, "%s", card.gpu->name);
+		} else if (s == ERR_DATA) {
+			snprintf(smi_note, sizeof smi_note, "%s",
+				 _("nvidia-smi gave output this program cannot read"));
+		} else if (s != ERR_UNAVAILABLE) {
+			snprintf(smi_note, sizeof smi_note, "%s", _("nvidia-smi failed"));
+		}
+		if (gpu >= 0 && card.src != CARD_SMI && !card.bytes) {
+			fprintf(stderr, _("oomfix estimate: --gpu needs nvidia-smi (%s)\n"),
+				smi_note[0] ? smi_note : _("not found"));
+			status = ERR_USAGE;
+			goto done;
+		}
+		if (!card.gpu) {
+			struct err le;
+			if (!log && cli_job_log(src, &log, &le) != ERR_OK)
+				log = NULL;
+			struct diag_result *v = log ? calloc(1, sizeof *v) : NULL;
+			struct diag_job_info info = { .name = j->name, .kind = (int)j->kind,
+						      .conservative = -1 };
+			if (v && diag_file(log, &info, v, &le) == ERR_OK && v->memory.present &&
+			    v->memory.capacity > 0) {
+				card.src = CARD_LOG;
+				card.bytes = v->memory.capacity;
+			}
+			free(v);
+		}
+		if (!card.bytes) {
+			if (smi_note[0])
+				fprintf(stderr, "oomfix estimate: %s\n", smi_note);
+			fprintf(stderr, "%s\n", _("oomfix estimate: which card? Give its size with "
+						  "--vram GB (e.g. --vram 24); there is no nvidia-smi and "
+						  "no OOM message in the job's log to read it from."));
+			status = ERR_USAGE;
+			goto done;
+		}
+	}
+
+	struct estimate est;
+	estimate_job(j, &est);
+	if (!est.known) {
+		if (json) {
+			struct json js;
+			json_init(&js, stdout, true);
+			json_obj_begin(&js);
+			json_key(&js, "arch");
+			json_str(&js, j->arch[0] ? j->arch : NULL);
+			json_key(&js, "known");
+			json_bool(&js, false);
+			json_key(&js, "card");
+			json_int(&js, card.bytes);
+			json_key(&js, "phases");
+			json_arr_begin(&js);
+			json_arr_end(&js);
+			json_key(&js, "verdict");
+			json_null(&js);
+			json_obj_end(&js);
+			json_finish(&js);
+		} else {
+			printf(_("No estimate: oomfix has no memory table for arch '%s', so it gives no "
+				 "number rather than a guess.\n"), j->arch[0] ? j->arch : "?");
+		}
+		goto done;
+	}
+	enum est_phase at;
+	enum est_verdict verdict = estimate_verdict(&est, card.bytes, &at);
+	if (verdict != EST_V_FITS && (rc = estimate_path(j, card.bytes, true, &epath, &e))) {
+		err_print(&e, stderr);
+		status = rc;
+		goto done;
+	}
+	int64_t others = card.gpu ? card.gpu->used : 0;
+	int64_t free_now = card.bytes - others;
+	enum est_phase at_now;
+	enum est_verdict verdict_now = card.gpu && others > 0
+		? estimate_verdict(&est, free_now, &at_now) : verdict;
+
+	if (apply) {
+		if (!epath.n) {
+			fprintf(stderr, "%s\n", verdict == EST_V_NO
+				? _("oomfix estimate: no change oomfix knows makes it fit; nothing written.")
+				: verdict == EST_V_TIGHT
+				? _("oomfix estimate: it is tight and no change oomfix knows is left; "
+				    "nothing written.")
+				: _("oomfix estimate: it fits already; nothing to change."));
+			status = verdict == EST_V_NO ? ERR_DATA : 0;
+			goto done;
+		}
+		if (!epath.fits)
+			fprintf(stderr, "%s\n", _("oomfix estimate: the path does not reach a fitting "
+						  "job; writing it anyway."));
+		status = write_result(src, d, &epath, path, out, inplace, force);
+		if (!out && !inplace)
+			goto done;
+	}
+
+	if (json) {
+		struct json js;
+		json_init(&js, stdout, true);
+		json_obj_begin(&js);
+		json_key(&js, "arch");
+		json_str(&js, est.arch);
+		json_key(&js, "known");
+		json_bool(&js, true);
+		json_key(&js, "family");
+		json_str(&js, est.family);
+		json_key(&js, "card");
+		json_int(&js, card.bytes);
+		json_key(&js, "card_source");
+		json_str(&js, card.src == CARD_VRAM ? "vram" : card.src == CARD_SMI ? "nvidia-smi"
+										   : "log");
+		json_phases(&js, &est);
+		json_key(&js, "verdict");
+		json_str(&js, est_verdict_name(verdict));
+		json_key(&js, "verdict_phase");
+		json_str(&js, est_phase_name(at));
+		json_key(&js, "change");
+		if (epath.n)
+			json_step(&js, &epath.step[0]);
+		else
+			json_null(&js);
+		json_key(&js, "path");
+		json_arr_begin(&js);
+		for (size_t i = 0; i < epath.n; i++)
+			json_step(&js, &epath.step[i]);
+		json_arr_end(&js);
+		json_key(&js, "path_fits");
+		if (verdict != EST_V_FITS)
+			json_bool(&js, epath.fits);
+		else
+			json_null(&js);
+		json_key(&js, "other_processes");
+		json_arr_begin(&js);
+		for (size_t i = 0; card.gpu && i < card.gpu->napps; i++) {
+			json_obj_begin(&js);
+			json_key(&js, "pid");
+			json_int(&js, card.gpu->app[i].pid);
+			json_key(&js, "bytes");
+			json_int(&js, card.gpu->app[i].bytes);
+			json_obj_end(&js);
+		}
+		json_arr_end(&js);
+		json_key(&js, "used_now");
+		if (card.gpu)
+			json_int(&js, card.gpu->used);
+		else
+			json_null(&js);
+		json_key(&js, "verdict_now");
+		json_str(&js, card.gpu ? est_verdict_name(verdict_now) : NULL);
+		json_obj_end(&js);
+		json_finish(&js);
+		goto done;
+	}
+
+	char cb[32];
+	gib(card.bytes, cb, sizeof cb);
+	printf(_("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
+	if (card.src == CARD_VRAM && card.table_gib > 0)
+		printf(_("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
+		       vram, vram);
+	else if (card.src == CARD_VRAM && card.approx)
+		printf(_("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
+		       cb, vram);
+	else if (card.src == CARD_VRAM)
+		printf(_("Card: %s (--vram %s)\n"), cb, vram);
+	else if (card.src == CARD_SMI)
+		printf(_("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card.index, card.name);
+	else
+		printf(_("Card: %s (the capacity in the last OOM message of %s)\n"), cb, log);
+	printf("\n");
+	print_estimate(&est, card.bytes);
+	printf("\n");
+	print_verdict(verdict, at);
+	print_notes(&est);
+	if (card.gpu && others > 0) {
+		char ob[32], fb[32];
+		gib(others, ob, sizeof ob);
+		gib(free_now > 0 ? free_now : 0, fb, sizeof fb);
+		printf(_("Other processes hold %s on this card now, leaving %s:"), ob, fb);
+		for (size_t i = 0; i < card.gpu->napps; i++) {
+			char pb[32];
+			gib(card.gpu->app[i].bytes, pb, sizeof pb);
+			printf(_(" pid %lld (%s)"), card.gpu->app[i].pid, pb);
+		}
+		printf("\n");
+		if (verdict_now != verdict || verdict_now == EST_V_NO)
+			printf("%s\n", verdict_now == EST_V_NO
+				? _("Beside them the job will not fit: stop them or use another card "
+				    "before the run (the settings are not what is too big).")
+				: _("Beside them it is tight: stop them or use another card before the run."));
+	}
+	if (verdict != EST_V_FITS) {
+		if (epath.n) {
+			enum est_verdict last = epath.step[epath.n - 1].verdict;
+			printf("\n%s\n", last == EST_V_FITS ? _("Shortest path to a job that fits:")
+					 : last == EST_V_TIGHT ? _("Changes that act on it (tight at the end):")
+							       : _("Changes that act on it (still not enough):"));
+			for (size_t i = 0; i < epath.n; i++)
+				print_step(i, &epath.step[i]);
+			if (!apply)
+				printf("%s\n", _("Write it with: oomfix estimate --apply -i JOB"));
+		}
+		if (epath.exhausted)
+			printf(_("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
+				 "smaller model.\n"), est_phase_label(epath.stuck));
+	}
+
+done:
+	estimate_path_free(&epath);
+	free(gpus);
+	job_free(&j);
+	doc_free(&d);
+	source_free(&src);
+	if (!status && (ferror(stdout) || fflush(stdout)))
+		status = ERR_IOERR;
+	return status;
+}
+
+/* ---- the estimate beside a diagnosis (plan, diagnose --job) ---------------------------------- */
+
+static enum est_phase phase_of(enum diag_phase p)
+{
+	switch (p) {
+	case DIAG_P_MODEL_LOAD: return EST_MODEL_LOAD;
+	case DIAG_P_CACHING: return EST_CACHING;
+	case DIAG_P_BASELINE_SAMPLING:
+	case DIAG_P_SAMPLING: return EST_SAMPLING;
+	default: return EST_TRAINING;
+	}
+}
+
+/* What the failed run held when it ran out: this job's memory plus the request (a lower bound of
+ * what that phase needed), or -1 when the message does not say. */
+static int64_t measured(const struct diag_result *v)
+{
+	if (!v || !v->oom || !v->memory.present || v->memory.job < 0)
+		return -1;
+	return v->memory.job + (v->memory.requested > 0 ? v->memory.requested : 0);
+}
+
+/* Prints a sentence wrapped to 80 cells, its further lines indented by `indent` + 2. */
+static void para(const char *s, int indent)
+{
+	size_t len = strlen(s);
+	int in = indent;
+	while (len) {
+		size_t next, cut = text_wrap_next(s, len, 80 - in, &next);
+		printf("%*s%.*s\n", in, "", (int)cut, s);
+		s += next;
+		len -= next;
+		in = indent + 2;
+	}
+}
+
+void cli_estimate_text(const struct job *j, const struct diag_result *v)
+{
+	char line[512];
+	struct estimate est;
+	if (!j || estimate_job(j, &est) != ERR_OK)
+		return;
+	printf("\n");
+	if (!est.known) {
+		snprintf(line, sizeof line, _("Estimate: none; oomfix has no memory table for arch "
+					      "'%s'."), j->arch[0] ? j->arch : "?");
+		para(line, 0);
+		return;
+	}
+	const struct est_phase_est *pk = &est.phase[est.peak];
+	char b[32], lo[32], hi[32];
+	gib(pk->bytes, b, sizeof b);
+	gib(pk->low, lo, sizeof lo);
+	gib(pk->high, hi, sizeof hi);
+	snprintf(line, sizeof line, _("Estimate before the run (not a measurement): peak %s at %s "
+				      "(%s to %s, %s, %d points)."), b, est_phase_label(est.peak),
+		 lo, hi, est_basis_name(pk->basis), pk->points);
+	para(line, 0);
+	int64_t card = v && v->memory.present ? v->memory.capacity : -1;
+	if (card > 0) {
+		enum est_phase at;
+		enum est_verdict ver = estimate_verdict(&est, card, &at);
+		char cb[32];
+		gib(card, cb, sizeof cb);
+		snprintf(line, sizeof line, _("On the card of the OOM message (%s): %s at %s."), cb,
+			 ver == EST_V_FITS ? _("fits") : ver == EST_V_TIGHT ? _("tight")
+									   : _("does not fit"),
+			 est_phase_label(at));
+		para(line, 2);
+	}
+	int64_t m = measured(v);
+	if (m > 0) {
+		enum est_phase ph = phase_of(v->phase);
+		char mb[32], eb[32];
+		gib(m, mb, sizeof mb);
+		gib(est.phase[ph].bytes, eb, sizeof eb);
+		snprintf(line, sizeof line, _("Measured when it failed: at least %s at %s (held + "
+					      "requested); estimated %s."), mb, est_phase_label(ph), eb);
+		para(line, 2);
+	}
+}
+
+void cli_estimate_json(struct json *js, const struct job *j, const struct diag_result *v)
+{
+	struct estimate est;
+	json_key(js, "estimate");
+	if (!j || estimate_job(j, &est) != ERR_OK) {
+		json_null(js);
+		return;
+	}
+	json_obj_begin(js);
+	json_key(js, "known");
+	json_bool(js, est.known);
+	if (est.known) {
+		json_phases(js, &est);
+		int64_t card = v && v->memory.present ? v->memory.capacity : -1;
+		json_key(js, "card");
+		if (card > 0)
+			json_int(js, card);
+		else
+			json_null(js);
+		json_key(js, "verdict");
+		json_str(js, card > 0 ? est_verdict_name(estimate_verdict(&est, card, NULL)) : NULL);
+		int64_t m = measured(v);
+		json_key(js, "measured");
+		if (m > 0) {
+			json_obj_begin(js);
+			json_key(js, "phase");
+			json_str(js, est_phase_name(phase_of(v->phase)));
+			json_key(js, "at_least");
+			json_int(js, m);
+			json_obj_end(js);
+		} else {
+			json_null(js);
+		}
+	}
+	json_obj_end(js);
+}

@@ -1,0 +1,734 @@
+/* estimate.c — each phase's GPU memory from the job, before the run (SPEC §12).
+ *
+ * Units inside are GiB as doubles; the results are bytes. scripts/calibrate.py holds the same
+ * model in Python to fit the family coefficients; tests/estimate checks that both agree on every
+ * data point, so a change here must be made there too.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "oomfix/doc.h"
+#include "oomfix/estimate.h"
+#include "oomfix/i18n.h"
+
+enum load_tr { LT_GPU, LT_GPU_UNLESS_LOW_VRAM, LT_CPU };
+enum load_te { LE_GPU_BF16, LE_CPU_QUANT };
+enum with_te { WT_YES, WT_NO, WT_UNLESS_LOW_VRAM, WT_TE_FIRST };
+
+struct est_arch {
+	const char *arch, *variant, *family;
+	double tr_b, hidden;
+	int experts;
+	double te_b, aux_b;
+	enum load_tr load_tr;
+	enum load_te load_te;
+	enum with_te tr_with_te;
+	bool park, one_expert;
+	bool te_flag_quantize;   /* the big TE follows model.quantize (sd3), else quantize_te */
+	bool te_qtype_te;        /* it reads qtype_te, else qtype */
+	double tok_px, tok_mult, frame_div;
+	bool cfg, nominal;
+};
+
+struct est_family {
+	const char *name;
+	double act;          /* GiB per latent token at batch 1, gradient checkpointing on */
+	double samp;         /* GiB per latent token of one sampling pass */
+	double dec;          /* GiB per output pixel (× frames) of the VAE decode */
+	double enc;          /* GiB per input pixel (× frames) of the VAE encode */
+	double lo, hi;       /* band: relative spread of the training estimate */
+	int points;          /* data points behind the coefficients */
+	double max_bucket;   /* largest bucket among them */
+	double max_frames;   /* longest clip among them */
+};
+
+#include "estimate_table.h"
+
+#define GIB 1073741824.0
+
+/* Constants of the model (the same in scripts/calibrate.py). */
+static const double CONTEXT_GIB = 0.45;     /* CUDA context and cuBLAS workspace */
+static const double GC_OFF_MULT = 8.0;      /* activations without gradient checkpointing (one
+						* point, H05: rough) */
+static const double KEPT_BF16 = 0.02;       /* share of weights a quantizer leaves in bf16 */
+static const double BLOCK_SHARE = 0.03;     /* one transformer block, quantized on the GPU */
+static const double LORA_PER_RANK = 1.4;    /* LoRA parameters per rank per (params / hidden) */
+static const double LOAD_BAND = 0.04;       /* weights are arithmetic: a few percent */
+static const double ROUGH_BAND = 0.3;
+
+static const struct est_arch *find_row(const struct job *j)
+{
+	char name[256] = "";
+	const struct doc_node *n;
+	char path[320];
+
+	snprintf(path, sizeof path, "%s.model.name_or_path", j->process_path);
+	n = doc_get(j->doc, path);
+	if (n && (n = doc_deref(n)) && n->kind == DOC_SCALAR && n->value) {
+		size_t i;
+		for (i = 0; n->value[i] && i + 1 < sizeof name; i++)
+			name[i] = (char)tolower((unsigned char)n->value[i]);
+		name[i] = 0;
+	}
+	const char *variant = "-";
+	if (strstr(name, "1.3b") || strstr(name, "1_3b") || strstr(name, "1-3b"))
+		variant = "1.3b";
+	else if (strstr(name, "flex"))
+		variant = "flex";
+	const struct est_arch *base = NULL;
+	for (size_t i = 0; i < sizeof est_archs / sizeof *est_archs; i++) {
+		if (strcmp(est_archs[i].arch, j->arch))
+			continue;
+		if (!strcmp(est_archs[i].variant, variant))
+			return &est_archs[i];
+		if (!strcmp(est_archs[i].variant, "-"))
+			base = &est_archs[i];
+	}
+	return base;
+}
+
+static const struct est_family *find_family(const char *name)
+{
+	for (size_t i = 0; i < sizeof est_families / sizeof *est_families; i++)
+		if (!strcmp(est_families[i].name, name))
+			return &est_families[i];
+	return NULL;
+}
+
+/* Bytes per weight of a qtype (memory-reference §1), the ARA part after '|' ignored. */
+static double qtype_bpp(const char *q, bool *unknown, bool *ara)
+{
+	char s[48];
+	size_t i;
+	for (i = 0; q && q[i] && q[i] != '|' && i + 1 < sizeof s; i++)
+		s[i] = (char)tolower((unsigned char)q[i]);
+	s[i] = 0;
+	if (ara)
+		*ara = q && strchr(q, '|');
+	int bits;
+	if (!strcmp(s, "uint8"))
+		return 2.0; /* refused by the quantizer: stays bf16 */
+	if ((sscanf(s, "uint%d", &bits) == 1 || sscanf(s, "convrotint%d", &bits) == 1) && bits >= 1 &&
+	    bits <= 7)
+		return bits / 8.0 + 3.0 / 64.0;
+	if (!strcmp(s, "qfloat8") || !strcmp(s, "float8") || !strcmp(s, "int8") ||
+	    !strcmp(s, "qint8") || !strcmp(s, "convrot8") || !strcmp(s, "fp8"))
+		return 1.0;
+	if (!strcmp(s, "nvfp4") || !strcmp(s, "convrot4") || !strcmp(s, "qint4") || !strcmp(s, "nf4"))
+		return 0.5625;
+	if (!strcmp(s, "qint2") || !strcmp(s, "int2"))
+		return 2 / 8.0 + 3.0 / 64.0;
+	if (!strcmp(s, "convrotbitnet"))
+		return 0.25;
+	if (!strcmp(s, "bf16") || !strcmp(s, "fp16") || !strcmp(s, "none") || !s[0])
+		return 2.0;
+	if (unknown)
+		*unknown = true;
+	return 1.0;
+}
+
+/* Quantized weights in GiB: most at bpp, a small share kept in bf16. */
+static double qbytes(double params_b, double bpp)
+{
+	return params_b * 1e9 * (bpp + KEPT_BF16 * (2.0 - bpp)) / GIB;
+}
+
+/* Optimizer state bytes per trained parameter. */
+static double opt_bytes(const char *o)
+{
+	char s[48];
+	size_t i;
+	for (i = 0; o && o[i] && i + 1 < sizeof s; i++)
+		s[i] = (char)tolower((unsigned char)o[i]);
+	s[i] = 0;
+	if (strstr(s, "8bit"))
+		return 2.0;
+	if (strstr(s, "adafactor"))
+		return 1.0;
+	if (strstr(s, "prodigy"))
+		return 16.0;
+	if (strstr(s, "lion"))
+		return 4.0;
+	if (strstr(s, "automagic"))
+		return 2.0;
+	return 8.0;
+}
+
+static const struct doc_node *pget(const struct job *j, const char *rel)
+{
+	char path[320];
+	snprintf(path, sizeof path, "%s.%s", j->process_path, rel);
+	const struct doc_node *n = doc_get(j->doc, path);
+	return n && !doc_is_null(n) ? n : NULL;
+}
+
+static bool pbool(const struct job *j, const char *rel, bool def)
+{
+	const struct doc_node *n = pget(j, rel);
+	bool b;
+	return n && doc_as_bool(n, &b) ? b : def;
+}
+
+static double pnum(const struct job *j, const char *rel, double def)
+{
+	const struct doc_node *n = pget(j, rel);
+	double d;
+	return n && doc_as_double(n, &d) ? d : def;
+}
+
+static const char *pstr(const struct job *j, const char *rel, const char *def)
+{
+	const struct doc_node *n = pget(j, rel);
+	if (n)
+		n = doc_deref(n);
+	return n && n->kind == DOC_SCALAR && n->value && n->value[0] ? n->value : def;
+}
+
+static int64_t to_bytes(double gib)
+{
+	return (int64_t)llround(gib * GIB);
+}
+
+/* A phase of `gib`, of which `weights` is arithmetic (± LOAD_BAND) and the rest calibrated
+ * (−lo, +hi of itself). */
+static void set_phase(struct est_phase_est *p, double gib, double weights, double lo, double hi,
+		      int points, enum est_basis basis)
+{
+	double rest = gib - weights;
+	p->on = true;
+	p->bytes = to_bytes(gib);
+	p->low = to_bytes(weights * (1.0 - LOAD_BAND) + rest * (1.0 - lo));
+	p->high = to_bytes(weights * (1.0 + LOAD_BAND) + rest * (1.0 + hi));
+	p->points = points;
+	p->basis = basis;
+}
+
+int estimate_job(const struct job *j, struct estimate *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->arch, sizeof out->arch, "%s", j->arch);
+	const struct est_arch *a = find_row(j);
+	const struct est_family *f = a ? find_family(a->family) : NULL;
+	if (!a || !f)
+		return ERR_OK;
+	out->known = true;
+	out->row = a->variant[0] == '-' ? a->arch : a->variant;
+	out->family = f->name;
+	if (a->nominal)
+		out->notes |= EST_NOTE_NOMINAL;
+
+	/* Weights. */
+	bool unknown_q = false, ara = false;
+	bool quant = j->quantize;
+	bool low = j->low_vram && j->arch_has_low_vram;
+	double tr_bf16 = a->tr_b * 1e9 * 2.0 / GIB;
+	double tq = quant ? qbytes(a->tr_b, qtype_bpp(j->qtype, &unknown_q, &ara)) : tr_bf16;
+	bool te_quant = a->te_flag_quantize ? j->quantize : j->quantize_te;
+	const char *te_qtype = a->te_qtype_te ? pstr(j, "model.qtype_te", "qfloat8") : j->qtype;
+	double te_bf16 = a->te_b * 1e9 * 2.0 / GIB;
+	double eq = te_quant ? qbytes(a->te_b, qtype_bpp(te_qtype, &unknown_q, NULL)) : te_bf16;
+	double aux = a->aux_b * 1e9 * 2.0 / GIB;
+	if (ara)
+		out->notes |= EST_NOTE_ARA;
+	if (unknown_q)
+		out->notes |= EST_NOTE_QTYPE;
+	double tr_share = 1.0, te_share = 1.0;
+	if (j->layer_offloading && j->arch_has_layer_offloading) {
+		tr_share = fmax(1.0 - pnum(j, "model.layer_offloading_transformer_percent", 1.0), 0.05);
+		te_share = fmax(1.0 - pnum(j, "model.layer_offloading_text_encoder_percent", 1.0), 0.05);
+		out->notes |= EST_NOTE_OFFLOAD;
+	}
+	int experts_train = low && a->one_expert ? 1 : a->experts;
+	bool te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
+			pbool(j, "train.cache_text_embeddings", false) ||
+			pbool(j, "datasets[0].cache_text_embeddings", false));
+
+	/* The largest bucket, the longest clip, the largest batch. */
+	double res = (double)job_max_bucket(j);
+	if (res <= 0)
+		res = 512;
+	long long frames = 1, batch = j->batch_size > 0 ? j->batch_size : 1;
+	bool cache_latents = j->ndatasets > 0;
+	for (size_t i = 0; i < j->ndatasets; i++) {
+		const struct job_dataset *d = &j->datasets[i];
+		if (d->num_frames > frames)
+			frames = d->num_frames;
+		if (d->has_batch_size && d->batch_size > batch)
+			batch = d->batch_size;
+		cache_latents &= d->cache_latents;
+	}
+	if (j->kind != JOB_KIND_VIDEO)
+		frames = 1;
+	double lframes = frames > 1 ? floor((double)(frames - 1) / a->frame_div) + 1 : 1;
+	double tokens = (res / a->tok_px) * (res / a->tok_px) * a->tok_mult * lframes;
+
+	/* The adapter and its optimizer state. */
+	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
+	 * full fine-tune. */
+	const struct doc_node *net = pget(j, "network");
+	if (!net)
+		net = pget(j, "adapter");
+	double lora_p, lora_w, lora_state;
+	const char *opt = pstr(j, "train.optimizer", "adamw");
+	if (net) {
+		double rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
+		lora_p = rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
+		lora_w = lora_p * 4.0 / GIB;
+		lora_state = lora_p * (4.0 + opt_bytes(opt)) / GIB;
+	} else {
+		/* A full fine-tune: gradients and optimizer state for every weight. */
+		lora_p = a->tr_b * 1e9;
+		lora_w = 0;
+		lora_state = lora_p * (2.0 + opt_bytes(opt)) / GIB;
+		out->notes |= EST_NOTE_FULL_FT;
+	}
+
+	/* Training. */
+	double w_train = tq * tr_share * experts_train + (te_gpu ? eq * te_share : 0) + aux;
+	double act = batch * tokens * f->act * (j->gradient_checkpointing ? 1.0 : GC_OFF_MULT);
+	double pixels = res * res * (double)frames;
+	if (!cache_latents)
+		act += batch * pixels * f->enc;
+	double train = w_train + lora_w + lora_state + act + CONTEXT_GIB;
+	out->weights = to_bytes(w_train);
+	out->adapter = to_bytes(lora_w + lora_state);
+	out->activations = to_bytes(act);
+	out->context = to_bytes(CONTEXT_GIB);
+
+	/* Model load: the worst moment of the loader (memory-reference §4). */
+	double step_tr;
+	if (quant) {
+		bool on_gpu = a->load_tr == LT_GPU || (a->load_tr == LT_GPU_UNLESS_LOW_VRAM && !low);
+		step_tr = on_gpu ? tr_bf16 + tq * (a->experts - 1) : tr_bf16 * BLOCK_SHARE;
+	} else {
+		step_tr = low && a->park ? 0 : tr_bf16 * a->experts;
+	}
+	if (a->tr_with_te == WT_TE_FIRST && !low) /* hidream: Llama first, kept on the GPU */
+		step_tr += eq * te_share;
+	bool tr_during_te = a->tr_with_te == WT_YES || (a->tr_with_te == WT_UNLESS_LOW_VRAM && !low);
+	double te_step;
+	if (a->load_te == LE_GPU_BF16)
+		te_step = te_bf16;
+	else
+		te_step = te_quant || low ? 0 : te_bf16;
+	double step_te = (tr_during_te ? tq * tr_share * a->experts : 0) + te_step * te_share;
+	double resident = (low && a->park ? 0 : tq * tr_share * experts_train) + eq * te_share;
+	double load = fmax(fmax(step_tr, step_te), resident) + aux + CONTEXT_GIB;
+
+	/* Caching: the VAE encoding the largest bucket (× frames) beside what the load left. */
+	double cache = resident + aux + pixels * f->enc + CONTEXT_GIB;
+
+	/* Sampling (the baseline sample before step 1 and the periodic ones). */
+	double s_w = 0, s_h = 0, s_frames = 1;
+	bool sampling = !j->disable_sampling && j->has_sample;
+	if (sampling) {
+		s_w = j->sample_width > 0 ? (double)j->sample_width : 1024;
+		s_h = j->sample_height > 0 ? (double)j->sample_height : 1024;
+		for (size_t i = 0; j->prompts && i < j->nprompt_items; i++) {
+			if (j->prompts[i].has_width && (double)j->prompts[i].width > s_w)
+				s_w = (double)j->prompts[i].width;
+			if (j->prompts[i].has_height && j->prompts[i].height > s_h)
+				s_h = (double)j->prompts[i].height;
+		}
+		if (j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1)
+			s_frames = (double)j->sample_num_frames;
+	}
+	double s_lf = s_frames > 1 ? floor((s_frames - 1) / a->frame_div) + 1 : 1;
+	double s_tokens = s_w / a->tok_px * s_h / a->tok_px * a->tok_mult * s_lf;
+	double cfg = a->cfg && pnum(j, "sample.guidance_scale", 4.0) > 1.0 ? 2.0 : 1.0;
+	int experts_sample = low && a->one_expert ? 1 : a->experts;
+	double s_weights = tq * tr_share * experts_sample + (te_gpu ? eq * te_share : 0) + aux;
+	/* Gradients are freed by then; the optimizer state stays. With low_vram the archs that
+	 * park the transformer offload it for the VAE decode (wan21.py's
+	 * AggressiveWanUnloadPipeline; qwen_image tiles the decode). */
+	double s_opt = lora_w + lora_p * opt_bytes(opt) / GIB;
+	double denoise = s_weights + s_opt + cfg * s_tokens * f->samp;
+	double decode = s_w * s_h * s_frames * f->dec;
+	double sample = (low && a->park ? fmax(denoise, aux + s_opt + decode) : denoise + decode) +
+			CONTEXT_GIB;
+
+	/* Bands and bases. */
+	bool few = f->points < 3 || a->nominal;
+	bool extra = res > f->max_bucket * 1.25 || (double)frames > f->max_frames * 1.25;
+	enum est_basis tb = few ? EST_ROUGH : extra ? EST_EXTRAPOLATED : EST_CALIBRATED;
+	double lo = f->lo, hi = f->hi;
+	if (few) {
+		lo = fmax(lo, ROUGH_BAND);
+		hi = fmax(hi, ROUGH_BAND);
+	}
+	if (extra) {
+		lo *= 1.5;
+		hi *= 1.5;
+	}
+	if (out->notes & (EST_NOTE_FULL_FT | EST_NOTE_QTYPE)) {
+		tb = tb == EST_CALIBRATED ? EST_ROUGH : tb;
+		hi = fmax(hi, ROUGH_BAND);
+		lo = fmax(lo, ROUGH_BAND);
+	}
+	/* Nominal parameter counts are not arithmetic: the weights take the rough band too. */
+	double wl = a->nominal ? ROUGH_BAND / 2 : 0;
+	double ara_hi = ara ? ROUGH_BAND : 0;
+	set_phase(&out->phase[EST_MODEL_LOAD], load, a->nominal ? 0 : load - CONTEXT_GIB, wl,
+		  wl + ara_hi, f->points, a->nominal ? EST_ROUGH : EST_CALIBRATED);
+	/* Without cached latents or text embeddings there is no caching pass: the VAE encodes in
+	 * the training step (counted there). */
+	if (cache_latents || !te_gpu)
+		set_phase(&out->phase[EST_CACHING], cache, resident + aux, ROUGH_BAND, ROUGH_BAND,
+			  f->points, EST_ROUGH);
+	set_phase(&out->phase[EST_TRAINING], train, w_train, lo, hi + ara_hi, f->points, tb);
+	if (sampling)
+		set_phase(&out->phase[EST_SAMPLING], sample, s_weights, ROUGH_BAND, ROUGH_BAND,
+			  f->points, EST_ROUGH);
+	out->peak = EST_MODEL_LOAD;
+	for (int p = 1; p < EST_NPHASES; p++)
+		if (out->phase[p].on && out->phase[p].bytes > out->phase[out->peak].bytes)
+			out->peak = (enum est_phase)p;
+	return ERR_OK;
+}
+
+enum est_verdict estimate_verdict(const struct estimate *e, int64_t card, enum est_phase *at)
+{
+	if (!e->known || card <= 0)
+		return EST_V_UNKNOWN;
+	enum est_verdict v = EST_V_FITS;
+	enum est_phase where = e->peak;
+	for (int p = 0; p < EST_NPHASES; p++) {
+		const struct est_phase_est *ph = &e->phase[p];
+		if (!ph->on)
+			continue;
+		if (ph->low > card) {
+			v = EST_V_NO;
+			where = (enum est_phase)p;
+			break;
+		}
+		if (ph->high > card && v == EST_V_FITS) {
+			v = EST_V_TIGHT;
+			where = (enum est_phase)p;
+		}
+	}
+	if (at)
+		*at = where;
+	return v;
+}
+
+const char *est_phase_name(enum est_phase p)
+{
+	static const char *const names[EST_NPHASES] = { "model_load", "caching", "training",
+							 "sampling" };
+	return p >= 0 && p < EST_NPHASES ? names[p] : NULL;
+}
+
+const char *est_phase_label(enum est_phase p)
+{
+	switch (p) {
+	case EST_MODEL_LOAD: return _("model load");
+	case EST_CACHING: return _("caching");
+	case EST_TRAINING: return _("training");
+	case EST_SAMPLING: return _("sampling");
+	default: return "?";
+	}
+}
+
+const char *est_basis_name(enum est_basis b)
+{
+	return b == EST_CALIBRATED ? "calibrated" : b == EST_ROUGH ? "rough" : "extrapolated";
+}
+
+const char *est_verdict_name(enum est_verdict v)
+{
+	switch (v) {
+	case EST_V_FITS: return "fits";
+	case EST_V_TIGHT: return "tight";
+	case EST_V_NO: return "no";
+	default: return NULL;
+	}
+}
+
+/* ---- the card ---------------------------------------------------------------------------- */
+
+/* What PyTorch reports as the total capacity of cards sold by these sizes (GiB). */
+static const struct { double sold, gib; } card_table[] = {
+	{ 6, 5.79 }, { 8, 7.63 }, { 10, 9.77 }, { 11, 10.75 }, { 12, 11.76 }, { 16, 15.70 },
+	{ 20, 19.70 }, { 24, 23.99 }, { 32, 31.36 }, { 40, 39.39 }, { 48, 47.53 }, { 80, 79.10 },
+	{ 94, 93.10 }, { 96, 94.97 }, { 141, 139.72 }, { 180, 178.35 },
+};
+
+int estimate_parse_vram(const char *arg, int64_t *bytes, double *table_gib, bool *approx,
+			struct err *e)
+{
+	char *end;
+	double v = strtod(arg ? arg : "", &end);
+	if (table_gib)
+		*table_gib = 0;
+	if (approx)
+		*approx = false;
+	if (!arg || end == arg || !(v > 0) || v > 100000) {
+		err_set(e, ERR_USAGE, NULL, 0, 0,
+			_("--vram wants a card size, e.g. 24 (as sold) or 23.5GiB, not '%s'"),
+			arg ? arg : "");
+		return ERR_USAGE;
+	}
+	while (*end == ' ')
+		end++;
+	double gib;
+	if (!*end) {
+		gib = 0;
+		for (size_t i = 0; i < sizeof card_table / sizeof *card_table; i++)
+			if (fabs(card_table[i].sold - v) < 0.01)
+				gib = card_table[i].gib;
+		if (gib > 0) {
+			if (table_gib)
+				*table_gib = gib;
+		} else {
+			gib = v * 0.98;
+			if (approx)
+				*approx = true;
+		}
+	} else if (!strcasecmp(end, "GiB") || !strcasecmp(end, "G")) {
+		gib = v;
+	} else if (!strcasecmp(end, "GB")) {
+		gib = v * 1e9 / GIB;
+	} else if (!strcasecmp(end, "MiB") || !strcasecmp(end, "M")) {
+		gib = v / 1024.0;
+	} else {
+		err_set(e, ERR_USAGE, NULL, 0, 0,
+			_("--vram: unknown unit '%s' (use GiB, GB or MiB, or a bare number of GB "
+			  "as the card is sold)"), end);
+		return ERR_USAGE;
+	}
+	*bytes = to_bytes(gib);
+	return ERR_OK;
+}
+
+/* The next comma-separated field of a line, trimmed, into buf. */
+static const char *csv_field(const char *s, const char *end, char *buf, size_t sz)
+{
+	const char *c = s;
+	while (c < end && *c != ',')
+		c++;
+	const char *a = s, *b = c;
+	while (a < b && isspace((unsigned char)*a))
+		a++;
+	while (b > a && isspace((unsigned char)b[-1]))
+		b--;
+	size_t n = (size_t)(b - a) < sz - 1 ? (size_t)(b - a) : sz - 1;
+	memcpy(buf, a, n);
+	buf[n] = 0;
+	return c < end ? c + 1 : NULL;
+}
+
+/* Splits the line at *l into at most `max` trimmed fields and moves *l to the next line (NULL at
+ * the end). Returns the number of fields, or -1 when the line has more than `max`. */
+static int csv_line(const char **l, char f[][64], int max)
+{
+	const char *nl = strchr(*l, '\n');
+	const char *end = nl ? nl : *l + strlen(*l);
+	const char *p = *l;
+	int nf = 0;
+	while (p && nf < max)
+		p = csv_field(p, end, f[nf++], 64);
+	*l = nl ? nl + 1 : NULL;
+	return p ? -1 : nf;
+}
+
+static bool parse_mib(const char *s, int64_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v < 0 || v > 1e9)
+		return false;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end && strcasecmp(end, "MiB"))
+		return false;
+	*out = (int64_t)llround(v * 1048576.0);
+	return true;
+}
+
+int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	char f[5][64];
+	for (const char *l = gpus; l && *l && out->n < EST_MAX_GPUS;) {
+		int nf = csv_line(&l, f, 5);
+		struct est_gpu *g = &out->gpu[out->n];
+		char *ie;
+		long idx = nf == 5 ? strtol(f[0], &ie, 10) : -1;
+		if (nf == 5 && ie != f[0] && !*ie && idx >= 0 && parse_mib(f[3], &g->total) &&
+		    parse_mib(f[4], &g->used) && g->total > 0) {
+			g->index = (int)idx;
+			snprintf(g->uuid, sizeof g->uuid, "%s", f[1]);
+			snprintf(g->name, sizeof g->name, "%s", f[2]);
+			out->n++;
+		} else {
+			memset(g, 0, sizeof *g);
+		}
+	}
+	if (!out->n) {
+		err_set(e, ERR_DATA, NULL, 0, 0, "%s",
+			_("nvidia-smi gave no card this program can read"));
+		return ERR_DATA;
+	}
+	for (const char *l = apps; l && *l;) {
+		int nf = csv_line(&l, f, 3);
+		int64_t b;
+		char *pe;
+		long long pid = nf == 3 ? strtoll(f[1], &pe, 10) : -1;
+		if (nf == 3 && pe != f[1] && !*pe && parse_mib(f[2], &b))
+			for (size_t i = 0; i < out->n; i++) {
+				struct est_gpu *g = &out->gpu[i];
+				if (strcmp(g->uuid, f[0]) || g->napps >= EST_MAX_APPS)
+					continue;
+				g->app[g->napps].pid = pid;
+				g->app[g->napps].bytes = b;
+				g->napps++;
+				g->apps_total += b;
+			}
+	}
+	return ERR_OK;
+}
+
+/* ---- the path to a fitting job ------------------------------------------------------------ */
+
+enum fix_id est_next_fix(const struct job *j, enum est_phase at)
+{
+	/* SPEC §3.4's decision, asked as if the run had failed in that phase. */
+	static const struct {
+		enum diag_timing timing;
+		enum diag_phase phase;
+	} as_failure[EST_NPHASES] = {
+		[EST_MODEL_LOAD] = { DIAG_T_BEFORE_TRAINING, DIAG_P_MODEL_LOAD },
+		[EST_CACHING] = { DIAG_T_BEFORE_TRAINING, DIAG_P_CACHING },
+		[EST_TRAINING] = { DIAG_T_FIRST_STEPS, DIAG_P_TRAINING },
+		[EST_SAMPLING] = { DIAG_T_SAMPLING, DIAG_P_SAMPLING },
+	};
+	struct diag_result *v = calloc(1, sizeof *v);
+	if (!v)
+		return FIX_NONE;
+	v->oom = true;
+	v->timing = as_failure[at].timing;
+	v->phase = as_failure[at].phase;
+	v->failed_step = -1;
+	v->total_steps = -1;
+	v->model_kind = (int)j->kind;
+	struct plan p;
+	plan_build(j, v, &p);
+	free(v);
+	return p.first_fix == FIX_FRESH_WORKER ? FIX_NONE : p.first_fix;
+}
+
+void estimate_path_free(struct est_path *p)
+{
+	job_free(&p->job);
+	doc_free(&p->doc);
+	p->n = 0;
+}
+
+int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est_path *out,
+		  struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	const struct job *cur = j;
+	struct estimate est;
+	estimate_job(cur, &est);
+	enum est_phase at;
+	enum est_verdict v = estimate_verdict(&est, card, &at);
+	/* Until it fits: a tight job takes the next change too, while one is left. */
+	while (v != EST_V_FITS && out->n < EST_MAX_PATH) {
+		enum fix_id id = est_next_fix(cur, at);
+		if (id == FIX_NONE) {
+			out->exhausted = v == EST_V_NO;
+			out->stuck = at;
+			break;
+		}
+		struct fix_edit_list l;
+		int rc = fix_edits(cur, id, keep_batch, &l, e);
+		if (rc)
+			return rc;
+		struct doc *nd = NULL;
+		struct job *nj = NULL;
+		if (l.n) {
+			rc = doc_apply(cur->doc, l.edits, l.n, &nd, e);
+			if (!rc)
+				rc = job_from_doc(nd, &nj, e);
+		}
+		fix_edits_free(&l);
+		if (rc || !nj) {
+			doc_free(&nd);
+			if (rc)
+				return rc;
+			/* the fix changed nothing: stop rather than loop */
+			out->exhausted = v == EST_V_NO;
+			out->stuck = at;
+			break;
+		}
+		job_free(&out->job);
+		doc_free(&out->doc);
+		out->doc = nd;
+		out->job = nj;
+		cur = nj;
+		struct est_step *s = &out->step[out->n++];
+		s->fix = id;
+		s->phase = at;
+		estimate_job(cur, &s->after);
+		v = s->verdict = estimate_verdict(&s->after, card, &s->at);
+		at = s->at;
+	}
+	out->fits = v == EST_V_FITS || v == EST_V_TIGHT;
+	return ERR_OK;
+}
+
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e)
+{
+	*rungs = 0;
+	*fits = false;
+	if (out)
+		*out = NULL;
+	if (step != FIX_NUM_FRAMES && step != FIX_DROP_LARGEST_BUCKET) {
+		err_set(e, ERR_DATA, NULL, 0, 0, "%s", _("only a step fix goes down by rungs"));
+		return ERR_DATA;
+	}
+	struct doc *cur_doc = NULL;
+	struct job *cur = NULL;
+	const struct job *at = j;
+	int rc = ERR_OK;
+	for (int i = 0; i < 32; i++) {
+		struct fix_edit_list l;
+		if (fix_status(at, step, NULL, 0) != FIX_TODO)
+			break;
+		if ((rc = fix_edits(at, step, true, &l, e)))
+			break;
+		struct doc *nd = NULL;
+		struct job *nj = NULL;
+		if (l.n && !(rc = doc_apply(at->doc, l.edits, l.n, &nd, e)))
+			rc = job_from_doc(nd, &nj, e);
+		fix_edits_free(&l);
+		if (rc || !nj) {
+			doc_free(&nd);
+			break;
+		}
+		job_free(&cur);
+		doc_free(&cur_doc);
+		cur = nj;
+		cur_doc = nd;
+		at = cur;
+		(*rungs)++;
+		struct estimate est;
+		estimate_job(at, &est);
+		if (estimate_verdict(&est, card, NULL) == EST_V_FITS) {
+			*fits = true;
+			break;
+		}
+	}
+	job_free(&cur);
+	if (rc || !out)
+		doc_free(&cur_doc);
+	else
+		*out = cur_doc;
+	return rc;
+}

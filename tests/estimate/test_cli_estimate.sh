@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# `oomfix estimate` from the outside, with a fake nvidia-smi on PATH: one card, two cards,
+# another process holding 13 GiB, nvidia-smi missing, failing, or printing garbage; --vram;
+# the card from a log's OOM message; --apply with -o and -i (backup and journal); --json.
+# Prints TAP.
+set -u
+
+OOMFIX=${OOMFIX:?OOMFIX must point at the built binary}
+TESTS_DIR=${TESTS_DIR:?}
+EX="$TESTS_DIR/estimate/examples"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; sed 's/^/# /' "$tmp/out" "$tmp/err" 2>/dev/null | head -40; fi; }
+
+# A PATH holding only the fake nvidia-smi (when given) and the tools the shell needs.
+mkdir -p "$tmp/bin" "$tmp/nosmi"
+for t in sh bash cat printf; do
+	p=$(command -v "$t") && ln -sf "$p" "$tmp/bin/$t" && ln -sf "$p" "$tmp/nosmi/$t"
+done
+fake() { # $1: the --query-gpu answer, $2: the --query-compute-apps answer, $3: exit status
+	printf '%s' "$1" >"$tmp/gpus.txt"
+	printf '%s' "$2" >"$tmp/apps.txt"
+	cat >"$tmp/bin/nvidia-smi" <<SH
+#!/bin/sh
+case "\$1" in
+--query-gpu=*) cat "$tmp/gpus.txt" ;;
+--query-compute-apps=*) cat "$tmp/apps.txt" ;;
+*) exit 9 ;;
+esac
+exit ${3:-0}
+SH
+	chmod +x "$tmp/bin/nvidia-smi"
+}
+run() { # runs oomfix with the given PATH dir; stdout in out, stderr in err, status in rc
+	local dir=$1
+	shift
+	PATH="$dir" "$OOMFIX" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+cat >"$tmp/flux4.yaml" <<'YAML'
+job: extension
+config:
+  name: flux4
+  process:
+    - type: sd_trainer
+      network:
+        type: lora
+        linear: 16
+      datasets:
+        - folder_path: /data
+          cache_latents_to_disk: true
+          resolution: [512, 768, 1024]
+      train:
+        batch_size: 4
+        steps: 2000
+        optimizer: adamw8bit
+      model:
+        name_or_path: black-forest-labs/FLUX.1-dev
+        arch: flux
+        quantize: true
+      sample:
+        width: 1024
+        height: 1024
+        sample_every: 250
+YAML
+flux="$EX/train_lora_flux_24gb.yaml"
+
+# One card: a 4090 (24564 MiB), nothing else on it.
+fake "0, GPU-aaa, NVIDIA GeForce RTX 4090, 24564, 0
+" "" 0
+run "$tmp/bin" estimate "$flux"
+check "one card: read from nvidia-smi" '[ $rc -eq 0 ] && grep -q "GPU 0 NVIDIA GeForce RTX 4090 (nvidia-smi)" "$tmp/out" && grep -q "Verdict: fits" "$tmp/out"'
+check "one card: no other process named" '! grep -q "Other processes" "$tmp/out"'
+
+# Two cards: --gpu 1 picks the second.
+fake "0, GPU-aaa, NVIDIA GeForce RTX 3060, 12288, 0
+1, GPU-bbb, NVIDIA RTX A6000, 49140, 0
+" "" 0
+run "$tmp/bin" estimate "$flux"
+check "two cards: card 0 by default (12 GB: will not fit)" '[ $rc -eq 0 ] && grep -q "GPU 0 NVIDIA GeForce RTX 3060" "$tmp/out" && grep -q "will not fit" "$tmp/out"'
+run "$tmp/bin" estimate --gpu 1 --json "$flux"
+check "two cards: --gpu 1 is the A6000" '[ $rc -eq 0 ] && grep -q "\"card\": 51527024640" "$tmp/out" && grep -q "\"verdict\": \"fits\"" "$tmp/out"'
+run "$tmp/bin" estimate --gpu 5 "$flux"
+check "two cards: --gpu 5 is refused (64)" '[ $rc -eq 64 ] && grep -q "no card 5" "$tmp/err"'
+
+# Another process holds 13 GiB on the card: said before the run.
+fake "0, GPU-aaa, NVIDIA RTX A6000, 49140, 13312
+" "GPU-aaa, 4242, 13312
+" 0
+run "$tmp/bin" estimate "$flux"
+check "other process: named with its size" '[ $rc -eq 0 ] && grep -q "Other processes hold 13.0 GiB" "$tmp/out" && grep -q "pid 4242 (13.0 GiB)" "$tmp/out"'
+fake "0, GPU-aaa, NVIDIA GeForce RTX 4090, 24564, 13312
+" "GPU-aaa, 4242, 13312
+" 0
+run "$tmp/bin" estimate "$flux"
+check "other process: beside it the job will not fit" '[ $rc -eq 0 ] && grep -q "Verdict: fits" "$tmp/out" && grep -q "Beside them the job will not fit" "$tmp/out"'
+run "$tmp/bin" estimate --json "$flux"
+check "other process: in the JSON" 'grep -q "\"pid\": 4242" "$tmp/out" && grep -q "\"verdict_now\": \"no\"" "$tmp/out"'
+
+# A web UI job: its gpu_ids picks the card (here 1), and --apply -i saves it in the database.
+fake "0, GPU-aaa, NVIDIA GeForce RTX 3060, 12288, 0
+1, GPU-bbb, NVIDIA GeForce RTX 4090, 24564, 0
+" "" 0
+python3 - "$tmp/ai" "$TESTS_DIR/aitk" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import uidb
+uidb.create(sys.argv[1], "wal", [{"name": "flux mug", "gpu_ids": "1"}])
+PY
+run "$tmp/bin" estimate --aitk "$tmp/ai" "aitk:flux mug"
+check "web UI job: its gpu_ids (1) picks the card" '[ $rc -eq 0 ] && grep -q "GPU 1 NVIDIA GeForce RTX 4090" "$tmp/out" && grep -q "will not fit at training" "$tmp/out"'
+run "$tmp/bin" estimate --aitk "$tmp/ai" --apply -i "aitk:flux mug"
+run "$tmp/bin" estimate --aitk "$tmp/ai" "aitk:flux mug"
+check "web UI job: --apply -i saved the path in the database" 'grep -q "Verdict: fits" "$tmp/out"'
+
+# nvidia-smi missing: no card known, exit 64 naming --vram; --vram works.
+run "$tmp/nosmi" estimate "$flux"
+check "missing: exit 64 naming --vram" '[ $rc -eq 64 ] && grep -q -- "--vram" "$tmp/err" && [ ! -s "$tmp/out" ]'
+run "$tmp/nosmi" estimate --vram 24 "$flux"
+check "missing: --vram 24 is 23.99 GiB, said so" '[ $rc -eq 0 ] && grep -q "Card: 24.0 GiB (--vram 24: what PyTorch reports for a card sold as 24 GB)" "$tmp/out"'
+
+# nvidia-smi failing (no driver): said, then 64.
+fake "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.
+" "" 9
+run "$tmp/bin" estimate "$flux"
+check "failing: says so and exits 64" '[ $rc -eq 64 ] && grep -q "nvidia-smi failed" "$tmp/err" && grep -q -- "--vram" "$tmp/err"'
+
+# Garbage output with status 0.
+fake "$(printf 'lorem ipsum\n\001\002,,,\n')" "garbage" 0
+run "$tmp/bin" estimate "$flux"
+check "garbage: cannot read it, exits 64" '[ $rc -eq 64 ] && grep -q "cannot read" "$tmp/err"'
+
+# The card from the capacity in the log's last OOM message.
+cat >"$tmp/log.txt" <<'LOG'
+Loading checkpoint shards: 100%
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.99 GiB of which 1.20 GiB is free. Of the allocated memory 20.10 GiB is allocated by PyTorch, and 1.30 GiB is reserved by PyTorch but unallocated.
+LOG
+run "$tmp/nosmi" estimate --log "$tmp/log.txt" "$flux"
+check "log: the capacity of its OOM message" '[ $rc -eq 0 ] && grep -q "the capacity in the last OOM message" "$tmp/out" && grep -q "Card: 24.0 GiB" "$tmp/out"'
+
+# plan and diagnose --job carry the estimate, and put what the failed run held beside it.
+run "$tmp/nosmi" plan --json --log "$tmp/log.txt" "$flux"
+check "plan --json: the estimate, its verdict on the OOM card and the measurement" 'python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))[\"estimate\"]
+assert d[\"known\"] and abs(d[\"card\"] - 23.99 * 2**30) < 2**20 and d[\"verdict\"] == \"fits\", d
+m = d[\"measured\"]  # the log quantizes: a load; held 21.40 GiB + 2.00 requested
+assert m[\"phase\"] == \"model_load\" and abs(m[\"at_least\"] - 23.40 * 2**30) < 2**24, d
+" "$tmp/out"'
+run "$tmp/nosmi" diagnose --job "$flux" "$tmp/log.txt"
+check "diagnose --job: the estimate beside the verdict" '[ $rc -eq 0 ] && grep -q "Estimate before the run (not a measurement)" "$tmp/out" && grep -q "Measured when it failed: at least" "$tmp/out"'
+run "$tmp/nosmi" diagnose "$tmp/log.txt"
+check "diagnose without a job: no estimate" '! grep -q "Estimate before" "$tmp/out"'
+
+# Bad input.
+run "$tmp/nosmi" estimate --vram big "$flux"
+check "--vram big: usage error" '[ $rc -eq 64 ] && grep -q "big" "$tmp/err"'
+run "$tmp/nosmi" estimate --vram 24 "$tmp/nope.yaml"
+check "a missing job: 66" '[ $rc -eq 66 ]'
+printf 'job: extension\nconfig: [\n' >"$tmp/bad.yaml"
+run "$tmp/nosmi" estimate --vram 24 "$tmp/bad.yaml"
+check "an invalid job: 65 with a place" '[ $rc -eq 65 ] && grep -q "bad.yaml:" "$tmp/err"'
+
+# An arch without a row gets no number.
+sed 's/arch: flux/arch: omnigen2/' "$tmp/flux4.yaml" >"$tmp/omni.yaml"
+run "$tmp/nosmi" estimate --vram 24 "$tmp/omni.yaml"
+check "unknown arch: no number, said plainly" '[ $rc -eq 0 ] && grep -q "No estimate" "$tmp/out" && ! grep -q GiB "$tmp/out"'
+
+# FLUX at batch 4 on 24 GB: the path; --apply -o writes it, -i saves with backup and journal.
+cp "$tmp/flux4.yaml" "$tmp/orig.yaml"
+run "$tmp/nosmi" estimate --vram 24 "$tmp/flux4.yaml"
+check "batch 4: will not fit, batch_size first" '[ $rc -eq 0 ] && grep -q "will not fit at training" "$tmp/out" && grep -q "1. batch_size" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 24 --json "$tmp/flux4.yaml"
+check "batch 4: JSON change and path" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"verdict\"]==\"no\" and d[\"change\"][\"fix\"]==\"batch_size\" and d[\"path_fits\"] is True" "$tmp/out"'
+check "without --apply the job is untouched" 'cmp -s "$tmp/flux4.yaml" "$tmp/orig.yaml"'
+run "$tmp/nosmi" estimate --vram 24 --apply -o "$tmp/new.yaml" "$tmp/flux4.yaml"
+check "--apply -o writes the path" '[ $rc -eq 0 ] && grep -q "batch_size: 1" "$tmp/new.yaml" && cmp -s "$tmp/flux4.yaml" "$tmp/orig.yaml"'
+run "$tmp/nosmi" estimate --vram 24 "$tmp/new.yaml"
+check "the written job fits" 'grep -q "Verdict: fits" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 24 --apply -i "$tmp/flux4.yaml"
+check "--apply -i saves, keeps JOB~ and writes the journal" '[ $rc -eq 0 ] && grep -q "batch_size: 1" "$tmp/flux4.yaml" && cmp -s "$tmp/flux4.yaml~" "$tmp/orig.yaml" && grep -q "batch_size" "$tmp/flux4.yaml.oomfix.md"'
+run "$tmp/nosmi" estimate --vram 24 -i "$tmp/flux4.yaml"
+check "-i without --apply is a usage error" '[ $rc -eq 64 ]'
+
+echo "1..$n"
+[ $failed -eq 0 ]
