@@ -47,8 +47,8 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next);
 
 /* Like text_wrap_next for a list written in one line (items ending in 「、」「・」「；」 or ", " /
  * "; "): the line ends after the last item that fits whole, so no item is split over two lines
- * unless it alone is wider than the line (then it wraps as text). For table cells and lists of
- * changes. */
+ * unless it alone is wider than the line (then it wraps as text) or the line would be left with
+ * less than a third of its width. For table cells and lists of changes. */
 size_t text_wrap_items(const char *s, size_t len, int width, size_t *next);
 
 /* Removes, in place, the ASCII spaces after Japanese closing punctuation (「。 」 → 「。」, as

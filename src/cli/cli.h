@@ -36,6 +36,15 @@ int cli_job_log(const struct source *s, const char **log, struct err *e);
 /* Prints a failed source_save's error (with the "use --force" hint for a file). Returns its code. */
 int cli_save_failed(const struct source *s, const struct err *e);
 
+/* The width reports are wrapped to (cmd_diag.c): the terminal's, kept within 60..100; 80 when
+ * stdout is not a terminal. */
+int cli_report_width(void);
+/* Prints text wrapped in display cells: the first line in `first` cells (the cursor is already
+ * where it starts), the others after `indent` blanks in `width - indent` cells. With `items` the
+ * text is a list (「、」/"; " between items) and each item wraps as a unit (text_wrap_items).
+ * Spaces after 「。」 where code joined two sentences are dropped. */
+void cli_put_wrapped(const char *text, int first, int indent, int width, bool items);
+
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;
 /* src (may be NULL): a web UI job, whose status is followed too. */

@@ -85,7 +85,7 @@ static const struct row rows[] = {
 
 /* The report is laid out for this many terminal cells: the terminal's width when stdout is
  * one (at most 100, where long lines stop being easy to read), else 80. */
-static int report_width(void)
+int cli_report_width(void)
 {
 	struct winsize ws;
 
@@ -100,20 +100,23 @@ static void spaces(int n)
 		fputc(' ', stdout);
 }
 
-/* Prints s word-wrapped in display cells (wide characters count 2): the first line in
- * `first` cells (the cursor is already where it starts), the others after `indent` blanks in
- * `width - indent` cells. Text without blanks (Japanese) is cut between characters. */
-static void put_wrapped(const char *s, int first, int indent, int width)
+void cli_put_wrapped(const char *text, int first, int indent, int width, bool items)
 {
-	size_t len = strlen(s);
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1), *s = buf;
 	int avail = first;
 
+	if (!buf)
+		return;
+	memcpy(buf, text, len + 1);
+	len = text_tidy_spaces(buf, len); /* 「。 」 where code joined two sentences */
 	while (len && *s == ' ') {
 		s++;
 		len--;
 	}
 	while (len) {
-		size_t next, cut = text_wrap_next(s, len, avail > 1 ? avail : 1, &next);
+		size_t next, cut = items ? text_wrap_items(s, len, avail > 1 ? avail : 1, &next)
+					 : text_wrap_next(s, len, avail > 1 ? avail : 1, &next);
 		fwrite(s, 1, cut, stdout);
 		fputc('\n', stdout);
 		s += next;
@@ -123,6 +126,13 @@ static void put_wrapped(const char *s, int first, int indent, int width)
 		spaces(indent);
 		avail = width - indent;
 	}
+	free(buf);
+}
+
+/* Prose: wrapped as text. */
+static void put_wrapped(const char *s, int first, int indent, int width)
+{
+	cli_put_wrapped(s, first, indent, width, false);
 }
 
 static void print_sentence(const struct diag_result *r, int width)
@@ -211,7 +221,7 @@ static void print_memory(const struct diag_result *r, int width)
 static void print_report(const char *log, const struct diag_result *r, const struct job *j,
 			 const struct plan *p, const char *jobpath, const struct err *job_err)
 {
-	const int width = report_width();
+	const int width = cli_report_width();
 	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
 
 	printf("%s %s\n", _("Log:"), log);
@@ -279,10 +289,10 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		} else {
 			spaces(when_cells - ww + 2);
 		}
-		put_wrapped(_(rows[i].cause), width - text_col, text_col, width);
+		cli_put_wrapped(_(rows[i].cause), width - text_col, text_col, width, true);
 		spaces(text_col);
 		snprintf(first, sizeof first, _("First: %s"), _(rows[i].change));
-		put_wrapped(first, width - text_col, text_col, width);
+		cli_put_wrapped(first, width - text_col, text_col, width, true);
 	}
 
 	if (r->oom || diag_memory_suspected(r)) {
@@ -293,7 +303,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			const char *mark = p->steps[i].status == FIX_DONE ? "[x]"
 					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
 			printf("  %s %-24s ", mark, f->name);
-			put_wrapped(_(f->title), width - 31, 31, width);
+			cli_put_wrapped(_(f->title), width - 31, 31, width, true);
 			if (!p->steps[i].helps)
 				printf("%*s(%s)\n", 31, "", plan_no_help_label());
 		}

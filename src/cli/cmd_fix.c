@@ -158,40 +158,26 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	json_finish(&js);
 }
 
-/* Prints a paragraph wrapped to `width` cells with `indent` spaces, breaking at spaces where
- * there are any (Japanese text has none, so it breaks where the line is full). */
+/* Prints a paragraph wrapped to `width` cells with `indent` spaces. */
 static void print_wrapped(const char *s, int indent, int width)
 {
-	size_t len = strlen(s);
-	while (len) {
-		size_t next, cut = text_wrap_next(s, len, width - indent, &next);
-		printf("%*s%.*s\n", indent, "", (int)cut, s);
-		s += next;
-		len -= next;
-	}
+	printf("%*s", indent, "");
+	cli_put_wrapped(s, width - indent, indent, width, false);
 }
 
-/* Prints `head` and then `text` wrapped to `width` cells, its further lines indented by `indent`
- * (a checklist item or a plan step whose reason is long). */
+/* Prints `head` and then `text` (a checklist item or a plan step: a list of changes) wrapped to
+ * `width` cells, its further lines indented by `indent`, each change kept whole where it fits. */
 static void print_item(const char *head, const char *text, int indent, int width)
 {
 	int used = text_width(head, strlen(head));
-	size_t len = strlen(text);
-	bool first = true;
 
 	fputs(head, stdout);
-	if (!len)
+	if (!*text) {
 		putchar('\n');
-	while (len) {
-		int room = width - (first ? used : indent);
-		size_t next, cut = text_wrap_next(text, len, room < 20 ? 20 : room, &next);
-		if (!first)
-			printf("%*s", indent, "");
-		printf("%.*s\n", (int)cut, text);
-		text += next;
-		len -= next;
-		first = false;
+		return;
 	}
+	cli_put_wrapped(text, width - used < 20 ? 20 : width - used, indent,
+			width - indent < 20 ? indent + 20 : width, true);
 }
 
 /* What the verdict's timing is called in sentences (the JSON keeps the ids). */
@@ -207,6 +193,7 @@ static const char *const timing_words[DIAG_T_COUNT] = {
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
 		      const struct checklist *cl, const struct diag_result *v, enum fix_id first)
 {
+	const int width = cli_report_width();
 	const char *kind = j->kind == JOB_KIND_VIDEO   ? _("video")
 			   : j->kind == JOB_KIND_IMAGE ? _("image")
 						       : _("unknown");
@@ -218,7 +205,7 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 											      : "[-]";
 		char head[256];
 		snprintf(head, sizeof head, "  %s %s — ", box, checklist_label((enum check_item)c));
-		print_item(head, cl->reason[c], 6, 80);
+		print_item(head, cl->reason[c], 6, width);
 	}
 	printf("\n");
 	printf(j->kind == JOB_KIND_VIDEO ? _("Rollback plan (video model)\n")
@@ -233,7 +220,7 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 			 fix_name(p->steps[i].fix));
 		snprintf(text, sizeof text, "%s — %s", _(fix_defs[p->steps[i].fix].title), reason);
 		int indent = text_width(head, strlen(head));
-		print_item(head, text, indent, 80);
+		print_item(head, text, indent, width);
 		if (!p->steps[i].helps)
 			printf("%*s(%s)\n", indent, "", plan_no_help_label());
 	}
@@ -253,12 +240,12 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		printf(v ? _("First fix: %s — %s\n")
 			 : _("First fix (no log given: first step not done): %s — %s\n"),
 		       fix_name(first), _(fix_defs[first].title));
-		print_wrapped(_(fix_defs[first].why), 2, 78);
+		print_wrapped(_(fix_defs[first].why), 2, width - 2);
 	} else if (p->exhausted) {
 		char text[512];
 		plan_exhausted_text(p, j, text, sizeof text);
 		printf("%s\n", _("First fix: none."));
-		print_wrapped(text, 2, 78);
+		print_wrapped(text, 2, width - 2);
 	} else if (!v || v->oom) {
 		printf("%s\n", _("First fix: none — every step of the plan is done."));
 	}
@@ -266,7 +253,7 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
 	{
 		printf("\n%s\n", _("After a successful retry, scale up one setting at a time:"));
-		print_wrapped(text, 2, 78);
+		print_wrapped(text, 2, width - 2);
 	}
 }
 

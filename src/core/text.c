@@ -457,7 +457,9 @@ size_t text_wrap_items(const char *s, size_t len, int width, size_t *next)
 			best = e;
 		i += n;
 	}
-	if (best == 0 || best == cut)
+	/* ... unless that leaves the line a stub (a line that starts inside a long item and
+	 * ends with its last few characters, as 「く、」). */
+	if (best == 0 || best == cut || text_width(s, best) * 3 < width)
 		return cut;
 	size_t nx = best;
 	while (nx < len && s[nx] == ' ')
