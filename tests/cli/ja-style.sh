@@ -1,8 +1,8 @@
 #!/bin/bash
 # The Japanese catalogue's style, printed as TAP: every line of the Japanese --help (of oomfix
 # and of each subcommand, with LANGUAGE=ja LANG=C.UTF-8) fits an 80-column terminal, measured in
-# display cells; and no term of the table in ja-terms.tsv appears in po/ja.po in a form other
-# than the chosen one.
+# display cells; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
+# a form other than the chosen one.
 set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 SOURCE_ROOT=${SOURCE_ROOT:?set SOURCE_ROOT to the source tree}
@@ -88,13 +88,22 @@ for concept, chosen, forbidden in rows:
             print('%s: write %s, not %r in: %s' % (concept, chosen, m.group(0),
                   e['msgstr'].replace('\n', ' ')[:100]))
             bad += 1
+# The Japanese README uses the same words.
+readme = sys.argv[3] if len(sys.argv) > 3 else None
+if readme:
+    for i, line in enumerate(open(readme, encoding='utf-8'), 1):
+        for concept, chosen, forbidden in rows:
+            m = re.search(forbidden, line)
+            if m:
+                print('%s:%d: %s: write %s, not %r' % (readme, i, concept, chosen, m.group(0)))
+                bad += 1
 print('%d terms checked in %d entries' % (len(rows), len(entries)))
 sys.exit(1 if bad or len(rows) < 10 or len(entries) < 100 else 0)
 PYEOF
-if "$PY" "$WORK/terms.py" "$PO" "$TERMS" > "$WORK/why" 2>&1; then
-	ok "po/ja.po uses one form per term of ja-terms.tsv"
+if "$PY" "$WORK/terms.py" "$PO" "$TERMS" "$SOURCE_ROOT/README.ja.md" > "$WORK/why" 2>&1; then
+	ok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv"
 else
-	notok "po/ja.po uses one form per term of ja-terms.tsv"
+	notok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv"
 	sed 's/^/# /' "$WORK/why"
 fi
 echo "1..$n"
