@@ -135,6 +135,13 @@ static void put_wrapped(const char *s, int first, int indent, int width)
 	cli_put_wrapped(s, first, indent, width, false);
 }
 
+/* A blank line, then a section's heading, wrapped too (a translation can be wider than 60). */
+static void heading(const char *s, int width)
+{
+	fputc('\n', stdout);
+	put_wrapped(s, width, 0, width);
+}
+
 static void print_sentence(const struct diag_result *r, int width)
 {
 	char buf[1024];
@@ -169,7 +176,7 @@ static void print_memory(const struct diag_result *r, int width)
 
 	if (!m->present)
 		return;
-	printf("\n%s\n", _("How the card was used, from the message:"));
+	heading(_("How the card was used, from the message:"), width);
 	if (m->capacity >= 0)
 		mem_row(_("capacity"), m->capacity, NULL, width);
 	if (memacct_parts(m, part)) {
@@ -237,7 +244,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	print_memory(r, width);
 
 	if (r->nevidence) {
-		printf("\n%s\n", _("What the log shows (line number, text):"));
+		heading(_("What the log shows (line number, text):"), width);
 		for (size_t i = 0; i < r->nevidence; i++) {
 			printf("%8llu  ", (unsigned long long)r->evidence[i].line);
 			/* Wrapped, never cut: the end of a line is often what matters (a path). */
@@ -248,7 +255,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		}
 	}
 	if (r->nsigs || r->nhints) {
-		printf("\n%s\n", _("Signatures (count, line of the one nearest the failure):"));
+		heading(_("Signatures (count, line of the one nearest the failure):"), width);
 		for (size_t i = 0; i < r->nsigs; i++)
 			printf("  %-22s %4u  %llu%s%s\n", r->sigs[i].id, r->sigs[i].count,
 			       (unsigned long long)r->sigs[i].line, r->sigs[i].value[0] ? "  " : "",
@@ -274,8 +281,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	 * text column; the row that matches this log is marked with '>'. */
 	/* a run that did not run out of GPU memory gets no table: it would only distract */
 	if (r->oom || diag_memory_suspected(r))
-		printf("\n%s\n",
-		       _("When it ran out of memory, the likely cause, and what to change first:"));
+		heading(_("When it ran out of memory, the likely cause, and what to change first:"),
+			width);
 	for (size_t i = 0; (r->oom || diag_memory_suspected(r)) && i < sizeof rows / sizeof rows[0];
 	     i++) {
 		const char *when = _(rows[i].when);
@@ -296,8 +303,9 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	}
 
 	if (r->oom || diag_memory_suspected(r)) {
-		printf("\n%s\n", j ? _("Rollback plan ([x] already in place):")
-				   : _("Rollback plan (no job given: nothing can be seen as done):"));
+		heading(j ? _("Rollback plan ([x] already in place):")
+			  : _("Rollback plan (no job given: nothing can be seen as done):"),
+			width);
 		for (size_t i = 0; i < p->n; i++) {
 			const struct fix_def *f = &fix_defs[p->steps[i].fix];
 			const char *mark = p->steps[i].status == FIX_DONE ? "[x]"

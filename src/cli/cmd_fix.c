@@ -176,6 +176,10 @@ static void print_item(const char *head, const char *text, int indent, int width
 		putchar('\n');
 		return;
 	}
+	if (width - used < 20) { /* a long head on a narrow terminal: the text goes below it */
+		printf("\n%*s", indent, "");
+		used = indent;
+	}
 	cli_put_wrapped(text, width - used < 20 ? 20 : width - used, indent,
 			width - indent < 20 ? indent + 20 : width, true);
 }
@@ -237,9 +241,13 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		}
 	}
 	if (first != FIX_NONE) {
-		printf(v ? _("First fix: %s — %s\n")
-			 : _("First fix (no log given: first step not done): %s — %s\n"),
-		       fix_name(first), _(fix_defs[first].title));
+		char head[512];
+		snprintf(head, sizeof head,
+			 v ? _("First fix: %s — %s\n")
+			   : _("First fix (no log given: first step not done): %s — %s\n"),
+			 fix_name(first), _(fix_defs[first].title));
+		head[strcspn(head, "\n")] = '\0';
+		cli_put_wrapped(head, width, 2, width, false);
 		print_wrapped(_(fix_defs[first].why), 2, width - 2);
 	} else if (p->exhausted) {
 		char text[512];
