@@ -45,6 +45,9 @@ int cli_report_width(void);
  * Spaces after 「。」 where code joined two sentences are dropped. */
 void cli_put_wrapped(const char *text, int first, int indent, int width, bool items);
 
+/* "(does not help this failure)", in the language's parentheses (cmd_diag.c). */
+const char *cli_no_help_note(void);
+
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;
 /* src (may be NULL): a web UI job, whose status is followed too. */

@@ -135,6 +135,15 @@ static void put_wrapped(const char *s, int first, int indent, int width)
 	cli_put_wrapped(s, first, indent, width, false);
 }
 
+const char *cli_no_help_note(void)
+{
+	static char buf[160];
+	/* TRANSLATORS: a plan step's note in parentheses, e.g. "(does not help this failure)";
+	 * Japanese uses full-width parentheses. */
+	snprintf(buf, sizeof buf, _("(%s)"), plan_no_help_label());
+	return buf;
+}
+
 /* A blank line, then a section's heading, wrapped too (a translation can be wider than 60). */
 static void heading(const char *s, int width)
 {
@@ -296,10 +305,10 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		} else {
 			spaces(when_cells - ww + 2);
 		}
-		cli_put_wrapped(_(rows[i].cause), width - text_col, text_col, width, true);
+		put_wrapped(_(rows[i].cause), width - text_col, text_col, width);
 		spaces(text_col);
 		snprintf(first, sizeof first, _("First: %s"), _(rows[i].change));
-		cli_put_wrapped(first, width - text_col, text_col, width, true);
+		put_wrapped(first, width - text_col, text_col, width);
 	}
 
 	if (r->oom || diag_memory_suspected(r)) {
@@ -312,8 +321,10 @@ static void print_report(const char *log, const struct diag_result *r, const str
 					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
 			printf("  %s %-24s ", mark, f->name);
 			cli_put_wrapped(_(f->title), width - 31, 31, width, true);
-			if (!p->steps[i].helps)
-				printf("%*s(%s)\n", 31, "", plan_no_help_label());
+			if (!p->steps[i].helps) {
+				spaces(31);
+				put_wrapped(cli_no_help_note(), width - 31, 31, width);
+			}
 		}
 		if (p->first_fix != FIX_NONE) {
 			const struct fix_def *f = &fix_defs[p->first_fix];

@@ -225,8 +225,10 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 		snprintf(text, sizeof text, "%s — %s", _(fix_defs[p->steps[i].fix].title), reason);
 		int indent = text_width(head, strlen(head));
 		print_item(head, text, indent, width);
-		if (!p->steps[i].helps)
-			printf("%*s(%s)\n", indent, "", plan_no_help_label());
+		if (!p->steps[i].helps) {
+			printf("%*s", indent, "");
+			cli_put_wrapped(cli_no_help_note(), width - indent, indent, width, false);
+		}
 	}
 	printf("\n");
 	if (v) {
