@@ -359,6 +359,8 @@ static int tail_cells(const char *s, size_t len)
 		if (cp == '\n' || cp == ' ')
 			return 99; /* not one short last piece of a paragraph */
 		cells += cp_width(cp);
+		if (cells > 8)
+			return 99; /* long: stop reading (a log line can be megabytes) */
 		i += n;
 		if (!no_line_start(cp))
 			upto = cells;
