@@ -40,7 +40,8 @@ size_t text_fit(const char *s, size_t len, int cells, int *used);
  * and where the next line starts (*next, past the spaces at the break). Breaks at spaces, and
  * between characters of Japanese text as Japanese allows: never inside a run of katakana (with
  * ー), an ASCII word or identifier (snake_case, a.b.c, paths, --flags), nor between a number and
- * its unit or counter (「500ステップ」, 「3 回」, "8 GiB", 「2〜3割」, "2 → 1"); no 、。）」 at a
+ * its unit or counter (「500ステップ」, 「3 回」, "8 GiB", 「2〜3割」, "2 → 1"), nor around the = of
+ * "y = save"; no 、。）」 at a
  * line's start and no （「 at its end (kinsoku); a last line of only 「す。」 or 「る」 takes one
  * more piece down with it. A word wider than the line is cut where the cells run out. */
 size_t text_wrap_next(const char *s, size_t len, int width, size_t *next);

@@ -305,8 +305,8 @@ static uint32_t cp_at(const unsigned char *u, size_t len, size_t i, size_t *n)
 }
 
 /* May a line end at the space s[i] (and the next start after the spaces)? Not between a number
- * and its unit ("8 GiB", "3 回", "500 ステップ"), nor beside an arrow or a times sign
- * ("2 → 1"), nor before closing punctuation. */
+ * and its unit ("8 GiB", "3 回", "500 ステップ"), nor beside an arrow, a times sign or the = of a
+ * key's meaning ("2 → 1", "y = save"), nor before closing punctuation. */
 static bool space_breaks(const unsigned char *u, size_t len, size_t i, uint32_t before)
 {
 	size_t j = i, n;
@@ -317,8 +317,9 @@ static bool space_breaks(const unsigned char *u, size_t len, size_t i, uint32_t 
 	if (j >= len)
 		return true;
 	after = cp_at(u, len, j, &n);
-	if (before == 0x2192 || after == 0x2192 || before == 0x00D7 || after == 0x00D7)
-		return false;
+	if (before == 0x2192 || after == 0x2192 || before == 0x00D7 || after == 0x00D7 ||
+	    before == '=' || after == '=')
+		return false; /* "2 → 1", "y = save": one unit */
 	if (no_line_start(after) && after >= 0x80)
 		return false;
 	if (is_digit(before) &&

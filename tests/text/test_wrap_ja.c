@@ -141,6 +141,8 @@ static void check(const char *s, int width)
 				bad("range split", width, line, s + next);
 			if (a == 0x2192 || b == 0x2192)
 				bad("arrow split from its value", width, line, s + next);
+			if (a == '=' || b == '=')
+				bad("key split from its meaning", width, line, s + next);
 			if (in(b, closing, sizeof closing / sizeof closing[0]))
 				bad("closing punctuation starts a line", width, line, s + next);
 			if (in(a, opening, sizeof opening / sizeof opening[0]))
@@ -231,6 +233,20 @@ static void test_items(void **state)
 		len -= next;
 	}
 	assert_string_equal(out, "low VRAM/quantize;|smaller top bucket;|lighter sampling|");
+	/* The quit prompt at 60 columns (less the status row's margin): each "key = meaning" stays
+	 * whole, and the line ends after an item's 「、」. */
+	s = "未保存の変更があります。終了しますか？ s = 保存して終了、y = 保存せずに終了、n = 続ける";
+	len = strlen(s);
+	out[0] = '\0';
+	while (len) {
+		cut = text_wrap_items(s, len, 59, &next);
+		strncat(out, s, cut);
+		strcat(out, "|");
+		s += next;
+		len -= next;
+	}
+	assert_string_equal(out, "未保存の変更があります。終了しますか？ s = 保存して終了、|"
+				 "y = 保存せずに終了、n = 続ける|");
 	/* an item wider than the line wraps as text */
 	s = "ベースラインサンプルの軽量化または無効化、次に";
 	cut = text_wrap_items(s, strlen(s), 20, &next);
