@@ -346,6 +346,27 @@ static bool may_break(uint32_t prev, int prev_w, uint32_t cp, int w)
 	return true;
 }
 
+static bool is_hira(uint32_t cp)
+{
+	return cp >= 0x3041 && cp <= 0x309F;
+}
+
+/* Is a break between prev and cp (where one is allowed) also between two phrases? After
+ * punctuation, and after a run of hiragana (particles, okurigana) before kanji, katakana or
+ * ASCII; not inside 「収まって」 (kanji then its kana) nor inside 「最大」 (two kanji). */
+static bool good_break(uint32_t prev, uint32_t cp)
+{
+	if (prev == 0x3001 || prev == 0x3002 || prev == 0xFF0C || prev == 0xFF0E ||
+	    prev == 0xFF09 || prev == 0x300D || prev == 0x300F || prev == 0x3011 ||
+	    prev == 0xFF01 || prev == 0xFF1F || prev == 0x30FB)
+		return true;
+	if (is_hira(prev))
+		return !is_hira(cp);
+	if (prev < 0x80) /* an ASCII word, then Japanese: not before a particle */
+		return !is_hira(cp);
+	return cp < 0x80 || no_line_end(cp); /* Japanese, then ASCII or an opening bracket */
+}
+
 /* Width of s[0..len) without the closing punctuation at its end: how much of a short last line
  * is more than 「す。」. */
 static int tail_cells(const char *s, size_t len)
@@ -383,7 +404,10 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
 	if (fit >= len) {
 		cut = len;
 	} else {
-		/* The last place up to `fit` where a line may end (and the one before it). */
+		/* The last place up to `fit` where a line may end (and the one before it), and the
+		 * last one that is also a good place: between two phrases rather than inside a word
+		 * written in kanji and kana (「収/まって」, 「最/大」). */
+		size_t good = 0;
 		while (i <= fit && i < len) {
 			size_t n;
 			uint32_t cp = cp_at(u, len, i, &n);
@@ -398,18 +422,24 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
 			if (ok) {
 				cut2 = cut;
 				cut = i;
+				if (cp == ' ' || good_break(prev, cp))
+					good = i;
 			}
 			prev = cp;
 			prev_w = w;
 			i += n;
+		}
+		if (good > 0 && good < cut && text_width(s, good) * 3 >= width * 2) {
+			cut2 = 0; /* the piece moved down is a phrase: no orphan to mend */
+			cut = good;
 		}
 		if (cut == 0) {
 			/* No break allowed: cut where the cells run out, at least one character;
 			 * an identifier after its last . / _ - [ ] there, if that keeps half the line. */
 			cut = fit;
 			for (size_t k = fit; k > 0 && text_width(s, k) * 2 >= width; k--)
-				if (u[k - 1] > 0x20 && u[k - 1] < 0x80 && strchr("./_-[]", u[k - 1]) && u[k] > 0x20 &&
-				    u[k] < 0x7F) {
+				if (u[k - 1] > 0x20 && u[k - 1] < 0x80 && strchr("./_-[]", u[k - 1]) &&
+				    u[k] > 0x20 && u[k] < 0x7F) {
 					cut = k;
 					break;
 				}

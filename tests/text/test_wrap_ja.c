@@ -204,6 +204,28 @@ static void test_no_orphan(void **state)
 	assert_true(second > 0);
 }
 
+/* The break falls between phrases where one is near: 「…自体が|収まっていません。」, not
+ * 「…自体が収|まって」 (the review's line at 80 columns, 77 cells after the margin). */
+static void test_phrase_break(void **state)
+{
+	(void)state;
+	const char *s = "学習ステップ 6（最初の数ステップ）で VRAM が不足しました。"
+			"1 ステップ自体が収まっていません。";
+	size_t next, cut = text_wrap_next(s, strlen(s), 77, &next);
+	assert_true(strncmp(s + next, "収まっていません。", strlen("収まっていません。")) == 0);
+	assert_true(cut > 0);
+	/* 「最大」 stays whole */
+	s = "ほとんどのステップは収まりますが、最大のバケットや最長のクリップでときどき上限を超えます。";
+	for (int w = 20; w <= 60; w++) {
+		size_t len = strlen(s), p = 0;
+		while (p < len) {
+			cut = text_wrap_next(s + p, len - p, w, &next);
+			assert_false(cut >= 3 && !strncmp(s + p + cut - 3, "最", 3));
+			p += next;
+		}
+	}
+}
+
 /* A list in one cell: each item stays on one line when it fits on one. */
 static void test_items(void **state)
 {
@@ -275,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_review_sentences),
 		cmocka_unit_test(test_katakana_moves_whole),
 		cmocka_unit_test(test_no_orphan),
+		cmocka_unit_test(test_phrase_break),
 		cmocka_unit_test(test_items),
 		cmocka_unit_test(test_tidy),
 	};
