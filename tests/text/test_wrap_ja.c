@@ -226,54 +226,46 @@ static void test_phrase_break(void **state)
 	}
 }
 
+/* s wrapped item by item at `width`, each line followed by '|'. */
+static const char *items(const char *s, int width)
+{
+	static char out[512];
+	size_t len = strlen(s), next, cut;
+
+	out[0] = '\0';
+	while (len) {
+		cut = text_wrap_items(s, len, width, &next);
+		assert_true(next > 0);
+		strncat(out, s, cut);
+		strcat(out, "|");
+		s += next;
+		len -= next;
+	}
+	return out;
+}
+
 /* A list in one cell: each item stays on one line when it fits on one. */
 static void test_items(void **state)
 {
 	(void)state;
-	const char *s = "Low VRAM・量子化、最大バケット縮小、サンプル軽量化";
-	size_t len = strlen(s), next, cut;
-	char out[512] = "";
-	int lines = 0;
-	while (len) {
-		cut = text_wrap_items(s, len, 20, &next);
-		strncat(out, s, cut);
-		strcat(out, "|");
-		s += next;
-		len -= next;
-		lines++;
-	}
-	assert_string_equal(out, "Low VRAM・量子化、|最大バケット縮小、|サンプル軽量化|");
+	size_t next, cut;
+	const char *s;
+
+	assert_string_equal(items("Low VRAM・量子化、最大バケット縮小、サンプル軽量化", 20),
+			    "Low VRAM・量子化、|最大バケット縮小、|サンプル軽量化|");
 	/* English: items end at ", " and "; " */
-	s = "low VRAM/quantize; smaller top bucket; lighter sampling";
-	len = strlen(s);
-	out[0] = '\0';
-	while (len) {
-		cut = text_wrap_items(s, len, 26, &next);
-		strncat(out, s, cut);
-		strcat(out, "|");
-		s += next;
-		len -= next;
-	}
-	assert_string_equal(out, "low VRAM/quantize;|smaller top bucket;|lighter sampling|");
+	assert_string_equal(items("low VRAM/quantize; smaller top bucket; lighter sampling", 26),
+			    "low VRAM/quantize;|smaller top bucket;|lighter sampling|");
 	/* The quit prompt at 60 columns (less the status row's margin): each "key = meaning" stays
 	 * whole, and the line ends after an item's 「、」. */
-	s = "未保存の変更があります。終了しますか？ s = 保存して終了、y = 保存せずに終了、n = 続ける";
-	len = strlen(s);
-	out[0] = '\0';
-	while (len) {
-		cut = text_wrap_items(s, len, 59, &next);
-		strncat(out, s, cut);
-		strcat(out, "|");
-		s += next;
-		len -= next;
-	}
-	assert_string_equal(out, "未保存の変更があります。終了しますか？ s = 保存して終了、|"
-				 "y = 保存せずに終了、n = 続ける|");
+	assert_string_equal(items("未保存の変更があります。終了しますか？ s = 保存して終了、"
+				  "y = 保存せずに終了、n = 続ける", 59),
+			    "未保存の変更があります。終了しますか？ s = 保存して終了、|"
+			    "y = 保存せずに終了、n = 続ける|");
 	/* an item wider than the line wraps as text */
 	s = "ベースラインサンプルの軽量化または無効化、次に";
 	cut = text_wrap_items(s, strlen(s), 20, &next);
 	assert_true(cut > 0 && text_width(s, cut) <= 20);
-	(void)lines;
 }
 
 static void test_tidy(void **state)
