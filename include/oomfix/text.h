@@ -52,8 +52,9 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next);
  * less than a third of its width. For table cells and lists of changes. */
 size_t text_wrap_items(const char *s, size_t len, int width, size_t *next);
 
-/* Removes, in place, the ASCII spaces after Japanese closing punctuation (「。 」 → 「。」, as
- * when two translated sentences are joined with a space) unless they end the text or a line.
+/* Removes, in place, the ASCII spaces after 。、）」』 (「。 」 → 「。」, as when two translated
+ * sentences are joined with a space) unless they end the text or a line; a space after ？ or ！
+ * stays.
  * English text is unchanged. Returns the new length. */
 size_t text_tidy_spaces(char *s, size_t len);
 

@@ -512,9 +512,9 @@ size_t text_tidy_spaces(char *s, size_t len)
 		memmove(s + w, s + r, n);
 		w += n;
 		r += n;
-		/* 。、！？）」』 then ASCII spaces then more text: the spaces go */
-		if (cp == 0x3002 || cp == 0x3001 || cp == 0xFF01 || cp == 0xFF1F || cp == 0xFF09 ||
-		    cp == 0x300D || cp == 0x300F) {
+		/* 。、）」』 then ASCII spaces then more text: the spaces go (after ？ and ！ a space
+		 * is the custom: 「終了しますか？ y = 保存」) */
+		if (cp == 0x3002 || cp == 0x3001 || cp == 0xFF09 || cp == 0x300D || cp == 0x300F) {
 			size_t j = r;
 			while (j < len && s[j] == ' ')
 				j++;

@@ -276,6 +276,10 @@ static void test_tidy(void **state)
 	size_t n = text_tidy_spaces(s, strlen(s));
 	s[n] = '\0';
 	assert_string_equal(s, "保ってください。train.steps を増やし、次に。English. Stays.");
+	snprintf(s, sizeof s, "%s", "終了しますか？ y = 保存");
+	n = text_tidy_spaces(s, strlen(s));
+	s[n] = '\0';
+	assert_string_equal(s, "終了しますか？ y = 保存");
 	snprintf(s, sizeof s, "%s", "end。 ");
 	n = text_tidy_spaces(s, strlen(s));
 	s[n] = '\0';
