@@ -38,8 +38,24 @@ size_t text_fit(const char *s, size_t len, int cells, int *used);
 
 /* One line of word wrapping: how many bytes of s[0..len) go on a line of `width` cells (returned)
  * and where the next line starts (*next, past the spaces at the break). Breaks at spaces, and
- * between wide (CJK) characters following the usual rules (no 、。） at a line's start, no （「
- * at its end); a word wider than the line is cut where the cells run out. */
+ * between characters of Japanese text as Japanese allows: never inside a run of katakana (with
+ * ー), an ASCII word or identifier (snake_case, a.b.c, paths, --flags), nor between a number and
+ * its unit or counter (「500ステップ」, 「3 回」, "8 GiB", 「2〜3割」, "2 → 1"), nor around the = of
+ * "y = save"; no 、。）」 at a
+ * line's start and no （「 at its end (kinsoku); a last line of only 「す。」 or 「る」 takes one
+ * more piece down with it. A word wider than the line is cut where the cells run out. */
 size_t text_wrap_next(const char *s, size_t len, int width, size_t *next);
+
+/* Like text_wrap_next for a list written in one line (items ending in 「、」「・」「；」 or ", " /
+ * "; "): the line ends after the last item that fits whole, so no item is split over two lines
+ * unless it alone is wider than the line (then it wraps as text) or the line would be left with
+ * less than a third of its width. For table cells and lists of changes. */
+size_t text_wrap_items(const char *s, size_t len, int width, size_t *next);
+
+/* Removes, in place, the ASCII spaces after 。、）」』 (「。 」 → 「。」, as when two translated
+ * sentences are joined with a space) unless they end the text or a line; a space after ？ or ！
+ * stays.
+ * English text is unchanged. Returns the new length. */
+size_t text_tidy_spaces(char *s, size_t len);
 
 #endif

@@ -46,6 +46,18 @@ struct json;
 void cli_estimate_text(const struct job *j, const struct diag_result *v);
 void cli_estimate_json(struct json *js, const struct job *j, const struct diag_result *v);
 
+/* The width reports are wrapped to (cmd_diag.c): the terminal's, kept within 60..100; 80 when
+ * stdout is not a terminal. */
+int cli_report_width(void);
+/* Prints text wrapped in display cells: the first line in `first` cells (the cursor is already
+ * where it starts), the others after `indent` blanks in `width - indent` cells. With `items` the
+ * text is a list (「、」/"; " between items) and each item wraps as a unit (text_wrap_items).
+ * Spaces after 「。」 where code joined two sentences are dropped. */
+void cli_put_wrapped(const char *text, int first, int indent, int width, bool items);
+
+/* "(does not help this failure)", in the language's parentheses (cmd_diag.c). */
+const char *cli_no_help_note(void);
+
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;
 /* src (may be NULL): a web UI job, whose status is followed too. */

@@ -71,7 +71,7 @@ static enum job_kind job_kind_guess_file(const char *path)
 
 /* The report is laid out for this many terminal cells: the terminal's width when stdout is
  * one (at most 100, where long lines stop being easy to read), else 80. */
-static int report_width(void)
+int cli_report_width(void)
 {
 	struct winsize ws;
 
@@ -86,20 +86,23 @@ static void spaces(int n)
 		fputc(' ', stdout);
 }
 
-/* Prints s word-wrapped in display cells (wide characters count 2): the first line in
- * `first` cells (the cursor is already where it starts), the others after `indent` blanks in
- * `width - indent` cells. Text without blanks (Japanese) is cut between characters. */
-static void put_wrapped(const char *s, int first, int indent, int width)
+void cli_put_wrapped(const char *text, int first, int indent, int width, bool items)
 {
-	size_t len = strlen(s);
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1), *s = buf;
 	int avail = first;
 
+	if (!buf)
+		return;
+	memcpy(buf, text, len + 1);
+	len = text_tidy_spaces(buf, len); /* 「。 」 where code joined two sentences */
 	while (len && *s == ' ') {
 		s++;
 		len--;
 	}
 	while (len) {
-		size_t next, cut = text_wrap_next(s, len, avail > 1 ? avail : 1, &next);
+		size_t next, cut = items ? text_wrap_items(s, len, avail > 1 ? avail : 1, &next)
+					 : text_wrap_next(s, len, avail > 1 ? avail : 1, &next);
 		fwrite(s, 1, cut, stdout);
 		fputc('\n', stdout);
 		s += next;
@@ -109,6 +112,29 @@ static void put_wrapped(const char *s, int first, int indent, int width)
 		spaces(indent);
 		avail = width - indent;
 	}
+	free(buf);
+}
+
+/* Prose: wrapped as text. */
+static void put_wrapped(const char *s, int first, int indent, int width)
+{
+	cli_put_wrapped(s, first, indent, width, false);
+}
+
+const char *cli_no_help_note(void)
+{
+	static char buf[160];
+	/* TRANSLATORS: a plan step's note in parentheses, e.g. "(does not help this failure)";
+	 * Japanese uses full-width parentheses. */
+	snprintf(buf, sizeof buf, _("(%s)"), plan_no_help_label());
+	return buf;
+}
+
+/* A blank line, then a section's heading, wrapped too (a translation can be wider than 60). */
+static void heading(const char *s, int width)
+{
+	fputc('\n', stdout);
+	put_wrapped(s, width, 0, width);
 }
 
 static void print_sentence(const struct diag_result *r, int width)
@@ -145,7 +171,7 @@ static void print_memory(const struct diag_result *r, int width)
 
 	if (!m->present)
 		return;
-	printf("\n%s\n", _("How the card was used, from the message:"));
+	heading(_("How the card was used, from the message:"), width);
 	if (m->capacity >= 0)
 		mem_row(_("capacity"), m->capacity, NULL, width);
 	if (memacct_parts(m, part)) {
@@ -198,7 +224,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			 const struct plan *p, const struct plan_decision *d, const char *jobpath,
 			 const struct err *job_err)
 {
-	const int width = report_width();
+	const int width = cli_report_width();
 	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
 
 	printf("%s %s\n", _("Log:"), log);
@@ -214,7 +240,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	print_memory(r, width);
 
 	if (r->nevidence) {
-		printf("\n%s\n", _("What the log shows (line number, text):"));
+		heading(_("What the log shows (line number, text):"), width);
 		for (size_t i = 0; i < r->nevidence; i++) {
 			printf("%8llu  ", (unsigned long long)r->evidence[i].line);
 			/* Wrapped, never cut: the end of a line is often what matters (a path). */
@@ -225,7 +251,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		}
 	}
 	if (r->nsigs || r->nhints) {
-		printf("\n%s\n", _("Signatures (count, line of the one nearest the failure):"));
+		heading(_("Signatures (count, line of the one nearest the failure):"), width);
 		for (size_t i = 0; i < r->nsigs; i++)
 			printf("  %-22s %4u  %llu%s%s\n", r->sigs[i].id, r->sigs[i].count,
 			       (unsigned long long)r->sigs[i].line, r->sigs[i].value[0] ? "  " : "",
@@ -253,8 +279,8 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	 * change wrapped in the text column; the row that matches this log is marked with '>'. */
 	/* a run that did not run out of GPU memory gets no table: it would only distract */
 	if (r->oom || diag_memory_suspected(r))
-		printf("\n%s\n",
-		       _("When it ran out of memory, the likely cause, and what to change first:"));
+		heading(_("When it ran out of memory, the likely cause, and what to change first:"),
+			width);
 	for (int t = DIAG_T_BEFORE_TRAINING; (r->oom || diag_memory_suspected(r)) && t < DIAG_T_COUNT;
 	     t++) {
 		const struct diag_timing_def *row = &diag_timings[t];
@@ -276,16 +302,19 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	}
 
 	if (r->oom || diag_memory_suspected(r)) {
-		printf("\n%s\n", j ? _("Rollback plan ([x] already in place):")
-				   : _("Rollback plan (no job given: nothing can be seen as done):"));
+		heading(j ? _("Rollback plan ([x] already in place):")
+			  : _("Rollback plan (no job given: nothing can be seen as done):"),
+			width);
 		for (size_t i = 0; i < p->n; i++) {
 			const struct fix_def *f = &fix_defs[p->steps[i].fix];
 			const char *mark = p->steps[i].status == FIX_DONE ? "[x]"
 					   : p->steps[i].status == FIX_TODO ? "[ ]" : "[-]";
 			printf("  %s %-24s ", mark, f->name);
-			put_wrapped(_(f->title), width - 31, 31, width);
-			if (!p->steps[i].helps)
-				printf("%*s(%s)\n", 31, "", plan_no_help_label());
+			cli_put_wrapped(_(f->title), width - 31, 31, width, true);
+			if (!p->steps[i].helps) {
+				spaces(31);
+				put_wrapped(cli_no_help_note(), width - 31, 31, width);
+			}
 		}
 		if (d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER) {
 			const struct fix_def *f = &fix_defs[d->fix];

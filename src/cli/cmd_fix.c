@@ -161,46 +161,37 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	json_finish(&js);
 }
 
-/* Prints a paragraph wrapped to `width` cells with `indent` spaces, breaking at spaces where
- * there are any (Japanese text has none, so it breaks where the line is full). */
+/* Prints a paragraph wrapped to `width` cells with `indent` spaces. */
 static void print_wrapped(const char *s, int indent, int width)
 {
-	size_t len = strlen(s);
-	while (len) {
-		size_t next, cut = text_wrap_next(s, len, width - indent, &next);
-		printf("%*s%.*s\n", indent, "", (int)cut, s);
-		s += next;
-		len -= next;
-	}
+	printf("%*s", indent, "");
+	cli_put_wrapped(s, width - indent, indent, width, false);
 }
 
-/* Prints `head` and then `text` wrapped to `width` cells, its further lines indented by `indent`
- * (a checklist item or a plan step whose reason is long). */
+/* Prints `head` and then `text` (a checklist item or a plan step: a list of changes) wrapped to
+ * `width` cells, its further lines indented by `indent`, each change kept whole where it fits. */
 static void print_item(const char *head, const char *text, int indent, int width)
 {
 	int used = text_width(head, strlen(head));
-	size_t len = strlen(text);
-	bool first = true;
 
 	fputs(head, stdout);
-	if (!len)
+	if (!*text) {
 		putchar('\n');
-	while (len) {
-		int room = width - (first ? used : indent);
-		size_t next, cut = text_wrap_next(text, len, room < 20 ? 20 : room, &next);
-		if (!first)
-			printf("%*s", indent, "");
-		printf("%.*s\n", (int)cut, text);
-		text += next;
-		len -= next;
-		first = false;
+		return;
 	}
+	if (width - used < 20) { /* a long head on a narrow terminal: the text goes below it */
+		printf("\n%*s", indent, "");
+		used = indent;
+	}
+	cli_put_wrapped(text, width - used < 20 ? 20 : width - used, indent,
+			width - indent < 20 ? indent + 20 : width, true);
 }
 
 static void plan_text(const char *path, const struct job *j, const struct plan *p,
 		      const struct checklist *cl, const struct diag_result *v,
 		      const struct plan_decision *d)
 {
+	const int width = cli_report_width();
 	const char *kind = j->kind == JOB_KIND_VIDEO   ? _("video")
 			   : j->kind == JOB_KIND_IMAGE ? _("image")
 						       : _("unknown");
@@ -212,7 +203,7 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 											      : "[-]";
 		char head[256];
 		snprintf(head, sizeof head, "  %s %s — ", box, checklist_label((enum check_item)c));
-		print_item(head, cl->reason[c], 6, 80);
+		print_item(head, cl->reason[c], 6, width);
 	}
 	printf("\n");
 	printf(j->kind == JOB_KIND_VIDEO ? _("Rollback plan (video model)\n")
@@ -227,9 +218,11 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 			 fix_name(p->steps[i].fix));
 		snprintf(text, sizeof text, "%s — %s", _(fix_defs[p->steps[i].fix].title), reason);
 		int indent = text_width(head, strlen(head));
-		print_item(head, text, indent, 80);
-		if (!p->steps[i].helps)
-			printf("%*s(%s)\n", indent, "", plan_no_help_label());
+		print_item(head, text, indent, width);
+		if (!p->steps[i].helps) {
+			printf("%*s", indent, "");
+			cli_put_wrapped(cli_no_help_note(), width - indent, indent, width, false);
+		}
 	}
 	printf("\n");
 	if (v) {
@@ -248,21 +241,26 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	char words[768];
 	plan_decision_text(d, p, j, words, sizeof words);
 	if (d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER) {
-		printf(v ? _("First fix: %s — %s\n")
-			 : _("First fix (no log given: first step not done): %s — %s\n"),
-		       fix_name(d->fix), _(fix_defs[d->fix].title));
-		print_wrapped(d->what == PLAN_NEXT_APPLY ? _(fix_defs[d->fix].why) : words, 2, 78);
+		char head[512];
+		snprintf(head, sizeof head,
+			 v ? _("First fix: %s — %s\n")
+			   : _("First fix (no log given: first step not done): %s — %s\n"),
+			 fix_name(d->fix), _(fix_defs[d->fix].title));
+		head[strcspn(head, "\n")] = '\0';
+		cli_put_wrapped(head, width, 2, width, false);
+		print_wrapped(d->what == PLAN_NEXT_APPLY ? _(fix_defs[d->fix].why) : words, 2,
+			      width - 2);
 	} else {
 		/* the decision every front end shows: why no change is chosen */
 		printf("%s\n", _("First fix: none."));
-		print_wrapped(words, 2, 78);
+		print_wrapped(words, 2, width - 2);
 	}
 	cli_estimate_text(j, v);
 	char text[512];
 	if (scaleup_next(j, SCALEUP_NONE, text, sizeof text) != SCALEUP_NONE)
 	{
 		printf("\n%s\n", _("After a successful retry, scale up one setting at a time:"));
-		print_wrapped(text, 2, 78);
+		print_wrapped(text, 2, width - 2);
 	}
 }
 

@@ -238,11 +238,163 @@ static bool no_line_end(uint32_t cp)
 	return false;
 }
 
+/* Line breaking. Written here rather than taken from libunibreak (UAX #14): Debian's
+ * libunibreak-dev ships only a shared library (no libunibreak.a, which the static release build
+ * and the fuzz script would need) and an old Unicode version, and UAX #14 itself breaks where this
+ * program must not: between any two katakana (class ID), after the hyphens of --flags and the
+ * slashes of paths. What is needed is small: the kinsoku sets above plus the rules below. */
+
+static bool is_kata(uint32_t cp)
+{
+	return (cp >= 0x30A1 && cp <= 0x30FA) || cp == 0x30FC || cp == 0x30FD || cp == 0x30FE ||
+	       (cp >= 0x31F0 && cp <= 0x31FF) || (cp >= 0xFF66 && cp <= 0xFF9F);
+}
+
+static bool is_digit(uint32_t cp)
+{
+	return (cp >= '0' && cp <= '9') || (cp >= 0xFF10 && cp <= 0xFF19);
+}
+
+/* Joins a number to what follows or precedes it: 1〜3, 2×2, 1024×1024. */
+static bool is_num_joiner(uint32_t cp)
+{
+	return cp == 0x301C || cp == 0xFF5E || cp == 0x00D7 || cp == 0x2192;
+}
+
+/* A counter or unit that stays with the number before it, even across one space:
+ * 「3 回」, 「1 つ」, 「2 倍」, 「500 ステップ」 (katakana is handled by the caller). */
+static bool is_counter(uint32_t cp)
+{
+	static const uint32_t set[] = { 0x56DE, 0x4EF6, 0x679A, 0x79D2, 0x5206, 0x6642, 0x5272,
+					0x500D, 0x500B, 0x884C, 0x6841, 0x65E5, 0x53F0, 0x3064,
+					0x5EA6, 0x756A, 0x5217, 0x6B69, 0x4EBA, 0x30F6 };
+	/* 回 件 枚 秒 分 時 割 倍 個 行 桁 日 台 つ 度 番 列 歩 人 ヶ */
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+		if (set[i] == cp)
+			return true;
+	return false;
+}
+
+/* An ASCII unit after a number and a space: "12.5 GiB", "30 s", "512 px". */
+static bool ascii_unit_at(const char *s, size_t len)
+{
+	static const char *const units[] = { "GiB", "MiB", "KiB", "TiB", "GB", "MB", "KB", "kB",
+					     "TB", "B", "px", "ms", "s", "min", "h", "%",
+					     "steps", "step", "frames", "MB/s" };
+	for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
+		size_t n = strlen(units[k]);
+		if (n <= len && memcmp(s, units[k], n) == 0 &&
+		    (n == len || !((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+				   (s[n] >= '0' && s[n] <= '9') || s[n] == '_')))
+			return true;
+	}
+	return false;
+}
+
+static uint32_t cp_at(const unsigned char *u, size_t len, size_t i, size_t *n)
+{
+	uint32_t cp = 0xFFFD;
+	size_t k = text_utf8_decode(u + i, len - i, &cp);
+	if (k == 0) {
+		cp = 0xFFFD;
+		k = 1;
+	}
+	if (n)
+		*n = k;
+	return cp;
+}
+
+/* May a line end at the space s[i] (and the next start after the spaces)? Not between a number
+ * and its unit ("8 GiB", "3 回", "500 ステップ"), nor beside an arrow, a times sign or the = of a
+ * key's meaning ("2 → 1", "y = save"), nor before closing punctuation. */
+static bool space_breaks(const unsigned char *u, size_t len, size_t i, uint32_t before)
+{
+	size_t j = i, n;
+	uint32_t after;
+
+	while (j < len && u[j] == ' ')
+		j++;
+	if (j >= len)
+		return true;
+	after = cp_at(u, len, j, &n);
+	if (before == 0x2192 || after == 0x2192 || before == 0x00D7 || after == 0x00D7 ||
+	    before == '=' || after == '=')
+		return false; /* "2 → 1", "y = save": one unit */
+	if (no_line_start(after) && after >= 0x80)
+		return false;
+	if (is_digit(before) &&
+	    (is_kata(after) || is_counter(after) || ascii_unit_at((const char *)u + j, len - j)))
+		return false;
+	return true;
+}
+
+/* May a line end between prev and cp (no space between them)? */
+static bool may_break(uint32_t prev, int prev_w, uint32_t cp, int w)
+{
+	if (prev == ' ' || cp == ' ')
+		return false;
+	if (w != 2 && prev_w != 2)
+		return false; /* inside an ASCII word, identifier, path or --flag */
+	if (no_line_start(cp) || no_line_end(prev))
+		return false;
+	if (is_kata(prev) && is_kata(cp))
+		return false; /* a katakana word: キャッシュ, ベースラインサンプル */
+	if (is_digit(prev) && (w == 2 || is_num_joiner(cp)))
+		return false; /* 500ステップ, 1つ, 2〜3割 */
+	if (is_num_joiner(prev) && is_digit(cp))
+		return false;
+	return true;
+}
+
+static bool is_hira(uint32_t cp)
+{
+	return cp >= 0x3041 && cp <= 0x309F;
+}
+
+/* Is a break between prev and cp (where one is allowed) also between two phrases? After
+ * punctuation, and after a run of hiragana (particles, okurigana) before kanji, katakana or
+ * ASCII; not inside 「収まって」 (kanji then its kana) nor inside 「最大」 (two kanji). */
+static bool good_break(uint32_t prev, uint32_t cp)
+{
+	if (prev == 0x3001 || prev == 0x3002 || prev == 0xFF0C || prev == 0xFF0E ||
+	    prev == 0xFF09 || prev == 0x300D || prev == 0x300F || prev == 0x3011 ||
+	    prev == 0xFF01 || prev == 0xFF1F || prev == 0x30FB)
+		return true;
+	if (is_hira(prev))
+		return !is_hira(cp);
+	if (prev < 0x80) /* an ASCII word, then Japanese: not before a particle */
+		return !is_hira(cp);
+	return cp < 0x80 || no_line_end(cp); /* Japanese, then ASCII or an opening bracket */
+}
+
+/* Width of s[0..len) without the closing punctuation at its end: how much of a short last line
+ * is more than 「す。」. */
+static int tail_cells(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	int cells = 0, upto = 0;
+
+	while (i < len) {
+		size_t n;
+		uint32_t cp = cp_at(u, len, i, &n);
+		if (cp == '\n' || cp == ' ')
+			return 99; /* not one short last piece of a paragraph */
+		cells += cp_width(cp);
+		if (cells > 8)
+			return 99; /* long: stop reading (a log line can be megabytes) */
+		i += n;
+		if (!no_line_start(cp))
+			upto = cells;
+	}
+	return upto;
+}
+
 size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	int used;
-	size_t fit, cut = 0, i = 0;
+	size_t fit, cut = 0, cut2 = 0, i = 0;
 	uint32_t prev = 0;
 	int prev_w = 0;
 
@@ -252,35 +404,55 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
 	if (fit >= len) {
 		cut = len;
 	} else {
-		/* The last place up to `fit` where a line may end: at a space, or between two
-		 * characters of which one is wide (Japanese has no spaces between words). */
-		while (i <= fit) {
-			uint32_t cp = 0;
-			size_t n = i < len ? text_utf8_decode(u + i, len - i, &cp) : 0;
-			int w = i < len ? (n ? cp_width(cp) : 1) : 0;
-			if (i < len && n == 0)
-				cp = 0xFFFD;
-			if (i > 0 && i < len) {
+		/* The last place up to `fit` where a line may end (and the one before it), and the
+		 * last one that is also a good place: between two phrases rather than inside a word
+		 * written in kanji and kana (「収/まって」, 「最/大」). */
+		size_t good = 0;
+		while (i <= fit && i < len) {
+			size_t n;
+			uint32_t cp = cp_at(u, len, i, &n);
+			int w = cp_width(cp);
+			bool ok = false;
+			if (i > 0) {
 				if (cp == ' ')
-					cut = i;
-				else if (prev != ' ' && (w == 2 || prev_w == 2) && !no_line_start(cp) &&
-					 !no_line_end(prev))
-					cut = i;
+					ok = prev != ' ' && space_breaks(u, len, i, prev);
+				else
+					ok = may_break(prev, prev_w, cp, w);
 			}
-			if (i >= len)
-				break;
+			if (ok) {
+				cut2 = cut;
+				cut = i;
+				if (cp == ' ' || good_break(prev, cp))
+					good = i;
+			}
 			prev = cp;
 			prev_w = w;
-			i += n ? n : 1;
+			i += n;
+		}
+		if (good > 0 && good < cut && text_width(s, good) * 3 >= width * 2) {
+			cut2 = 0; /* the piece moved down is a phrase: no orphan to mend */
+			cut = good;
 		}
 		if (cut == 0) {
-			/* No break allowed: cut where the cells run out, at least one character. */
+			/* No break allowed: cut where the cells run out, at least one character;
+			 * an identifier after its last . / _ - [ ] there, if that keeps half the line. */
 			cut = fit;
+			for (size_t k = fit; k > 0 && text_width(s, k) * 2 >= width; k--)
+				if (u[k - 1] > 0x20 && u[k - 1] < 0x80 && strchr("./_-[]", u[k - 1]) &&
+				    u[k] > 0x20 && u[k] < 0x7F) {
+					cut = k;
+					break;
+				}
 			if (cut == 0) {
 				cut = 1;
 				while (cut < len && (u[cut] & 0xC0) == 0x80)
 					cut++;
 			}
+		} else if (cut2 > 0 && u[cut] != ' ' && text_width(s, cut2) * 2 >= width &&
+			   tail_cells(s + cut, len - cut) <= 2) {
+			/* The rest would be an orphan such as 「す。」 or 「る」: take one more piece
+			 * down with it. */
+			cut = cut2;
 		}
 	}
 	size_t nx = cut;
@@ -290,6 +462,67 @@ size_t text_wrap_next(const char *s, size_t len, int width, size_t *next)
 	while (cut > 0 && s[cut - 1] == ' ' && nx < len)
 		cut--; /* no trailing spaces on a line that was cut */
 	return cut;
+}
+
+/* Is an item of a list over at s[i] (just after 「、」「・」「；」, or after ", " / "; ")? */
+static size_t item_end_after(const unsigned char *u, size_t len, size_t i, uint32_t cp, size_t n)
+{
+	if (cp == 0x3001 || cp == 0x30FB || cp == 0xFF1B || cp == 0xFF0C)
+		return i + n;
+	if ((cp == ',' || cp == ';') && i + 1 < len && u[i + 1] == ' ')
+		return i + 1;
+	return 0;
+}
+
+size_t text_wrap_items(const char *s, size_t len, int width, size_t *next)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t cut = text_wrap_next(s, len, width, next), i = 0, best = 0;
+
+	if (cut >= len || *next >= len)
+		return cut;
+	/* The last end of an item on this line; a line that holds no whole item breaks as text. */
+	while (i < cut) {
+		size_t n, e;
+		uint32_t cp = cp_at(u, len, i, &n);
+		e = item_end_after(u, len, i, cp, n);
+		if (e && e <= cut && e < len)
+			best = e;
+		i += n;
+	}
+	/* ... unless that leaves the line a stub (a line that starts inside a long item and
+	 * ends with its last few characters, as 「く、」). */
+	if (best == 0 || best == cut || text_width(s, best) * 3 < width)
+		return cut;
+	size_t nx = best;
+	while (nx < len && s[nx] == ' ')
+		nx++;
+	*next = nx;
+	return best;
+}
+
+size_t text_tidy_spaces(char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t r = 0, w = 0;
+
+	while (r < len) {
+		size_t n;
+		uint32_t cp = cp_at(u, len, r, &n);
+		memmove(s + w, s + r, n);
+		w += n;
+		r += n;
+		/* 。、）」』 then ASCII spaces then more text: the spaces go (after ？ and ！ a space
+		 * is the custom: 「終了しますか？ y = 保存」) */
+		if (cp == 0x3002 || cp == 0x3001 || cp == 0xFF09 || cp == 0x300D || cp == 0x300F) {
+			size_t j = r;
+			while (j < len && s[j] == ' ')
+				j++;
+			if (j > r && j < len && s[j] != '\n')
+				r = j;
+		}
+	}
+	return w;
 }
 
 /* The ASCII stand-in for one code point (at most as many bytes as its UTF-8 form). */

@@ -3,7 +3,9 @@
  * What must hold for any input: the sanitised text cannot drive a terminal (no ESC, no C0 but
  * TAB, no DEL, no C1 in its UTF-8 form C2 80..C2 9F) and is valid UTF-8; a smaller output buffer
  * gives a prefix of the full output (nothing is split); stripping ANSI leaves no ESC and never
- * grows the text; text_fit agrees with text_width.
+ * grows the text; text_fit agrees with text_width. Wrapping (text_wrap_next, text_wrap_items)
+ * always moves on, never past the end, never splits a character of valid UTF-8, and gives lines
+ * within the width unless one character is wider; text_tidy_spaces never grows the text.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,6 +82,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(text_width(in, fit) == used);
 		if (w <= cells)
 			FUZZ_CHECK(fit == size && used == w);
+	}
+
+	/* Wrap the sanitised text (what callers wrap) at a width taken from the input. */
+	for (int items = 0; items < 2; items++) {
+		int width = size ? data[0] % 90 + 1 : 1;
+		const char *p = full;
+		size_t left = n;
+		while (left) {
+			size_t next = 0;
+			size_t cut = items ? text_wrap_items(p, left, width, &next)
+					   : text_wrap_next(p, left, width, &next);
+			FUZZ_CHECK(next > 0 && next <= left && cut <= next);
+			FUZZ_CHECK(cut == left || ((unsigned char)p[cut] & 0xC0) != 0x80);
+			if (text_width(p, cut) > width) {
+				uint32_t cp;
+				FUZZ_CHECK(text_utf8_decode((const unsigned char *)p, cut, &cp) == cut);
+			}
+			p += next;
+			left -= next;
+		}
+	}
+	copy = malloc(n + 1);
+	if (copy) {
+		memcpy(copy, full, n + 1);
+		m = text_tidy_spaces(copy, n);
+		FUZZ_CHECK(m <= n);
+		FUZZ_CHECK(fuzz_utf8_valid((const unsigned char *)copy, m));
+		free(copy);
 	}
 	free(full);
 	return 0;

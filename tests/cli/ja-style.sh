@@ -1,0 +1,109 @@
+#!/bin/bash
+# The Japanese catalogue's style, printed as TAP: every line of the Japanese --help (of oomfix
+# and of each subcommand, with LANGUAGE=ja LANG=C.UTF-8) fits an 80-column terminal, measured in
+# display cells; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
+# a form other than the chosen one.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+SOURCE_ROOT=${SOURCE_ROOT:?set SOURCE_ROOT to the source tree}
+TESTS_DIR=${TESTS_DIR:?set TESTS_DIR to the tests folder}
+PO=$SOURCE_ROOT/po/ja.po
+TERMS=$TESTS_DIR/cli/ja-terms.tsv
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export NO_COLOR=1 HOME=$WORK/home
+unset LC_ALL LC_MESSAGES LANGUAGE
+
+PY=$(command -v python3 || true)
+if [ -z "$PY" ]; then
+	echo "1..0 # SKIP python3 is needed to measure cells and read po/ja.po"
+	exit 0
+fi
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; }
+
+# cells.py FILE: prints every line wider than 80 cells (East Asian Wide and Fullwidth count 2)
+# and fails then; fails too when the text has no Japanese (the catalogue was not used).
+cat > "$WORK/cells.py" << 'PYEOF'
+import sys, unicodedata
+text = open(sys.argv[1], encoding='utf-8').read()
+def cells(s):
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in s)
+bad = 0
+for i, line in enumerate(text.split('\n'), 1):
+    if cells(line) > 80:
+        print('line %d is %d cells: %s' % (i, cells(line), line))
+        bad += 1
+if not any('\u3040' <= c <= '\u30ff' for c in text):
+    print('no Japanese in the output')
+    bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+
+# The subcommands, from the English main help ("  oomfix NAME ...").
+cmds=$(LANGUAGE= LANG=C.UTF-8 "$OOMFIX" --help | sed -n 's/^  oomfix \([a-z][a-z-]*\).*/\1/p' | sort -u)
+[ -n "$cmds" ] || { notok "the main --help lists the subcommands"; }
+for c in "" $cmds; do
+	name="oomfix${c:+ $c} --help"
+	if ! LANGUAGE=ja LANG=C.UTF-8 "$OOMFIX" $c --help > "$WORK/help" 2>&1; then
+		notok "$name under LANGUAGE=ja exits 0"
+		sed 's/^/# /' "$WORK/help"
+		continue
+	fi
+	if "$PY" "$WORK/cells.py" "$WORK/help" > "$WORK/why" 2>&1; then
+		ok "$name under LANGUAGE=ja: every line within 80 cells"
+	else
+		notok "$name under LANGUAGE=ja: every line within 80 cells"
+		sed 's/^/# /' "$WORK/why"
+	fi
+done
+
+# terms.py PO TSV: one failure line per msgstr holding a form the table forbids.
+cat > "$WORK/terms.py" << 'PYEOF'
+import re, sys
+def unq(s):
+    return re.sub(r'\\(.)', lambda m: {'n': '\n', 't': '\t'}.get(m.group(1), m.group(1)),
+                  s.strip()[1:-1])
+entries, cur, key = [], None, None
+for line in open(sys.argv[1], encoding='utf-8'):
+    if line.startswith('msgid '):
+        if cur: entries.append(cur)
+        cur, key = {'msgid': unq(line[6:]), 'msgstr': ''}, 'msgid'
+    elif line.startswith('msgstr '):
+        cur['msgstr'], key = unq(line[7:]), 'msgstr'
+    elif line.startswith('"') and cur:
+        cur[key] += unq(line)
+if cur: entries.append(cur)
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[2], encoding='utf-8')
+        if l.strip() and not l.startswith('#')]
+bad = 0
+for concept, chosen, forbidden in rows:
+    rx = re.compile(forbidden, re.M)
+    for e in entries:
+        if e['msgid'] and e['msgstr'] != e['msgid'] and rx.search(e['msgstr']):
+            m = rx.search(e['msgstr'])
+            print('%s: write %s, not %r in: %s' % (concept, chosen, m.group(0),
+                  e['msgstr'].replace('\n', ' ')[:100]))
+            bad += 1
+# The Japanese README uses the same words.
+readme = sys.argv[3] if len(sys.argv) > 3 else None
+if readme:
+    for i, line in enumerate(open(readme, encoding='utf-8'), 1):
+        for concept, chosen, forbidden in rows:
+            m = re.search(forbidden, line)
+            if m:
+                print('%s:%d: %s: write %s, not %r' % (readme, i, concept, chosen, m.group(0)))
+                bad += 1
+print('%d terms checked in %d entries' % (len(rows), len(entries)))
+sys.exit(1 if bad or len(rows) < 10 or len(entries) < 100 else 0)
+PYEOF
+if "$PY" "$WORK/terms.py" "$PO" "$TERMS" "$SOURCE_ROOT/README.ja.md" > "$WORK/why" 2>&1; then
+	ok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv"
+else
+	notok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv"
+	sed 's/^/# /' "$WORK/why"
+fi
+echo "1..$n"
