@@ -69,4 +69,22 @@ int save_journal_note(const char *path, const char *note, const char *const *fix
  * or no entry in it. Only the journal's last 64 KiB are read. */
 bool save_journal_last(const char *path, time_t *when);
 
+/* One entry of the change journal as read back. */
+struct save_journal_entry {
+	time_t when;     /* its heading's time; 0 when the heading cannot be read */
+	char **fixes;    /* the fix ids of its "Fixes:" line (none for manual edits) */
+	size_t nfixes;
+	char *note;      /* the context line (e.g. which try of a retry), or NULL */
+	char **changes;  /* "path: old → new", as given to save_journal */
+	size_t nchanges;
+};
+
+/* Reads every entry of the change journal PATH.oomfix.md, oldest first (the order they were
+ * written). *out is malloc'd (NULL and 0 when there is no journal); free with
+ * save_journal_entries_free. Only the journal's last 1 MiB is read. Returns 0 or an ERR_ code
+ * (only for a journal that exists but cannot be read, or out of memory). */
+int save_journal_entries(const char *path, struct save_journal_entry **out, size_t *n,
+			 struct err *e);
+void save_journal_entries_free(struct save_journal_entry *v, size_t n);
+
 #endif

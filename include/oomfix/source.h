@@ -123,6 +123,9 @@ struct source_verdict {
 	bool oom;              /* it shows a GPU out-of-memory */
 	char timing;           /* 'A'..'E', or 0 when there is no OOM */
 	const char *first_fix; /* the first fix's id (static), or NULL */
+	int phase;             /* enum diag_phase of the OOM (0 when none or unknown) */
+	long long failed_step; /* the training step it failed at, -1 = not shown */
+	bool finished;         /* the trainer printed its end-of-run summary */
 };
 
 /* Diagnoses `log` with the job text (JSON or YAML; `label` names it in errors) and fills *out.

@@ -758,3 +758,176 @@ bool save_journal_last(const char *path, time_t *when)
 	}
 	return found;
 }
+
+void save_journal_entries_free(struct save_journal_entry *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		for (size_t k = 0; k < v[i].nfixes; k++)
+			free(v[i].fixes[k]);
+		free(v[i].fixes);
+		free(v[i].note);
+		for (size_t k = 0; k < v[i].nchanges; k++)
+			free(v[i].changes[k]);
+		free(v[i].changes);
+	}
+	free(v);
+}
+
+static bool push_str(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+	if (!nv)
+		return false;
+	*v = nv;
+	if (!(nv[*n] = strndup(s, len)))
+		return false;
+	(*n)++;
+	return true;
+}
+
+/* "Fixes: a, b" (in any language: the ids follow the first ':' or '：') into e->fixes. A line
+ * without a colon is "Manual edits". */
+static bool parse_fixes_line(struct save_journal_entry *e, const char *s, size_t len)
+{
+	const char *colon = memchr(s, ':', len);
+	const char *wide = NULL;
+	for (size_t i = 0; i + 3 <= len; i++)
+		if (!memcmp(s + i, "\xef\xbc\x9a", 3)) { /* U+FF1A FULLWIDTH COLON */
+			wide = s + i + 2;
+			break;
+		}
+	if (!colon || (wide && wide < colon))
+		colon = wide;
+	if (!colon)
+		return true;
+	const char *p = colon + 1, *end = s + len;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == ','))
+			p++;
+		const char *q = p;
+		while (q < end && *q != ',' && *q != ' ')
+			q++;
+		if (q > p && !push_str(&e->fixes, &e->nfixes, p, (size_t)(q - p)))
+			return false;
+		p = q;
+	}
+	return true;
+}
+
+/* "- `path`: old → new" (or "- ``pa`th``: ...") back to "path: old → new". */
+static bool parse_change_line(struct save_journal_entry *e, const char *s, size_t len)
+{
+	s += 2, len -= 2;
+	size_t fence = 0;
+	while (fence < len && s[fence] == '`')
+		fence++;
+	if (fence == 0)
+		return push_str(&e->changes, &e->nchanges, s, len);
+	const char *p = s + fence + (fence > 1), *end = s + len;
+	const char *close = NULL;
+	for (const char *q = p; q + fence <= end; q++)
+		if (!memcmp(q, fence > 1 ? "``" : "`", fence) &&
+		    (q + fence == end || q[fence] == ':')) {
+			close = q;
+			break;
+		}
+	if (!close)
+		return push_str(&e->changes, &e->nchanges, s, len);
+	size_t plen = (size_t)(close - p) - (fence > 1 && close > p && close[-1] == ' ');
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return false;
+	const char *rest = close + fence;
+	int k = snprintf(buf, len + 1, "%.*s%.*s", (int)plen, p, (int)(end - rest), rest);
+	bool ok = k >= 0 && push_str(&e->changes, &e->nchanges, buf, (size_t)k);
+	free(buf);
+	return ok;
+}
+
+int save_journal_entries(const char *path, struct save_journal_entry **out, size_t *n,
+			 struct err *e)
+{
+	enum { MAX = 1 << 20 };
+	*out = NULL;
+	*n = 0;
+	char *name = save_journal_name(path);
+	if (!name)
+		return oom(e, path);
+	FILE *f = fopen(name, "rb");
+	if (!f) {
+		int rc = errno == ENOENT ? 0
+					 : err_set(e, ERR_NOINPUT, name, 0, 0,
+						   _("cannot read the change journal: %s"), why(errno));
+		free(name);
+		return rc;
+	}
+	char *buf = malloc(MAX + 2);
+	if (!buf) {
+		fclose(f);
+		free(name);
+		return oom(e, path);
+	}
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long size = ftell(f);
+		if (size > MAX)
+			fseek(f, size - MAX, SEEK_SET);
+		else
+			rewind(f);
+	}
+	buf[0] = '\n';
+	size_t len = fread(buf + 1, 1, MAX, f) + 1;
+	fclose(f);
+	free(name);
+	buf[len] = '\0';
+
+	struct save_journal_entry *v = NULL;
+	size_t nv = 0;
+	int rc = 0;
+	for (char *p = strstr(buf, "\n## "); p; ) {
+		char *next = strstr(p + 4, "\n## ");
+		char *end = next ? next : buf + len;
+		struct save_journal_entry *nn = realloc(v, (nv + 1) * sizeof *nn);
+		if (!nn) {
+			rc = oom(e, path);
+			break;
+		}
+		v = nn;
+		struct save_journal_entry *en = &v[nv++];
+		memset(en, 0, sizeof *en);
+		time_t t;
+		if (parse_iso(p + 4, &t))
+			en->when = t;
+		char *line = memchr(p + 4, '\n', (size_t)(end - p - 4));
+		bool have_fixes = false, ok = true;
+		while (ok && line && line < end) {
+			char *s = line + 1;
+			char *eol = memchr(s, '\n', (size_t)(end - s));
+			if (!eol)
+				eol = end;
+			size_t l = (size_t)(eol - s);
+			if (l == 0) {
+			} else if (!have_fixes) {
+				have_fixes = true;
+				ok = parse_fixes_line(en, s, l);
+			} else if (l >= 2 && s[0] == '-' && s[1] == ' ') {
+				ok = parse_change_line(en, s, l);
+			} else if (!en->note && !en->nchanges) {
+				ok = (en->note = strndup(s, l)) != NULL;
+			}
+			line = eol < end ? eol : NULL;
+		}
+		if (!ok) {
+			rc = oom(e, path);
+			break;
+		}
+		p = next;
+	}
+	free(buf);
+	if (rc) {
+		save_journal_entries_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}

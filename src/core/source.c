@@ -485,6 +485,7 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		      struct source_verdict *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
+	out->failed_step = -1;
 	struct stat st;
 	if (!log || stat(log, &st) != 0 || !S_ISREG(st.st_mode))
 		return ERR_OK;
@@ -509,6 +510,9 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 				      ? (char)('A' + r->timing - DIAG_T_BEFORE_TRAINING)
 				      : 0;
 		out->first_fix = p.first_fix != FIX_NONE ? fix_name(p.first_fix) : NULL;
+		out->phase = r->oom ? (int)r->phase : 0;
+		out->failed_step = r->oom ? r->failed_step : -1;
+		out->finished = r->run_ended;
 	}
 	free(r);
 	job_free(&j);
