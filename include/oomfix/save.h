@@ -64,6 +64,12 @@ int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 int save_journal_note(const char *path, const char *note, const char *const *fixes,
 		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e);
 
+/* The same, with the name the journal's title line gives the job when it creates the journal
+ * (`title` NULL: the base name of `path`), e.g. "aitk:NAME" for a web UI job. */
+int save_journal_titled(const char *path, const char *title, const char *note,
+			const char *const *fixes, size_t nfixes, const char *const *changes,
+			size_t nchanges, struct err *e);
+
 /* When the newest entry of the change journal PATH.oomfix.md was written (seconds since the
  * epoch, from its "## 2026-12-02T21:47:12+00:00" heading). Returns false when there is no journal
  * or no entry in it. Only the journal's last 64 KiB are read. */

@@ -92,9 +92,23 @@ int source_save(struct source *s, const char *text, size_t len, unsigned flags, 
 char *source_backup_name(const struct source *s);
 char *source_journal_name(const struct source *s);
 
-/* Appends a journal entry (see save_journal). */
+/* Appends a journal entry (see save_journal); the journal's title names the job by its label. */
 int source_journal(const struct source *s, const char *const *fixes, size_t nfixes,
 		   const char *const *changes, size_t nchanges, struct err *e);
+/* The same with a line of context (see save_journal_note). */
+int source_journal_note(const struct source *s, const char *note, const char *const *fixes,
+			size_t nfixes, const char *const *changes, size_t nchanges, struct err *e);
+
+/* Where a save of the job goes, for people (translated, malloc'd): the file's path, or "the web
+ * UI database DB (job 'NAME')". For "Save %s: these changes will be written". */
+char *source_where(const struct source *s);
+
+/* The sentence that reports a save (translated, malloc'd, no newline): where it went, and the
+ * previous version and the change journal by their real paths ("Saved job.yaml (previous version
+ * in job.yaml~, change journal in job.yaml.oomfix.md)"; for a web UI job "Saved into the web UI
+ * database DB (job 'NAME'); previous version in ..., change journal in ..."). With
+ * journal_ok false it says the journal could not be written instead. */
+char *source_saved_message(const struct source *s, bool journal_ok);
 
 /* One change, then a run (SPEC §3.4): true when the journal holds a change saved after `log` was
  * last written, so the log cannot show whether that change helped. *when receives the change's

@@ -372,11 +372,19 @@ int cmd_restore(int argc, char **argv)
 	const char *what = "restore";
 	struct err je;
 	err_clear(&je);
-	if (source_journal(s, &what, 1, (const char *const *)changes, nch, &je) != ERR_OK)
+	bool jok = source_journal(s, &what, 1, (const char *const *)changes, nch, &je) == ERR_OK;
+	if (!jok)
 		err_print(&je, stderr);
+	fprintf(stderr, _("%s: previous version restored; the values put back:\n"), source_label(s));
+	for (size_t k = 0; k < nch; k++)
+		fprintf(stderr, "  %s\n", changes[k]);
 	doc_changes_free(changes, nch);
-	fprintf(stderr, _("%s: previous version restored (the replaced one is now in %s)\n"),
-		source_label(s), bak ? bak : "~");
+	char *msg = source_saved_message(s, jok);
+	if (msg)
+		fprintf(stderr, "%s\n", msg);
+	free(msg);
+	fprintf(stderr, _("The version it replaced is now the previous one: a second 'oomfix restore "
+			  "%s' undoes this restore.\n"), argv[i]);
 done:
 	free(bak);
 	free(text);

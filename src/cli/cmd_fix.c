@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
 #include "oomfix/diff.h"
 #include "oomfix/doc.h"
@@ -503,6 +504,17 @@ int cmd_fix(int argc, char **argv)
 	int rc = cli_open_job(path, &src, &orig, &j, &e);
 	if (rc)
 		return fail(&e);
+	/* Nothing can be saved under a running trainer: say so before any "applied" line. */
+	if (inplace && source_running(src)) {
+		err_set(&e, ERR_TEMPFAIL, NULL, 0, 0,
+			_("the job '%s' is running: stop it first (in the web UI), then try again"),
+			source_row(src)->name);
+		int refused = fail(&e);
+		job_free(&j);
+		doc_free(&orig);
+		source_free(&src);
+		return refused;
+	}
 	struct err le;
 	if (!log && cli_job_log(src, &log, &le) != ERR_OK)
 		log = NULL;
@@ -674,7 +686,10 @@ int cmd_fix(int argc, char **argv)
 			 * a failure that would suggest the save did not happen. */
 			err_print(&e, stderr);
 		}
-		fprintf(stderr, _("%s: saved (previous version in %s~)\n"), path, source_path(src));
+		char *msg = source_saved_message(src, jrc == ERR_OK);
+		if (msg)
+			fprintf(stderr, "%s\n", msg);
+		free(msg);
 	}
 
 done:

@@ -632,6 +632,13 @@ int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 int save_journal_note(const char *path, const char *note, const char *const *fixes,
 		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e)
 {
+	return save_journal_titled(path, NULL, note, fixes, nfixes, changes, nchanges, e);
+}
+
+int save_journal_titled(const char *path, const char *title_name, const char *note,
+			const char *const *fixes, size_t nfixes, const char *const *changes,
+			size_t nchanges, struct err *e)
+{
 	char *name = save_journal_name(path);
 	char *entry = NULL;
 	size_t entry_len = 0;
@@ -672,7 +679,8 @@ int save_journal_note(const char *path, const char *note, const char *const *fix
 	fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		char title[600];
-		snprintf(title, sizeof title, _("# Change journal for %s\n"), base_of(path));
+		snprintf(title, sizeof title, _("# Change journal for %s\n"),
+			 title_name ? title_name : base_of(path));
 		if (write_all(fd, title, strlen(title)) < 0)
 			goto write_failed;
 	} else if (errno == EEXIST) {

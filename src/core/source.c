@@ -280,7 +280,52 @@ char *source_journal_name(const struct source *s)
 int source_journal(const struct source *s, const char *const *fixes, size_t nfixes,
 		   const char *const *changes, size_t nchanges, struct err *e)
 {
-	return save_journal(s->path, fixes, nfixes, changes, nchanges, e);
+	return source_journal_note(s, NULL, fixes, nfixes, changes, nchanges, e);
+}
+
+int source_journal_note(const struct source *s, const char *note, const char *const *fixes,
+			size_t nfixes, const char *const *changes, size_t nchanges, struct err *e)
+{
+	return save_journal_titled(s->path, s->kind == SOURCE_AITK ? s->label : NULL, note, fixes,
+				   nfixes, changes, nchanges, e);
+}
+
+char *source_where(const struct source *s)
+{
+	char *out = NULL;
+	if (s->kind != SOURCE_AITK)
+		return strdup(s->path);
+	if (asprintf(&out, _("the web UI database %s (job '%s')"), aitkdb_path(s->db),
+		     s->row.name) < 0)
+		out = NULL;
+	return out;
+}
+
+char *source_saved_message(const struct source *s, bool journal_ok)
+{
+	char *where = source_where(s), *bak = source_backup_name(s);
+	char *jour = source_journal_name(s), *out = NULL;
+	int k = -1;
+	if (where && bak && jour) {
+		if (s->kind == SOURCE_AITK && journal_ok)
+			k = asprintf(&out, _("Saved into %s; previous version in %s, change journal in %s"),
+				     where, bak, jour);
+		else if (s->kind == SOURCE_AITK)
+			k = asprintf(&out, _("Saved into %s; previous version in %s, but the change "
+					     "journal %s could not be written"), where, bak, jour);
+		else if (journal_ok)
+			k = asprintf(&out, _("Saved %s (previous version in %s, change journal in %s)"),
+				     where, bak, jour);
+		else
+			k = asprintf(&out, _("Saved %s (previous version in %s), but the change journal "
+					     "%s could not be written"), where, bak, jour);
+	}
+	if (k < 0)
+		out = NULL;
+	free(where);
+	free(bak);
+	free(jour);
+	return out;
 }
 
 bool source_log_untried(const struct source *s, const char *log, time_t *when)
