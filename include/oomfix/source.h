@@ -34,6 +34,10 @@ const char *source_aitk_dir(void);
 /* True when `arg` names a database job ("aitk:NAME"). */
 bool source_is_aitk_arg(const char *arg);
 
+/* True when the file's first bytes read like a trainer job (a `job:` or `config:` line, or a JSON
+ * object with "config"), so a job and a log given the other way round are told apart. */
+bool source_sniff_job(const char *path);
+
 /* Opens and reads the job named by `arg`. For a database job the job_config must be JSON
  * (ERR_DATA with the column of the first error otherwise). *out is freed with source_free. */
 int source_open(const char *arg, struct source **out, struct err *e);

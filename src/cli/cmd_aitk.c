@@ -31,16 +31,23 @@ int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job 
 	if (j)
 		*j = NULL;
 	int rc = source_open(arg, s, e);
-	if (rc)
-		return rc;
-	size_t len;
-	const char *text = source_text(*s, &len);
-	rc = doc_load(source_label(*s), text, len, d, e);
+	if (rc == ERR_OK) {
+		size_t len;
+		const char *text = source_text(*s, &len);
+		rc = doc_load(source_label(*s), text, len, d, e);
+	}
 	if (rc == ERR_OK && j)
 		rc = job_from_doc(*d, j, e);
 	if (rc) {
 		doc_free(d);
 		source_free(s);
+	}
+	/* A training log given where the job goes: say so rather than only report its text. */
+	if (rc == ERR_DATA && !source_is_aitk_arg(arg) && !source_sniff_job(arg)) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof e->msg - n,
+			 _("; '%s' does not look like a job (no job: or config: line): if it is a "
+			   "training log, use oomfix diagnose '%s'"), arg, arg);
 	}
 	return rc;
 }
@@ -82,7 +89,8 @@ static void jobs_help(FILE *fp)
 		"\n"
 		"  --aitk DIR  the ai-toolkit folder\n"
 		"  --json      a list of objects: name, status, step, total_steps, updated_at,\n"
-		"              info, log, timing, first_fix\n"
+		"              info, log, oom (true, false, or null without a log), timing,\n"
+		"              first_fix\n"
 		"  --names     only the names, one per line (for shell completion)\n"
 		"\n"
 		"Exit status: 0 success, 64 usage, 65 not the web UI's database, 66 no database.\n"),
@@ -155,12 +163,13 @@ int cmd_jobs(int argc, char **argv)
 		aitkdb_close(&db);
 		return fail(&e);
 	}
+	/* The same order as the table, so a completion or a script reads the jobs as listed. */
+	aitkdb_sort_failed_first(rows, n);
 	if (names) {
 		for (size_t i = 0; i < n; i++)
 			printf("%s\n", rows[i].name);
 		goto out;
 	}
-	aitkdb_sort_failed_first(rows, n);
 	if (json)
 		setlocale(LC_MESSAGES, "C");
 	struct json js;
@@ -217,6 +226,11 @@ int cmd_jobs(int argc, char **argv)
 			json_str(&js, r->info);
 			json_key(&js, "log");
 			json_str(&js, v.have_log ? log : NULL);
+			json_key(&js, "oom");
+			if (v.have_log)
+				json_bool(&js, v.oom);
+			else
+				json_null(&js);
 			json_key(&js, "timing");
 			char t[2] = { v.timing, 0 };
 			json_str(&js, v.timing ? t : NULL);
@@ -282,6 +296,22 @@ int cmd_queue(int argc, char **argv)
 			"Exit status: 0 queued (or queued already), 64 usage, 66 no such job, 75 the\n"
 			"job is running or the database stayed locked.\n"), stdout);
 		return 0;
+	}
+	if (argc == 2 && !source_is_aitk_arg(argv[1]) && argv[1][0] != '-') {
+		/* A web UI job's name without "aitk:": say the argument that works. */
+		struct aitk_db *db = NULL;
+		struct aitk_job row;
+		struct err ne;
+		err_clear(&ne);
+		bool known = open_db(&db, &ne) == ERR_OK && aitkdb_get(db, argv[1], &row, &ne) == ERR_OK;
+		if (known)
+			aitkdb_job_clear(&row);
+		aitkdb_close(&db);
+		if (known) {
+			fprintf(stderr, _("oomfix queue: '%s' needs the aitk: prefix; did you mean "
+					  "'aitk:%s'?\n"), argv[1], argv[1]);
+			return ERR_USAGE;
+		}
 	}
 	if (argc != 2 || !source_is_aitk_arg(argv[1])) {
 		fprintf(stderr, "%s\n", _("usage: oomfix queue [--aitk DIR] aitk:NAME"));

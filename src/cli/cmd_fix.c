@@ -493,8 +493,15 @@ int cmd_fix(int argc, char **argv)
 		return usage_error("fix", "%s", _("expected JOB and at least one FIX"));
 	const char *path = argv[optind];
 	for (int i = optind + 1; i < argc; i++)
-		if (strcmp(argv[i], "next") && fix_by_name(argv[i]) == FIX_NONE)
-			return usage_error("fix", _("unknown fix '%s'"), argv[i]);
+		if (strcmp(argv[i], "next") && fix_by_name(argv[i]) == FIX_NONE) {
+			/* Name the fixes there are, so the next try can be right. */
+			fprintf(stderr, _("oomfix fix: unknown fix '%s'; the fixes are:"), argv[i]);
+			for (int id = 0; id < FIX_COUNT; id++)
+				fprintf(stderr, " %s", fix_name((enum fix_id)id));
+			fprintf(stderr, " %s\n", _("(or next)"));
+			fprintf(stderr, _("Try 'oomfix %s --help'.\n"), "fix");
+			return ERR_USAGE;
+		}
 
 	struct err e;
 	err_clear(&e);

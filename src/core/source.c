@@ -290,6 +290,24 @@ int source_journal_note(const struct source *s, const char *note, const char *co
 				   nfixes, changes, nchanges, e);
 }
 
+bool source_sniff_job(const char *path)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if (memchr(buf, '\0', n))
+		return false;
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "job:", 4) || !strncmp(p, "config:", 7))
+			return true;
+	const char *b = buf + strspn(buf, " \t\r\n");
+	return *b == '{' && strstr(b, "\"config\"") != NULL;
+}
+
 char *source_where(const struct source *s)
 {
 	char *out = NULL;
