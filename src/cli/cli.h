@@ -38,6 +38,10 @@ int cli_save_failed(const struct source *s, const struct err *e);
 
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;
+struct diag_result;
+/* The exit status of a followed run that ended: 0 without a GPU out-of-memory, 10-14 for an OOM
+ * of timing A-E, 15 for an OOM whose timing the log does not show. */
+int cli_follow_status(const struct diag_result *r);
 /* src (may be NULL): a web UI job, whose status is followed too. */
 int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
 			bool as_json);

@@ -33,6 +33,12 @@ static void help(FILE *fp)
 		"              date from the new bytes and printed each time it changes (one JSON\n"
 		"              object per line with --json); ends when the run has ended, or on Ctrl-C\n"),
 	      fp);
+	fputs(_("\n"
+		"Exit status: 0 the report was printed, 64 usage (or LOG is a job file), 66 LOG\n"
+		"cannot be read. With --follow, when the run has ended: 0 no GPU out-of-memory,\n"
+		"10, 11, 12, 13, 14 out of memory with timing A, B, C, D, E, 15 out of memory at\n"
+		"a time the log does not show; 130 on Ctrl-C.\n"),
+	      fp);
 }
 
 static int usage(void)
