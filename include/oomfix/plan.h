@@ -56,6 +56,10 @@ struct fix_edit_list {
 };
 int fix_edits(const struct job *j, enum fix_id id, bool keep_effective_batch,
 	      struct fix_edit_list *out, struct err *e);
+/* The same for a run that failed in `phase` (enum diag_phase, 0 = not known): num_frames then
+ * leaves the previews' frames alone when the training step (or caching) failed. */
+int fix_edits_after(const struct job *j, enum fix_id id, bool keep_effective_batch, int phase,
+		    struct fix_edit_list *out, struct err *e);
 void fix_edits_free(struct fix_edit_list *l);
 
 /* The frame grid step of the job's video model: 8 for LTX-2 (8k+1 frames), 4 for Wan/MiniMax

@@ -596,7 +596,7 @@ int cmd_fix(int argc, char **argv)
 			continue;
 		}
 		struct fix_edit_list l;
-		if ((rc = fix_edits(j, id, keep, &l, &e)) != ERR_OK) {
+		if ((rc = fix_edits_after(j, id, keep, v && v->oom ? (int)v->phase : 0, &l, &e)) != ERR_OK) {
 			status = fail(&e);
 			goto done;
 		}

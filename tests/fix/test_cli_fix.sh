@@ -126,7 +126,7 @@ out_file() {
 	"$OOMFIX" fix "$tmp/w.yaml" num_frames >"$tmp/expected.yaml" 2>/dev/null || return 1
 	"$OOMFIX" fix -o "$tmp/w-out.yaml" "$tmp/w.yaml" num_frames >"$tmp/stdout" 2>/dev/null || return 1
 	cmp -s "$tmp/w-out.yaml" "$tmp/expected.yaml" && cmp -s "$tmp/w.yaml" "$FIXTURES/wan_video.yaml" &&
-		[ ! -s "$tmp/stdout" ] && grep -q "num_frames: 57 # five seconds" "$tmp/w-out.yaml"
+		[ ! -s "$tmp/stdout" ] && grep -q "num_frames: 61 # five seconds" "$tmp/w-out.yaml"
 }
 check "fix -o OUT writes OUT and leaves JOB alone" out_file
 

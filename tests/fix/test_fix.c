@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "oomfix/diag.h"
 #include "oomfix/doc.h"
 #include "oomfix/job.h"
 #include "oomfix/plan.h"
@@ -351,13 +352,14 @@ static long long ladder_below(long long v)
 	return v;
 }
 
+/* The grid point g·k+1 nearest v/2 (the lower on a tie), below v, at least 9 (D18: 81 → 41). */
 static long long frames_half(long long v, int g)
 {
-	long long best = 9;
-	for (long long n = 1; n <= v / 2; n += g)
-		if (n > best)
+	long long best = 1;
+	for (long long n = 1; n < v; n += g)
+		if (llabs(2 * n - v) < llabs(2 * best - v))
 			best = n;
-	return best;
+	return best < 9 ? 9 : best;
 }
 
 static long long eff_batch_max(const struct job *j)
@@ -800,19 +802,45 @@ static void frames_ladder(const char *file, const long long *want, size_t nwant,
 	unload(&cur);
 }
 
+/* D18: halving 81 frames lands on 41 (the 4k+1 point nearest half), and after a failed training
+ * step the previews keep their frames: only the clips are shortened. */
+static void test_frames_D18(void **state)
+{
+	(void)state;
+	char *p = fixture("wan_video.yaml");
+	struct loaded a, b;
+	load(p, &a);
+	free(p);
+	struct fix_edit_list fl;
+	struct err e;
+	err_clear(&e);
+	assert_int_equal(fix_edits_after(a.j, FIX_NUM_FRAMES, true, DIAG_P_TRAINING, &fl, &e), ERR_OK);
+	assert_int_equal(doc_apply(a.d, fl.edits, fl.n, &b.d, &e), ERR_OK);
+	fix_edits_free(&fl);
+	assert_int_equal(getl(b.d, "datasets[0].num_frames", 0), 61); /* 121 → 61 */
+	assert_int_equal(getl(b.d, "sample.num_frames", 0), 81);      /* left alone */
+	doc_free(&b.d);
+	assert_int_equal(fix_edits_after(a.j, FIX_NUM_FRAMES, true, DIAG_P_SAMPLING, &fl, &e), ERR_OK);
+	assert_int_equal(doc_apply(a.d, fl.edits, fl.n, &b.d, &e), ERR_OK);
+	fix_edits_free(&fl);
+	assert_int_equal(getl(b.d, "sample.num_frames", 0), 41);      /* 81 → 41 */
+	doc_free(&b.d);
+	unload(&a);
+}
+
 static void test_frames_grids(void **state)
 {
-	static const long long wan[] = { 57, 25, 9 }, ltx[] = { 57, 25, 9 };
-	frames_ladder("wan_video.yaml", wan, 3, 4);
+	static const long long wan[] = { 61, 29, 13, 9 }, ltx[] = { 57, 25, 9 };
+	frames_ladder("wan_video.yaml", wan, 4, 4);
 	frames_ladder("ltx_video.yaml", ltx, 3, 8);
 
 	struct loaded a, b;
 	apply_named("wan_video.yaml", FIX_NUM_FRAMES, true, &a, &b);
-	assert_int_equal(getl(b.d, "datasets[1].num_frames", 0), 21); /* 49 → 21 on 4k+1 */
+	assert_int_equal(getl(b.d, "datasets[1].num_frames", 0), 25); /* 49 → 25 on 4k+1 */
 	assert_null(getp(b.d, "datasets[2].num_frames"));
-	assert_int_equal(getl(b.d, "sample.num_frames", 0), 37);      /* 81 → 37 */
+	assert_int_equal(getl(b.d, "sample.num_frames", 0), 41);      /* 81 → 41 (D18) */
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "num_frames: 57 # five seconds\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "num_frames: 61 # five seconds\n"));
 	unload(&a);
 	unload(&b);
 
@@ -893,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_bucket_single_ladder),
 		cmocka_unit_test(test_lighter_per_prompt),
 		cmocka_unit_test(test_frames_grids),
+		cmocka_unit_test(test_frames_D18),
 		cmocka_unit_test(test_low_vram),
 		cmocka_unit_test(test_gc_and_disable),
 		cmocka_unit_test(test_own_fixtures),
