@@ -273,6 +273,21 @@ static bool has_line(const char *text, size_t tlen, const char *line, size_t len
 	return false;
 }
 
+/* The comment `com` as it is, or (D40) on a changed value "# oomfix: was OLD; " and its text. */
+static bool comment_kept(const char *now, size_t nlen, const char *com, size_t clen)
+{
+	static const char mark[] = "# oomfix: was ";
+	if (nlen == clen && !memcmp(now, com, clen))
+		return true;
+	size_t k = 1;
+	while (k < clen && com[k] == ' ')
+		k++;
+	const char *semi = nlen > sizeof mark ? memchr(now, ';', nlen) : NULL;
+	return semi && !memcmp(now, mark, sizeof mark - 1) &&
+	       (size_t)(now + nlen - semi) == clen - k + 2 && semi[1] == ' ' &&
+	       !memcmp(semi + 2, com + k, clen - k);
+}
+
 /* A line of text whose comment is `com` and whose text before it starts with `key`. */
 static bool has_comment_on_key(const char *text, size_t tlen, const char *key, size_t klen,
 			       const char *com, size_t clen)
@@ -282,7 +297,7 @@ static bool has_comment_on_key(const char *text, size_t tlen, const char *key, s
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		long c = comment_at(p, l);
-		if (c >= 0 && l - (size_t)c == clen && !memcmp(p + c, com, clen) && l >= klen &&
+		if (c >= 0 && comment_kept(p + c, l - (size_t)c, com, clen) && l >= klen &&
 		    !memcmp(p, key, klen))
 			return true;
 		p += l + 1;
@@ -747,7 +762,7 @@ static void test_bucket_single_ladder(void **state)
 	}
 	assert_int_equal(fix_status(cur.j, FIX_DROP_LARGEST_BUCKET, NULL, 0), FIX_DONE);
 	size_t len;
-	assert_non_null(strstr(doc_text(cur.d, &len), "resolution: 512 # one big bucket\n"));
+	assert_non_null(strstr(doc_text(cur.d, &len), "resolution: 512 # oomfix: was 1536; one big bucket\n"));
 	unload(&cur);
 }
 
@@ -770,7 +785,7 @@ static void test_lighter_per_prompt(void **state)
 	assert_int_equal(getl(b.d, "sample.samples[3].height", 0), 384);
 	assert_int_equal(getl(b.d, "sample.samples[3].sample_steps", 0), 20);
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "width: 288   # portrait\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "width: 288   # oomfix: was 1024; portrait\n"));
 	unload(&a);
 	unload(&b);
 
@@ -828,6 +843,29 @@ static void test_frames_D18(void **state)
 	unload(&a);
 }
 
+/* D40: a comment beside a value a fix changed says what the value was, so it does not lie;
+ * a plain SET (the user's own edit) keeps the comment as it is. */
+static void test_comments_D40(void **state)
+{
+	(void)state;
+	struct loaded a, b;
+	size_t len;
+	apply_named("legacy_accum.yaml", FIX_GRADIENT_CHECKPOINTING, true, &a, &b);
+	assert_non_null(strstr(doc_text(b.d, &len),
+			       "gradient_checkpointing: true # oomfix: was false; turned off to go faster\n"));
+	struct doc_edit ed = { .op = DOC_EDIT_SET, .path = PROC "train.gradient_checkpointing",
+			       .value = "true" };
+	struct doc *c = NULL;
+	struct err e;
+	err_clear(&e);
+	assert_int_equal(doc_apply(a.d, &ed, 1, &c, &e), ERR_OK);
+	assert_non_null(strstr(doc_text(c, &len),
+			       "gradient_checkpointing: true # turned off to go faster\n"));
+	doc_free(&c);
+	unload(&a);
+	unload(&b);
+}
+
 static void test_frames_grids(void **state)
 {
 	static const long long wan[] = { 61, 29, 13, 9 }, ltx[] = { 57, 25, 9 };
@@ -840,7 +878,7 @@ static void test_frames_grids(void **state)
 	assert_null(getp(b.d, "datasets[2].num_frames"));
 	assert_int_equal(getl(b.d, "sample.num_frames", 0), 41);      /* 81 → 41 (D18) */
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "num_frames: 61 # five seconds\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "num_frames: 61 # oomfix: was 121; five seconds\n"));
 	unload(&a);
 	unload(&b);
 
@@ -873,7 +911,7 @@ static void test_low_vram(void **state)
 	assert_true(getb(b.d, "model.quantize", false));
 	assert_true(getb(b.d, "model.quantize_te", false));
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "quantize_te: true # keep T5 in bf16\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "quantize_te: true # oomfix: was false; keep T5 in bf16\n"));
 	unload(&a);
 	unload(&b);
 
@@ -896,7 +934,7 @@ static void test_gc_and_disable(void **state)
 	apply_named("legacy_accum.yaml", FIX_GRADIENT_CHECKPOINTING, true, &a, &b);
 	size_t len;
 	assert_non_null(strstr(doc_text(b.d, &len),
-			       "gradient_checkpointing: true # turned off to go faster\n"));
+			       "gradient_checkpointing: true # oomfix: was false; turned off to go faster\n"));
 	unload(&a);
 	unload(&b);
 
@@ -922,6 +960,7 @@ int main(void)
 		cmocka_unit_test(test_lighter_per_prompt),
 		cmocka_unit_test(test_frames_grids),
 		cmocka_unit_test(test_frames_D18),
+		cmocka_unit_test(test_comments_D40),
 		cmocka_unit_test(test_low_vram),
 		cmocka_unit_test(test_gc_and_disable),
 		cmocka_unit_test(test_own_fixtures),
