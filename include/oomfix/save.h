@@ -41,11 +41,20 @@ int save_file(const char *path, const char *text, size_t len, const struct save_
 	      unsigned flags, bool check_yaml, struct err *e);
 
 /* Emergency save for SIGHUP/SIGTERM: writes PATH.oomfix-save (mode 0600, not through a symlink)
- * with plain open/write/fsync/close only (async-signal-safe; errno is preserved). Returns 0 or
- * -1; on failure the partial file is removed. */
+ * with plain open/write/fsync/close only (async-signal-safe; errno is preserved). When the job's
+ * folder refuses it (read-only, full, no permission) and save_emergency_prepare(PATH) was called,
+ * it goes to $XDG_STATE_HOME/oomfix/ (else ~/.local/state/oomfix/) as the job's absolute path
+ * with '%' for '/' plus ".oomfix-save", the folders created, and one line on stderr says where
+ * (or that it failed). Returns 0 or -1; on failure the partial file is removed. */
 int save_emergency(const char *path, const char *text, size_t len);
 
-/* The name of the emergency file for a job (malloc'd, the caller frees; NULL if out of memory). */
+/* Computes, outside a signal handler, the fallback name and the translated line save_emergency
+ * needs for PATH (save_emergency_name calls it too). */
+void save_emergency_prepare(const char *path);
+
+/* The name of the emergency file for a job (malloc'd, the caller frees; NULL if out of memory):
+ * PATH.oomfix-save, or the fallback in the state folder when only that one exists (to offer it
+ * for recovery and remove it after a save). Prepares the fallback for save_emergency. */
 char *save_emergency_name(const char *path);
 
 /* The name of the change journal for a job, PATH.oomfix.md (malloc'd, the caller frees). */

@@ -516,12 +516,126 @@ out:
 	return rc;
 }
 
+/* Where an emergency save goes when the job's folder refuses it (D26), and what to say then:
+ * computed outside any signal handler (save_emergency_prepare), read by save_emergency. */
+static struct {
+	char job[PATH_MAX];      /* the job path it was prepared for */
+	char dirs[3][PATH_MAX];  /* the folders to create, outermost first ("" = none) */
+	char name[PATH_MAX];     /* the fallback file */
+	char said_ok[PATH_MAX + 256], said_failed[PATH_MAX + 256];
+	volatile sig_atomic_t ready;
+} fallback;
+
+/* The job's path made absolute without touching the file (it may not exist). */
+static char *absolute(const char *path)
+{
+	char *r = realpath(path, NULL);
+	if (r || path[0] == '/')
+		return r ? r : strdup(path);
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return strdup(path);
+	r = join3(cwd, "/", path);
+	free(cwd);
+	return r;
+}
+
+void save_emergency_prepare(const char *path)
+{
+	fallback.ready = 0;
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char base[PATH_MAX];
+	if (xdg && xdg[0] == '/') {
+		snprintf(fallback.dirs[0], PATH_MAX, "%s", xdg);
+		fallback.dirs[1][0] = '\0';
+		snprintf(base, sizeof base, "%s", xdg);
+	} else if (home && home[0] == '/') {
+		snprintf(fallback.dirs[0], PATH_MAX, "%s/.local", home);
+		snprintf(fallback.dirs[1], PATH_MAX, "%s/.local/state", home);
+		snprintf(base, sizeof base, "%s/.local/state", home);
+	} else {
+		return;
+	}
+	int k = snprintf(fallback.dirs[2], PATH_MAX, "%s/oomfix", base);
+	char *abs = absolute(path);
+	if (!abs || k < 0 || k >= PATH_MAX - 1) {
+		free(abs);
+		return;
+	}
+	/* One file per job: its absolute path with '/' as '%', the end kept if it is long. */
+	size_t n = strlen(abs), keep = n > 200 ? 200 : n;
+	char flat[256];
+	for (size_t i = 0; i < keep; i++)
+		flat[i] = abs[n - keep + i] == '/' ? '%' : abs[n - keep + i];
+	flat[keep] = '\0';
+	free(abs);
+	k = snprintf(fallback.name, sizeof fallback.name, "%s/%s.oomfix-save", fallback.dirs[2], flat);
+	if (k < 0 || (size_t)k >= sizeof fallback.name)
+		return;
+	snprintf(fallback.job, sizeof fallback.job, "%s", path);
+	snprintf(fallback.said_ok, sizeof fallback.said_ok,
+		 _("oomfix: the job's folder refused the emergency save; the unsaved edits are in %s\n"),
+		 fallback.name);
+	snprintf(fallback.said_failed, sizeof fallback.said_failed,
+		 _("oomfix: the unsaved edits could not be saved, neither beside the job nor in %s\n"),
+		 fallback.name);
+	fallback.ready = 1;
+}
+
+/* Writes the whole text to `name` (mode 0600, not through a symlink); removes a partial copy. */
+static int emergency_write(const char *name, const char *text, size_t len, int *why)
+{
+	int ok = -1;
+	/* O_NOFOLLOW: a link planted under this name must not redirect the write. */
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		*why = errno;
+		return -1;
+	}
+	const char *p = text;
+	size_t left = len;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		left -= (size_t)w;
+	}
+	*why = errno;
+	if (left == 0 && fsync(fd) == 0)
+		ok = 0;
+	if (close(fd) < 0)
+		ok = -1;
+	/* A partial copy must not be offered for recovery later. */
+	if (ok < 0)
+		unlink(name);
+	return ok;
+}
+
+static void say_raw(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	ssize_t w = write(STDERR_FILENO, s, n);
+	(void)w;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
 int save_emergency(const char *path, const char *text, size_t len)
 {
 	/* Runs inside a signal handler: no malloc, no stdio, errno left as it was found. */
 	static const char suffix[] = ".oomfix-save";
 	char name[PATH_MAX];
-	int saved_errno = errno, ok = -1;
+	int saved_errno = errno, ok = -1, why = 0;
 	size_t n = 0;
 
 	if (!path || (!text && len))
@@ -535,36 +649,33 @@ int save_emergency(const char *path, const char *text, size_t len)
 	for (size_t i = 0; i < sizeof suffix; i++)
 		name[n + i] = suffix[i];
 
-	/* O_NOFOLLOW: a link planted under this name must not redirect the write. */
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		goto out;
-	const char *p = text;
-	size_t left = len;
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		p += w;
-		left -= (size_t)w;
+	ok = emergency_write(name, text, len, &why);
+	/* A folder that cannot take the file (read-only, full, not ours): the state folder, and a
+	 * line on stderr that says where. A planted link (ELOOP) is not a reason to go elsewhere. */
+	bool refused = why == EROFS || why == EACCES || why == EPERM || why == ENOSPC ||
+		       why == EDQUOT;
+	if (ok < 0 && refused && fallback.ready && same_str(fallback.job, path)) {
+		for (int i = 0; i < 3; i++)
+			if (fallback.dirs[i][0])
+				mkdir(fallback.dirs[i], 0700);
+		ok = emergency_write(fallback.name, text, len, &why);
+		say_raw(ok == 0 ? fallback.said_ok : fallback.said_failed);
 	}
-	if (left == 0 && fsync(fd) == 0)
-		ok = 0;
-	if (close(fd) < 0)
-		ok = -1;
-	/* A partial copy must not be offered for recovery later. */
-	if (ok < 0)
-		unlink(name);
-out:
 	errno = saved_errno;
 	return ok;
 }
 
 char *save_emergency_name(const char *path)
 {
-	return join3(path, ".oomfix-save", "");
+	char *beside = join3(path, ".oomfix-save", "");
+	save_emergency_prepare(path);
+	/* An emergency save that had to go to the state folder is the one to offer (and remove). */
+	struct stat st;
+	if (beside && stat(beside, &st) != 0 && fallback.ready && stat(fallback.name, &st) == 0) {
+		free(beside);
+		return strdup(fallback.name);
+	}
+	return beside;
 }
 
 char *save_journal_name(const char *path)
