@@ -136,6 +136,15 @@ void checklist_build(const struct job *j, const struct diag_result *verdict, str
 const char *checklist_label(enum check_item c); /* translated label (static/gettext storage) */
 const char *checklist_id(enum check_item c);    /* stable id for JSON: "batch", "bucket", ... */
 
+/* The checklist items in the order of the rollback plan `p` (the first item is the one its first
+ * step ticks), the items no step shows after them and the worker last, so the checklist and the
+ * plan read in the same order (checklist_view.c). p may be NULL (the items' own order). */
+void checklist_order(const struct plan *p, enum check_item out[CHECK_COUNT]);
+
+/* Marks the items whose status in `now` (the job with unsaved edits) differs from `saved` (the
+ * job as saved): " (unsaved)" after the reason of an item ticked only by an unsaved edit. */
+void checklist_mark_unsaved(struct checklist *now, const struct checklist *saved);
+
 /* After a successful retry: scale up one setting at a time, in this order (SPEC §4). */
 enum scaleup_step {
 	SCALEUP_KEEP_MEMORY,   /* keep the memory settings that made the retry work */

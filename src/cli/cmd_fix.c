@@ -86,7 +86,10 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	json_str(&js, job_kind_name(j->kind));
 	json_key(&js, "checklist");
 	json_arr_begin(&js);
-	for (int c = 0; c < CHECK_COUNT; c++) {
+	enum check_item order[CHECK_COUNT];
+	checklist_order(p, order);
+	for (int k = 0; k < CHECK_COUNT; k++) {
+		enum check_item c = order[k];
 		json_obj_begin(&js);
 		json_key(&js, "item");
 		json_str(&js, checklist_id((enum check_item)c));
@@ -214,7 +217,10 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	printf(_("Job: %s (%s model, arch %s)\n"), path, kind,
 	       j->arch[0] ? j->arch : "?");
 	printf("\n%s\n", _("Quick checklist"));
-	for (int c = 0; c < CHECK_COUNT; c++) {
+	enum check_item order[CHECK_COUNT];
+	checklist_order(p, order); /* the plan's order, so the two read alike (D37) */
+	for (int k = 0; k < CHECK_COUNT; k++) {
+		enum check_item c = order[k];
 		const char *box = cl->item[c] == FIX_DONE ? "[x]" : cl->item[c] == FIX_TODO ? "[ ]"
 											      : "[-]";
 		char head[256];
