@@ -74,7 +74,7 @@ def happy(mode):
     ok(rc == 0 and first.get("name") == "my lora" and first.get("timing") == "B" and
        first.get("first_fix") == "batch_size" and first.get("log", "").endswith("my lora/log.txt")
        and first.get("updated_at", "").endswith("Z") and set(first) == {
-           "name", "status", "step", "total_steps", "updated_at", "info", "log", "timing",
+           "name", "status", "step", "total_steps", "updated_at", "info", "log", "oom", "timing",
            "first_fix"},
        "%s: jobs --json from a folder below the database" % mode, out + err)
     rc, out, err = run("--aitk", root, "jobs", "--names")
@@ -328,6 +328,42 @@ def runs_history_D3():
     shutil.rmtree(root)
 
 
+def review3():
+    """The web UI job defects of the third review: where a save went (D2), no "applied" before
+    a refusal (D12), --names in the table's order (D14), oom in jobs --json (D15), a name
+    without aitk: (D16), and what restore put back."""
+    root, db = fresh()
+    run_dir = os.path.join(root, "output", "my lora")
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:my lora", "batch_size")
+    ok(rc == 0 and "Saved into the web UI database %s (job 'my lora')" % db in err
+       and "previous version in %s/job_config.json~" % run_dir in err
+       and "change journal in %s/job_config.json.oomfix.md" % run_dir in err
+       and "Saved aitk:my lora" not in err,
+       "D2: a web UI job's save names the database and the job, the backup and journal paths", err)
+    jr = open(os.path.join(run_dir, "job_config.json.oomfix.md"), encoding="utf-8").read()
+    ok(jr.startswith("# Change journal for aitk:my lora\n"),
+       "D2: the journal is headed with the job, not job_config.json", jr[:80])
+    rc, out, err = run("--aitk", root, "restore", "aitk:my lora")
+    ok(rc == 0 and "batch_size: 1 → 4" in err and "undoes this restore" in err,
+       "restore prints the values it put back and that a second restore undoes it", err)
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:runner", "batch_size")
+    ok(rc == 75 and "applied" not in out + err and "stop it first" in err,
+       "D12: fix -i on a running job says nothing was applied before refusing", out + err)
+    rc, out, err = run("--aitk", root, "jobs", "--names")
+    rc2, out2, err2 = run("--aitk", root, "jobs", "--json")
+    order = [j["name"] for j in json.loads(out2)] if rc2 == 0 else []
+    ok(rc == 0 and out.splitlines() == order and order[0] == "my lora",
+       "D14: jobs --names lists in the table's order", out + out2 + err + err2)
+    by = {j["name"]: j for j in json.loads(out2)} if rc2 == 0 else {}
+    ok(by.get("my lora", {}).get("oom") is True and "oom" in by.get("runner", {"x": 1})
+       and by["runner"]["oom"] is None,
+       "D15: jobs --json says oom: true, false or null (no log)", out2)
+    rc, out, err = run("--aitk", root, "queue", "my lora")
+    ok(rc == 64 and "did you mean 'aitk:my lora'?" in err and uidb.row(db, "my lora")["status"] == "error",
+       "D16: queue of a name without aitk: suggests aitk:NAME", err)
+    shutil.rmtree(root)
+
+
 def json_file():
     d = tempfile.mkdtemp(prefix="oomfix-json-")
     p = os.path.join(d, "job.json")
@@ -354,6 +390,7 @@ happy("delete")
 faults()
 runs()
 runs_history_D3()
+review3()
 json_file()
 print("1..%d" % n)
 sys.exit(1 if failed else 0)
