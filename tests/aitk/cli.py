@@ -349,11 +349,16 @@ def review3():
     rc, out, err = run("--aitk", root, "fix", "-i", "aitk:runner", "batch_size")
     ok(rc == 75 and "applied" not in out + err and "stop it first" in err,
        "D12: fix -i on a running job says nothing was applied before refusing", out + err)
-    rc, out, err = run("--aitk", root, "jobs", "--names")
-    rc2, out2, err2 = run("--aitk", root, "jobs", "--json")
+    # the database holds the finished job first; the table puts the failed one first
+    root2, db2 = fresh(jobs=[{"name": "finished", "status": "completed", "step": 3000},
+                             {"name": "my lora", "status": "error", "step": 6}])
+    rc, out, err = run("--aitk", root2, "jobs", "--names")
+    rc2, out2, err2 = run("--aitk", root2, "jobs", "--json")
     order = [j["name"] for j in json.loads(out2)] if rc2 == 0 else []
-    ok(rc == 0 and out.splitlines() == order and order[0] == "my lora",
+    ok(rc == 0 and out.splitlines() == order and order == ["my lora", "finished"],
        "D14: jobs --names lists in the table's order", out + out2 + err + err2)
+    shutil.rmtree(root2)
+    rc2, out2, err2 = run("--aitk", root, "jobs", "--json")
     by = {j["name"]: j for j in json.loads(out2)} if rc2 == 0 else {}
     ok(by.get("my lora", {}).get("oom") is True and "oom" in by.get("runner", {"x": 1})
        and by["runner"]["oom"] is None,
