@@ -63,7 +63,7 @@ _oomfix() {
 		return
 	fi
 
-	local subs="get set diagnose plan fix jobs queue restore retry"
+	local subs="get set diagnose plan fix jobs queue restore runs retry"
 	case $sub in
 	"")
 		if [[ $cur == -* ]]; then
@@ -81,6 +81,7 @@ _oomfix() {
 	get | set) words=(-o --output -i --in-place --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
 	queue | restore) words=(--aitk --help) ;;
+	runs) words=(--aitk --json --help) ;;
 	retry) words=(--max-tries --probe --grace --log --events --aitk --help --) ;;
 	esac
 	if [[ $cur == -* ]]; then
