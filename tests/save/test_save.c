@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oomfix/save.h"
@@ -735,6 +736,39 @@ static bool is_iso8601(const char *s)
 	return s[strlen(shape)] == '\n';
 }
 
+/* The journal read back (D3: the trail of tries takes the fixes after each run from it): every
+ * entry in order, its time, fixes, note and changes as they were given, a path with a backtick
+ * included. */
+static void test_journal_entries_D3(void **state)
+{
+	struct fx *f = *state;
+	struct err e;
+	const char *fixes[] = { "low_vram" };
+	const char *changes[] = { "config.process[0].model.low_vram: false → true" };
+	const char *odd[] = { "config.process[0].a`b: 1 → 2" };
+	struct save_journal_entry *v = NULL;
+	size_t n = 9;
+	assert_int_equal(save_journal_entries(f->job, &v, &n, &e), 0);
+	assert_int_equal(n, 0);
+	time_t before = time(NULL);
+	assert_int_equal(save_journal_note(f->job, "oomfix retry, try 1; its log: x/1.log", fixes, 1,
+					   changes, 1, &e), 0);
+	assert_int_equal(save_journal(f->job, NULL, 0, odd, 1, &e), 0);
+	assert_int_equal(save_journal_entries(f->job, &v, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_true(v[0].when >= before - 1 && v[0].when <= time(NULL) + 1);
+	assert_int_equal(v[0].nfixes, 1);
+	assert_string_equal(v[0].fixes[0], "low_vram");
+	assert_string_equal(v[0].note, "oomfix retry, try 1; its log: x/1.log");
+	assert_int_equal(v[0].nchanges, 1);
+	assert_string_equal(v[0].changes[0], changes[0]);
+	assert_int_equal(v[1].nfixes, 0);
+	assert_null(v[1].note);
+	assert_int_equal(v[1].nchanges, 1);
+	assert_string_equal(v[1].changes[0], odd[0]);
+	save_journal_entries_free(v, n);
+}
+
 static void test_journal(void **state)
 {
 	struct fx *f = *state;
@@ -816,6 +850,7 @@ int main(void)
 		T(test_emergency_from_signal),
 		T(test_emergency_readonly_D26),
 		T(test_journal),
+		T(test_journal_entries_D3),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
