@@ -519,8 +519,8 @@ static void runs_text(const struct source *s, const struct trail *t)
 		printf(_("%s: no run logs yet in %s\n"), source_label(s), t->where);
 		return;
 	}
-	printf(_("%s: %zu runs, newest first, each with what was saved to the job after it (read "
-		 "from its change journal)\n"),
+	printf(_("%s: the trail of tries, newest first (run logs: %zu), each run with what was "
+		 "saved to the job after it (read from its change journal)\n"),
 	       source_label(s), t->n);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct trail_run *r = &t->runs[i];
