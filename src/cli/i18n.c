@@ -224,22 +224,19 @@ static int ascii_close(void *cookie)
 {
 	struct ascii_out *o = cookie;
 	bool ok = !o->ncarry || write_fd(o->fd, o->carry, o->ncarry);
-	free(o);
+	o->ncarry = 0;
 	return ok ? 0 : -1;
 }
 
-static FILE *ascii_stream(FILE *old, int fd, int mode)
+/* The two streams' state lives as long as the process (the streams are never closed). */
+static struct ascii_out out_err = { .fd = STDERR_FILENO }, out_std = { .fd = STDOUT_FILENO };
+
+static FILE *ascii_stream(FILE *old, struct ascii_out *o, int mode)
 {
-	struct ascii_out *o = calloc(1, sizeof *o);
-	if (!o)
-		return old;
-	o->fd = fd;
 	FILE *f = fopencookie(o, "w", (cookie_io_functions_t){ .write = ascii_write,
 								.close = ascii_close });
-	if (!f) {
-		free(o);
+	if (!f)
 		return old;
-	}
 	fflush(old);
 	setvbuf(f, NULL, mode, BUFSIZ);
 	return f;
@@ -249,7 +246,7 @@ void i18n_ascii_streams(bool with_stdout)
 {
 	if (is_utf8())
 		return;
-	stderr = ascii_stream(stderr, STDERR_FILENO, _IONBF);
+	stderr = ascii_stream(stderr, &out_err, _IONBF);
 	if (with_stdout)
-		stdout = ascii_stream(stdout, STDOUT_FILENO, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+		stdout = ascii_stream(stdout, &out_std, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
 }
