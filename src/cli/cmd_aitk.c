@@ -25,6 +25,34 @@ static int fail(const struct err *e)
 	return e->code ? e->code : ERR_SOFTWARE;
 }
 
+static int open_db(struct aitk_db **db, struct err *e);
+
+/* True when `arg`, given without "aitk:", is the name of a job of the web UI's database. */
+static bool names_aitk_job(const char *arg)
+{
+	if (!arg || !*arg || arg[0] == '-' || source_is_aitk_arg(arg))
+		return false;
+	struct aitk_db *db = NULL;
+	struct aitk_job row;
+	struct err ne;
+	err_clear(&ne);
+	bool known = open_db(&db, &ne) == ERR_OK && aitkdb_get(db, arg, &row, &ne) == ERR_OK;
+	if (known)
+		aitkdb_job_clear(&row);
+	aitkdb_close(&db);
+	return known;
+}
+
+/* A web UI job's name without "aitk:" that names no file: the error says the argument that
+ * works. */
+static void hint_aitk_name(const char *arg, int rc, struct err *e)
+{
+	if (rc == ERR_NOINPUT && names_aitk_job(arg)) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof e->msg - n, _("; did you mean 'aitk:%s'?"), arg);
+	}
+}
+
 int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job **j, struct err *e)
 {
 	*d = NULL;
@@ -42,6 +70,7 @@ int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job 
 		doc_free(d);
 		source_free(s);
 	}
+	hint_aitk_name(arg, rc, e);
 	/* A training log given where the job goes: say so rather than only report its text. */
 	if (rc == ERR_DATA && !source_is_aitk_arg(arg) && !source_sniff_job(arg)) {
 		size_t n = strlen(e->msg);
@@ -297,21 +326,11 @@ int cmd_queue(int argc, char **argv)
 			"job is running or the database stayed locked.\n"), stdout);
 		return 0;
 	}
-	if (argc == 2 && !source_is_aitk_arg(argv[1]) && argv[1][0] != '-') {
+	if (argc == 2 && names_aitk_job(argv[1])) {
 		/* A web UI job's name without "aitk:": say the argument that works. */
-		struct aitk_db *db = NULL;
-		struct aitk_job row;
-		struct err ne;
-		err_clear(&ne);
-		bool known = open_db(&db, &ne) == ERR_OK && aitkdb_get(db, argv[1], &row, &ne) == ERR_OK;
-		if (known)
-			aitkdb_job_clear(&row);
-		aitkdb_close(&db);
-		if (known) {
-			fprintf(stderr, _("oomfix queue: '%s' needs the aitk: prefix; did you mean "
-					  "'aitk:%s'?\n"), argv[1], argv[1]);
-			return ERR_USAGE;
-		}
+		fprintf(stderr, _("oomfix queue: '%s' needs the aitk: prefix; did you mean "
+				  "'aitk:%s'?\n"), argv[1], argv[1]);
+		return ERR_USAGE;
 	}
 	if (argc != 2 || !source_is_aitk_arg(argv[1])) {
 		fprintf(stderr, "%s\n", _("usage: oomfix queue [--aitk DIR] aitk:NAME"));
@@ -587,8 +606,11 @@ int cmd_runs(int argc, char **argv)
 	struct err e;
 	err_clear(&e);
 	struct source *s = NULL;
-	if (source_open(arg, &s, &e))
+	int orc = source_open(arg, &s, &e);
+	if (orc) {
+		hint_aitk_name(arg, orc, &e);
 		return fail(&e);
+	}
 	if (json)
 		setlocale(LC_MESSAGES, "C");
 	struct trail t;

@@ -366,6 +366,11 @@ def review3():
     rc, out, err = run("--aitk", root, "queue", "my lora")
     ok(rc == 64 and "did you mean 'aitk:my lora'?" in err and uidb.row(db, "my lora")["status"] == "error",
        "D16: queue of a name without aitk: suggests aitk:NAME", err)
+    rc, out, err = run("--aitk", root, "runs", "my lora")
+    rc2, out2, err2 = run("--aitk", root, "plan", "my lora")
+    ok(rc == 66 and "did you mean 'aitk:my lora'?" in err and rc2 == 66
+       and "did you mean 'aitk:my lora'?" in err2,
+       "D16: runs and plan of a name without aitk: suggest aitk:NAME too", err + err2)
     shutil.rmtree(root)
 
 
