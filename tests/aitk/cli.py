@@ -340,6 +340,10 @@ def review3():
        and "change journal in %s/job_config.json.oomfix.md" % run_dir in err
        and "Saved aitk:my lora" not in err,
        "D2: a web UI job's save names the database and the job, the backup and journal paths", err)
+    rc, out, err = run("--aitk", root, "set", "-i", "aitk:my lora", "config.process[0].train.lr=2e-4")
+    ok(rc == 0 and "Saved into the web UI database %s (job 'my lora')" % db in err,
+       "D2: set -i says where the save went too", err)
+    rc, out, err = run("--aitk", root, "restore", "aitk:my lora")
     jr = open(os.path.join(run_dir, "job_config.json.oomfix.md"), encoding="utf-8").read()
     ok(jr.startswith("# Change journal for aitk:my lora\n"),
        "D2: the journal is headed with the job, not job_config.json", jr[:80])
