@@ -340,16 +340,15 @@ def review3():
        and "change journal in %s/job_config.json.oomfix.md" % run_dir in err
        and "Saved aitk:my lora" not in err,
        "D2: a web UI job's save names the database and the job, the backup and journal paths", err)
-    rc, out, err = run("--aitk", root, "set", "-i", "aitk:my lora", "config.process[0].train.lr=2e-4")
-    ok(rc == 0 and "Saved into the web UI database %s (job 'my lora')" % db in err,
-       "D2: set -i says where the save went too", err)
-    rc, out, err = run("--aitk", root, "restore", "aitk:my lora")
     jr = open(os.path.join(run_dir, "job_config.json.oomfix.md"), encoding="utf-8").read()
     ok(jr.startswith("# Change journal for aitk:my lora\n"),
        "D2: the journal is headed with the job, not job_config.json", jr[:80])
     rc, out, err = run("--aitk", root, "restore", "aitk:my lora")
     ok(rc == 0 and "batch_size: 1 → 4" in err and "undoes this restore" in err,
        "restore prints the values it put back and that a second restore undoes it", err)
+    rc, out, err = run("--aitk", root, "set", "-i", "aitk:my lora", "config.process[0].train.lr=2e-4")
+    ok(rc == 0 and "Saved into the web UI database %s (job 'my lora')" % db in err,
+       "D2: set -i says where the save went too", err)
     rc, out, err = run("--aitk", root, "fix", "-i", "aitk:runner", "batch_size")
     ok(rc == 75 and "applied" not in out + err and "stop it first" in err,
        "D12: fix -i on a running job says nothing was applied before refusing", out + err)
