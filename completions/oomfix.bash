@@ -66,7 +66,7 @@ _oomfix() {
 		return
 	fi
 
-	local subs="get set diagnose plan fix estimate jobs queue restore retry"
+	local subs="get set diagnose plan fix estimate jobs queue restore runs retry"
 	case $sub in
 	"")
 		if [[ $cur == -* ]]; then
@@ -86,6 +86,7 @@ _oomfix() {
 	jobs) words=(--aitk --json --names --help) ;;
 	queue) words=(--aitk --help) ;;
 	restore) words=(--force --first --aitk --help) ;;
+	runs) words=(--aitk --json --help) ;;
 	retry) words=(--max-tries --probe --grace --log --events --aitk --help --) ;;
 	esac
 	if [[ $cur == -* ]]; then

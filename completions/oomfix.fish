@@ -1,7 +1,7 @@
 # fish completion for oomfix: subcommands, options, files, fix ids after `fix JOB` (from
 # `oomfix fix --list JOB`) and AI Toolkit jobs as aitk:NAME (from `oomfix jobs --names`).
 
-set -l __oomfix_subs get set diagnose plan fix estimate jobs queue restore retry
+set -l __oomfix_subs get set diagnose plan fix estimate jobs queue restore runs retry
 
 function __oomfix_aitk_jobs
     set -l cmd (commandline -opc)
@@ -66,10 +66,10 @@ complete -c oomfix -l aitk -x -a '(__fish_complete_directories)' -d 'AI Toolkit 
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -F
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -l job -r -F -d 'the job file'
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -l follow -d 'follow the log as the run writes it'
-complete -c oomfix -n '__fish_seen_subcommand_from diagnose plan jobs estimate' -l json -d 'JSON output'
+complete -c oomfix -n '__fish_seen_subcommand_from diagnose plan jobs runs estimate' -l json -d 'JSON output'
 complete -c oomfix -n '__fish_seen_subcommand_from plan fix estimate' -l log -r -F -d 'the trainer log'
-complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry estimate' -F
-complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore retry estimate' -a '(__oomfix_aitk_jobs)'
+complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore runs retry estimate' -F
+complete -c oomfix -n '__fish_seen_subcommand_from plan get set queue restore runs retry estimate' -a '(__oomfix_aitk_jobs)'
 complete -c oomfix -n '__fish_seen_subcommand_from fix; and not __oomfix_fix_has_job' -F
 complete -c oomfix -n '__fish_seen_subcommand_from fix; and not __oomfix_fix_has_job' -a '(__oomfix_aitk_jobs)'
 complete -c oomfix -n '__fish_seen_subcommand_from fix; and __oomfix_fix_has_job' -a '(__oomfix_fix_ids)'

@@ -3,6 +3,7 @@
 #define OOMFIX_I18N_H
 
 #include <libintl.h>
+#include <stdbool.h>
 
 #define _(s) gettext(s)
 #define N_(s) (s)
@@ -16,5 +17,11 @@ void i18n_setlocale(void);
  * build tree's when running uninstalled, else the installed locale dir. Call once after
  * i18n_setlocale(). */
 void i18n_init(void);
+
+/* Without a UTF-8 locale, makes stderr (and stdout when `with_stdout`) write oomfix's few
+ * non-ASCII signs as ASCII: "->" for the arrow, "-" for the dash, "..." for the ellipsis. For the
+ * subcommands, whose output a terminal without UTF-8 shows as it is; not for output that carries
+ * the user's own text (a job written to stdout, JSON). */
+void i18n_ascii_streams(bool with_stdout);
 
 #endif

@@ -56,6 +56,10 @@ struct fix_edit_list {
 };
 int fix_edits(const struct job *j, enum fix_id id, bool keep_effective_batch,
 	      struct fix_edit_list *out, struct err *e);
+/* The same for a run that failed in `phase` (enum diag_phase, 0 = not known): num_frames then
+ * leaves the previews' frames alone when the training step (or caching) failed. */
+int fix_edits_after(const struct job *j, enum fix_id id, bool keep_effective_batch, int phase,
+		    struct fix_edit_list *out, struct err *e);
 void fix_edits_free(struct fix_edit_list *l);
 
 /* The frame grid step of the job's video model: 8 for LTX-2 (8k+1 frames), 4 for Wan/MiniMax
@@ -207,6 +211,15 @@ struct checklist {
 void checklist_build(const struct job *j, const struct diag_result *verdict, struct checklist *out);
 const char *checklist_label(enum check_item c); /* translated label (static/gettext storage) */
 const char *checklist_id(enum check_item c);    /* stable id for JSON: "batch", "bucket", ... */
+
+/* The checklist items in the order of the rollback plan `p` (the first item is the one its first
+ * step ticks), the items no step shows after them and the worker last, so the checklist and the
+ * plan read in the same order (checklist_view.c). p may be NULL (the items' own order). */
+void checklist_order(const struct plan *p, enum check_item out[CHECK_COUNT]);
+
+/* Marks the items whose status in `now` (the job with unsaved edits) differs from `saved` (the
+ * job as saved): " (unsaved)" after the reason of an item ticked only by an unsaved edit. */
+void checklist_mark_unsaved(struct checklist *now, const struct checklist *saved);
 
 /* After a successful retry: scale up one setting at a time, in this order (SPEC §4). */
 enum scaleup_step {

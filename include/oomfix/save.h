@@ -41,11 +41,20 @@ int save_file(const char *path, const char *text, size_t len, const struct save_
 	      unsigned flags, bool check_yaml, struct err *e);
 
 /* Emergency save for SIGHUP/SIGTERM: writes PATH.oomfix-save (mode 0600, not through a symlink)
- * with plain open/write/fsync/close only (async-signal-safe; errno is preserved). Returns 0 or
- * -1; on failure the partial file is removed. */
+ * with plain open/write/fsync/close only (async-signal-safe; errno is preserved). When the job's
+ * folder refuses it (read-only, full, no permission) and save_emergency_prepare(PATH) was called,
+ * it goes to $XDG_STATE_HOME/oomfix/ (else ~/.local/state/oomfix/) as the job's absolute path
+ * with '%' for '/' plus ".oomfix-save", the folders created, and one line on stderr says where
+ * (or that it failed). Returns 0 or -1; on failure the partial file is removed. */
 int save_emergency(const char *path, const char *text, size_t len);
 
-/* The name of the emergency file for a job (malloc'd, the caller frees; NULL if out of memory). */
+/* Computes, outside a signal handler, the fallback name and the translated line save_emergency
+ * needs for PATH (save_emergency_name calls it too). */
+void save_emergency_prepare(const char *path);
+
+/* The name of the emergency file for a job (malloc'd, the caller frees; NULL if out of memory):
+ * PATH.oomfix-save, or the fallback in the state folder when only that one exists (to offer it
+ * for recovery and remove it after a save). Prepares the fallback for save_emergency. */
 char *save_emergency_name(const char *path);
 
 /* The name of the change journal for a job, PATH.oomfix.md (malloc'd, the caller frees). */
@@ -64,9 +73,33 @@ int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 int save_journal_note(const char *path, const char *note, const char *const *fixes,
 		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e);
 
+/* The same, with the name the journal's title line gives the job when it creates the journal
+ * (`title` NULL: the base name of `path`), e.g. "aitk:NAME" for a web UI job. */
+int save_journal_titled(const char *path, const char *title, const char *note,
+			const char *const *fixes, size_t nfixes, const char *const *changes,
+			size_t nchanges, struct err *e);
+
 /* When the newest entry of the change journal PATH.oomfix.md was written (seconds since the
  * epoch, from its "## 2026-12-02T21:47:12+00:00" heading). Returns false when there is no journal
  * or no entry in it. Only the journal's last 64 KiB are read. */
 bool save_journal_last(const char *path, time_t *when);
+
+/* One entry of the change journal as read back. */
+struct save_journal_entry {
+	time_t when;     /* its heading's time; 0 when the heading cannot be read */
+	char **fixes;    /* the fix ids of its "Fixes:" line (none for manual edits) */
+	size_t nfixes;
+	char *note;      /* the context line (e.g. which try of a retry), or NULL */
+	char **changes;  /* "path: old → new", as given to save_journal */
+	size_t nchanges;
+};
+
+/* Reads every entry of the change journal PATH.oomfix.md, oldest first (the order they were
+ * written). *out is malloc'd (NULL and 0 when there is no journal); free with
+ * save_journal_entries_free. Only the journal's last 1 MiB is read. Returns 0 or an ERR_ code
+ * (only for a journal that exists but cannot be read, or out of memory). */
+int save_journal_entries(const char *path, struct save_journal_entry **out, size_t *n,
+			 struct err *e);
+void save_journal_entries_free(struct save_journal_entry *v, size_t n);
 
 #endif

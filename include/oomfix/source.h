@@ -35,6 +35,10 @@ const char *source_aitk_dir(void);
 /* True when `arg` names a database job ("aitk:NAME"). */
 bool source_is_aitk_arg(const char *arg);
 
+/* True when the file's first bytes read like a trainer job (a `job:` or `config:` line, or a JSON
+ * object with "config"), so a job and a log given the other way round are told apart. */
+bool source_sniff_job(const char *path);
+
 /* Opens and reads the job named by `arg`. For a database job the job_config must be JSON
  * (ERR_DATA with the column of the first error otherwise). *out is freed with source_free. */
 int source_open(const char *arg, struct source **out, struct err *e);
@@ -93,9 +97,23 @@ int source_save(struct source *s, const char *text, size_t len, unsigned flags, 
 char *source_backup_name(const struct source *s);
 char *source_journal_name(const struct source *s);
 
-/* Appends a journal entry (see save_journal). */
+/* Appends a journal entry (see save_journal); the journal's title names the job by its label. */
 int source_journal(const struct source *s, const char *const *fixes, size_t nfixes,
 		   const char *const *changes, size_t nchanges, struct err *e);
+/* The same with a line of context (see save_journal_note). */
+int source_journal_note(const struct source *s, const char *note, const char *const *fixes,
+			size_t nfixes, const char *const *changes, size_t nchanges, struct err *e);
+
+/* Where a save of the job goes, for people (translated, malloc'd): the file's path, or "the web
+ * UI database DB (job 'NAME')". For "Save %s: these changes will be written". */
+char *source_where(const struct source *s);
+
+/* The sentence that reports a save (translated, malloc'd, no newline): where it went, and the
+ * previous version and the change journal by their real paths ("Saved job.yaml (previous version
+ * in job.yaml~, change journal in job.yaml.oomfix.md)"; for a web UI job "Saved into the web UI
+ * database DB (job 'NAME'); previous version in ..., change journal in ..."). With
+ * journal_ok false it says the journal could not be written instead. */
+char *source_saved_message(const struct source *s, bool journal_ok);
 
 /* One change, then a run (SPEC §3.4): true when the journal holds a change saved after `log` was
  * last written, so the log cannot show whether that change helped. *when receives the change's
@@ -125,6 +143,9 @@ struct source_verdict {
 	char timing;           /* 'A'..'E' (diag_timing_letter), or 0 when there is no OOM */
 	enum diag_timing when; /* the same timing (DIAG_T_NONE: no OOM, or the log does not show when) */
 	const char *first_fix; /* the first fix's id (static), or NULL */
+	int phase;             /* enum diag_phase of the OOM (0 when none or unknown) */
+	long long failed_step; /* the training step it failed at, -1 = not shown */
+	bool finished;         /* the trainer printed its end-of-run summary */
 };
 
 /* Diagnoses `log` with the job text (JSON or YAML; `label` names it in errors) and fills *out.

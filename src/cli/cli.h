@@ -60,6 +60,10 @@ const char *cli_no_help_note(void);
 
 /* `diagnose --follow` (cmd_follow.c): job may be NULL. */
 struct diag_job_info;
+struct diag_result;
+/* The exit status of a followed run that ended: 0 without a GPU out-of-memory, 10-14 for an OOM
+ * of timing A-E, 15 for an OOM whose timing the log does not show. */
+int cli_follow_status(const struct diag_result *r);
 /* src (may be NULL): a web UI job, whose status is followed too. */
 int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
 			bool as_json);

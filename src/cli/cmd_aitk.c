@@ -17,6 +17,8 @@
 #include "oomfix/retry.h"
 #include "oomfix/source.h"
 #include "oomfix/text.h"
+#include "oomfix/trail.h"
+#include "oomfix/diag.h"
 #include "cli.h"
 
 static int fail(const struct err *e)
@@ -25,22 +27,58 @@ static int fail(const struct err *e)
 	return e->code ? e->code : ERR_SOFTWARE;
 }
 
+static int open_db(struct aitk_db **db, struct err *e);
+
+/* True when `arg`, given without "aitk:", is the name of a job of the web UI's database. */
+static bool names_aitk_job(const char *arg)
+{
+	if (!arg || !*arg || arg[0] == '-' || source_is_aitk_arg(arg))
+		return false;
+	struct aitk_db *db = NULL;
+	struct aitk_job row;
+	struct err ne;
+	err_clear(&ne);
+	bool known = open_db(&db, &ne) == ERR_OK && aitkdb_get(db, arg, &row, &ne) == ERR_OK;
+	if (known)
+		aitkdb_job_clear(&row);
+	aitkdb_close(&db);
+	return known;
+}
+
+/* A web UI job's name without "aitk:" that names no file: the error says the argument that
+ * works. */
+static void hint_aitk_name(const char *arg, int rc, struct err *e)
+{
+	if (rc == ERR_NOINPUT && names_aitk_job(arg)) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof e->msg - n, _("; did you mean 'aitk:%s'?"), arg);
+	}
+}
+
 int cli_open_job(const char *arg, struct source **s, struct doc **d, struct job **j, struct err *e)
 {
 	*d = NULL;
 	if (j)
 		*j = NULL;
 	int rc = source_open(arg, s, e);
-	if (rc)
-		return rc;
-	size_t len;
-	const char *text = source_text(*s, &len);
-	rc = doc_load(source_label(*s), text, len, d, e);
+	if (rc == ERR_OK) {
+		size_t len;
+		const char *text = source_text(*s, &len);
+		rc = doc_load(source_label(*s), text, len, d, e);
+	}
 	if (rc == ERR_OK && j)
 		rc = job_from_doc(*d, j, e);
 	if (rc) {
 		doc_free(d);
 		source_free(s);
+	}
+	hint_aitk_name(arg, rc, e);
+	/* A training log given where the job goes: say so rather than only report its text. */
+	if (rc == ERR_DATA && !source_is_aitk_arg(arg) && !source_sniff_job(arg)) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof e->msg - n,
+			 _("; '%s' does not look like a job (no job: or config: line): if it is a "
+			   "training log, use oomfix diagnose '%s'"), arg, arg);
 	}
 	return rc;
 }
@@ -156,12 +194,13 @@ int cmd_jobs(int argc, char **argv)
 		aitkdb_close(&db);
 		return fail(&e);
 	}
+	/* The same order as the table, so a completion or a script reads the jobs as listed. */
+	aitkdb_sort_failed_first(rows, n);
 	if (names) {
 		for (size_t i = 0; i < n; i++)
 			printf("%s\n", rows[i].name);
 		goto out;
 	}
-	aitkdb_sort_failed_first(rows, n);
 	if (json)
 		setlocale(LC_MESSAGES, "C");
 	struct json js;
@@ -287,6 +326,12 @@ int cmd_queue(int argc, char **argv)
 			"job is running or the database stayed locked.\n"), stdout);
 		return 0;
 	}
+	if (argc == 2 && names_aitk_job(argv[1])) {
+		/* A web UI job's name without "aitk:": say the argument that works. */
+		fprintf(stderr, _("oomfix queue: '%s' needs the aitk: prefix; did you mean "
+				  "'aitk:%s'?\n"), argv[1], argv[1]);
+		return ERR_USAGE;
+	}
 	if (argc != 2 || !source_is_aitk_arg(argv[1])) {
 		fprintf(stderr, "%s\n", _("usage: oomfix queue [--aitk DIR] aitk:NAME"));
 		return ERR_USAGE;
@@ -402,16 +447,24 @@ int cmd_restore(int argc, char **argv)
 	const char *what = "restore";
 	struct err je;
 	err_clear(&je);
-	if (source_journal(s, &what, 1, (const char *const *)changes, nch, &je) != ERR_OK)
+	bool jok = source_journal(s, &what, 1, (const char *const *)changes, nch, &je) == ERR_OK;
+	if (!jok)
 		err_print(&je, stderr);
-	doc_changes_free(changes, nch);
 	if (first)
-		fprintf(stderr, _("%s: the job as it was before oomfix retry changed it is restored "
-				  "(from %s; the replaced one is now the previous version)\n"),
-			source_label(s), bak);
+		fprintf(stderr, _("%s: the job as it was before oomfix retry first changed it is back "
+				  "(from %s); the values put back:\n"), source_label(s), bak);
 	else
-		fprintf(stderr, _("%s: previous version restored (the replaced one is now in %s)\n"),
-			source_label(s), bak ? bak : "~");
+		fprintf(stderr, _("%s: previous version restored; the values put back:\n"),
+			source_label(s));
+	for (size_t k = 0; k < nch; k++)
+		fprintf(stderr, "  %s\n", changes[k]);
+	doc_changes_free(changes, nch);
+	char *msg = source_saved_message(s, jok);
+	if (msg)
+		fprintf(stderr, "%s\n", msg);
+	free(msg);
+	fprintf(stderr, _("The version it replaced is now the previous one: a second 'oomfix restore "
+			  "%s' undoes this restore.\n"), argv[i]);
 done:
 	free(bak);
 	free(text);
@@ -424,17 +477,147 @@ done:
 
 /* ---- runs -------------------------------------------------------------------------------------- */
 
+static void iso_time(time_t t, char *buf, size_t size)
+{
+	if (t <= 0) {
+		buf[0] = '\0';
+		return;
+	}
+	aitkdb_iso8601((long long)t * 1000, buf, size);
+}
+
+/* "2026-12-03 08:05" in local time, or "?" */
+static void short_time(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+	if (t <= 0 || !localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "?");
+}
+
+static void json_entries(struct json *js, const struct save_journal_entry *const *v, size_t n)
+{
+	json_arr_begin(js);
+	for (size_t i = 0; i < n; i++) {
+		char when[40];
+		iso_time(v[i]->when, when, sizeof when);
+		json_obj_begin(js);
+		json_key(js, "saved_at");
+		json_str(js, when[0] ? when : NULL);
+		json_key(js, "fixes");
+		json_arr_begin(js);
+		for (size_t k = 0; k < v[i]->nfixes; k++)
+			json_str(js, v[i]->fixes[k]);
+		json_arr_end(js);
+		json_key(js, "changes");
+		json_arr_begin(js);
+		for (size_t k = 0; k < v[i]->nchanges; k++)
+			json_str(js, v[i]->changes[k]);
+		json_arr_end(js);
+		json_obj_end(js);
+	}
+	json_arr_end(js);
+}
+
+static void runs_json(const struct trail *t)
+{
+	struct json js;
+	json_init(&js, stdout, true);
+	json_arr_begin(&js);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct trail_run *r = &t->runs[i];
+		char when[40];
+		iso_time(r->when, when, sizeof when);
+		json_obj_begin(&js);
+		json_key(&js, "run");
+		if (r->number == TRAIL_CURRENT)
+			json_null(&js);
+		else
+			json_int(&js, r->number);
+		json_key(&js, "log");
+		json_str(&js, r->log);
+		json_key(&js, "written_at");
+		json_str(&js, when[0] ? when : NULL);
+		json_key(&js, "oom");
+		if (r->v.have_log)
+			json_bool(&js, r->v.oom);
+		else
+			json_null(&js);
+		diag_json_timing(&js, r->v.when, true);
+		json_key(&js, "phase");
+		json_str(&js, r->v.oom ? diag_phase_name((enum diag_phase)r->v.phase) : NULL);
+		json_key(&js, "failed_step");
+		if (r->v.failed_step >= 0)
+			json_int(&js, r->v.failed_step);
+		else
+			json_null(&js);
+		json_key(&js, "finished");
+		json_bool(&js, r->v.finished);
+		json_key(&js, "saved_after");
+		json_entries(&js, r->after, r->nafter);
+		json_key(&js, "fix_if_run_now");
+		json_str(&js, r->v.first_fix);
+		json_obj_end(&js);
+	}
+	json_arr_end(&js);
+	json_finish(&js);
+}
+
+static void runs_text(const struct source *s, const struct trail *t)
+{
+	if (!t->n) {
+		printf(_("%s: no run logs yet in %s\n"), source_label(s), t->where);
+		return;
+	}
+	printf(_("%s: the trail of tries, newest first (run logs: %zu), each run with what was "
+		 "saved to the job after it (read from its change journal)\n"),
+	       source_label(s), t->n);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct trail_run *r = &t->runs[i];
+		char when[40], verdict[200], fixes[400];
+		short_time(r->when, when, sizeof when);
+		trail_verdict_words(r, verdict, sizeof verdict);
+		trail_fixes_words(r, fixes, sizeof fixes);
+		putchar('\n');
+		if (r->number == TRAIL_CURRENT)
+			printf(_("current run, log written %s: %s\n"), when, verdict);
+		else
+			printf(_("run %ld, log written %s: %s\n"), r->number, when, verdict);
+		if (r->nafter) {
+			char saved[40];
+			short_time(r->after[r->nafter - 1]->when, saved, sizeof saved);
+			if (i == 0)
+				printf(_("  then saved: %s (%s; not run yet)\n"), fixes, saved);
+			else
+				printf(_("  then saved: %s (%s)\n"), fixes, saved);
+		} else if (i > 0) {
+			printf("  %s\n", _("then saved: nothing (the next run was of the same job)"));
+		}
+		printf(_("  log: %s\n"), r->log);
+	}
+	if (t->nbefore)
+		printf(_("\n(%zu earlier journal entries come before the oldest run)\n"), t->nbefore);
+}
+
 int cmd_runs(int argc, char **argv)
 {
 	bool json = false;
 	const char *arg = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(_("Usage: oomfix runs [--aitk DIR] [--json] aitk:NAME\n"
+			fputs(_("Usage: oomfix runs [--aitk DIR] [--json] JOB\n"
 				"\n"
-				"The trail of tries of a web UI job: its current log.txt and the earlier runs'\n"
-				"logs/<n>_log.txt, newest first, each with its verdict (timing letter A-E and\n"
-				"the first fix for it, diagnosed with the job as it is now).\n"
+				"The trail of tries of a job, newest first: for a web UI job (aitk:NAME) its\n"
+				"current log.txt and the earlier runs' logs/<n>_log.txt; for a job file the\n"
+				"logs oomfix retry kept in JOB.oomfix-runs/<n>.log. Each run is numbered like\n"
+				"its file and shows when its log was written, its verdict (timing letter A-E\n"
+				"and the phase it failed in) and the fixes saved to the job after it, with\n"
+				"their time, from the change journal. It is a history: nothing is\n"
+				"re-diagnosed against the job as it is now (--json adds that as\n"
+				"fix_if_run_now).\n"
+				"\n"
+				"  --json   a list of objects: run (null for the current log.txt), log,\n"
+				"           written_at, oom, timing, phase, failed_step, finished,\n"
+				"           saved_after (saved_at, fixes, changes), fix_if_run_now\n"
 				"\n"
 				"Exit status: 0 success, 64 usage, 65 bad job, 66 no such job.\n"), stdout);
 			return 0;
@@ -446,65 +629,31 @@ int cmd_runs(int argc, char **argv)
 		else
 			arg = NULL, i = argc;
 	}
-	if (!arg || !source_is_aitk_arg(arg)) {
-		fprintf(stderr, "%s\n", _("usage: oomfix runs [--aitk DIR] [--json] aitk:NAME"));
+	if (!arg) {
+		fprintf(stderr, "%s\n", _("usage: oomfix runs [--aitk DIR] [--json] JOB"));
 		return ERR_USAGE;
 	}
 	struct err e;
 	err_clear(&e);
 	struct source *s = NULL;
-	if (source_open(arg, &s, &e))
+	int orc = source_open(arg, &s, &e);
+	if (orc) {
+		hint_aitk_name(arg, orc, &e);
 		return fail(&e);
+	}
 	if (json)
 		setlocale(LC_MESSAGES, "C");
-	char **runs;
-	size_t n = source_runs(s, &runs);
-	size_t len;
-	const char *text = source_text(s, &len);
-	struct json js;
-	if (json) {
-		json_init(&js, stdout, true);
-		json_arr_begin(&js);
-	} else if (!n) {
-		printf(_("%s: no run logs yet in %s\n"), source_label(s), source_run_dir(s));
+	struct trail t;
+	int rc = trail_build(s, &t, &e);
+	if (rc) {
+		source_free(&s);
+		return fail(&e);
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct source_verdict v;
-		if (source_verdict_of(source_label(s), text, len, runs[i], &v, &e) != ERR_OK) {
-			err_print(&e, stderr);
-			err_clear(&e);
-		}
-		char t[2] = { v.timing, 0 };
-		if (json) {
-			json_obj_begin(&js);
-			json_key(&js, "log");
-			json_str(&js, runs[i]);
-			json_key(&js, "oom");
-			if (v.have_log)
-				json_bool(&js, v.oom);
-			else
-				json_null(&js);
-			diag_json_timing(&js, v.when, true);
-			json_key(&js, "first_fix");
-			json_str(&js, v.first_fix);
-			json_obj_end(&js);
-		} else {
-			char shown[64];
-			if (!v.have_log)
-				snprintf(shown, sizeof shown, "%s", _("unreadable"));
-			else if (!v.oom)
-				snprintf(shown, sizeof shown, "%s", _("no OOM"));
-			else
-				snprintf(shown, sizeof shown, "%s %s", t[0] ? t : "?",
-					 v.first_fix ? v.first_fix : "-");
-			printf("%2zu. %-22s %s\n", i + 1, shown, runs[i]);
-		}
-	}
-	if (json) {
-		json_arr_end(&js);
-		json_finish(&js);
-	}
-	source_runs_free(runs, n);
+	if (json)
+		runs_json(&t);
+	else
+		runs_text(s, &t);
+	trail_free(&t);
 	source_free(&s);
-	return ferror(stdout) ? ERR_IOERR : 0;
+	return fflush(stdout) != 0 || ferror(stdout) ? ERR_IOERR : 0;
 }

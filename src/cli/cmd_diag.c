@@ -34,6 +34,12 @@ static void help(FILE *fp)
 		"              date from the new bytes and printed each time it changes (one JSON\n"
 		"              object per line with --json); ends when the run has ended, or on Ctrl-C\n"),
 	      fp);
+	fputs(_("\n"
+		"Exit status: 0 the report was printed, 64 usage (or LOG is a job file), 66 LOG\n"
+		"cannot be read. With --follow, when the run has ended: 0 no GPU out-of-memory,\n"
+		"10, 11, 12, 13, 14 out of memory with timing A, B, C, D, E, 15 out of memory at\n"
+		"a time the log does not show; 130 on Ctrl-C.\n"),
+	      fp);
 }
 
 static int usage(void)
@@ -145,6 +151,13 @@ static void print_sentence(const struct diag_result *r, int width)
 }
 
 /* One row of the memory account: label padded in cells, the size, a note. */
+/* s left-aligned in `cells` display cells (never cut). */
+static void pad_cells(const char *s, int cells)
+{
+	fputs(s, stdout);
+	spaces(cells - text_width(s, strlen(s)));
+}
+
 static void mem_row(const char *label, int64_t bytes, const char *note, int width)
 {
 	char v[32];
@@ -252,10 +265,30 @@ static void print_report(const char *log, const struct diag_result *r, const str
 	}
 	if (r->nsigs || r->nhints) {
 		heading(_("Signatures (count, line of the one nearest the failure):"), width);
-		for (size_t i = 0; i < r->nsigs; i++)
-			printf("  %-22s %4u  %llu%s%s\n", r->sigs[i].id, r->sigs[i].count,
-			       (unsigned long long)r->sigs[i].line, r->sigs[i].value[0] ? "  " : "",
-			       r->sigs[i].value);
+		/* The columns named, the last one too: a size, a skip number or what a hint means. */
+		printf("  ");
+		pad_cells(_("SIGNATURE"), 22);
+		spaces(5 - text_width(_("COUNT"), strlen(_("COUNT"))));
+		fputs(_("COUNT"), stdout);
+		printf("  ");
+		pad_cells(_("LINE"), 6);
+		printf("  %s\n", _("WHAT IT SAYS"));
+		for (size_t i = 0; i < r->nsigs; i++) {
+			const struct diag_hit *h = &r->sigs[i];
+			char said[128] = "";
+			if (h->value[0] && !strcmp(h->id, "oom_skip"))
+				snprintf(said, sizeof said, _("skip %s in a row"), h->value);
+			else if (h->value[0] && !strcmp(h->id, "tried_to_allocate"))
+				snprintf(said, sizeof said, _("asked for %s"), h->value);
+			else
+				snprintf(said, sizeof said, "%s", h->value);
+			if (said[0])
+				printf("  %-22s %4u  %-6llu  %s\n", h->id, h->count,
+				       (unsigned long long)h->line, said);
+			else
+				printf("  %-22s %4u  %llu\n", h->id, h->count,
+				       (unsigned long long)h->line);
+		}
 		for (size_t i = 0; i < r->nhints; i++) {
 			const char *what = !strcmp(r->hints[i].id, "other_process")
 						   ? _("(another process held GPU memory)")
@@ -270,7 +303,7 @@ static void print_report(const char *log, const struct diag_result *r, const str
 					   : !strcmp(r->hints[i].id, "aoti_alloc_failed")
 						   ? _("(probably out of GPU memory)")
 						   : _("(host RAM, not the GPU)");
-			printf("  %-22s %4u  %llu  %s\n", r->hints[i].id, r->hints[i].count,
+			printf("  %-22s %4u  %-6llu  %s\n", r->hints[i].id, r->hints[i].count,
 			       (unsigned long long)r->hints[i].line, what);
 		}
 	}
@@ -491,7 +524,13 @@ int cmd_diagnose(int argc, char **argv)
 		return fail(&e);
 	}
 	rc = diag_file(log, jobpath || info.kind ? &info : NULL, r, &e);
-	if (rc == ERR_OK) {
+	if (rc == ERR_OK && !r->oom && source_sniff_job(log)) {
+		/* A job given as the log: no OOM would be found in it, and that would mislead. */
+		fprintf(stderr, _("oomfix diagnose: '%s' looks like a job file, not a training log: "
+				  "give the log (oomfix diagnose --job %s LOG), or see the job's plan "
+				  "(oomfix plan %s)\n"), log, log, log);
+		rc = ERR_USAGE;
+	} else if (rc == ERR_OK) {
 		plan_build(j, r, &p);
 		struct plan_decision dec = plan_decide(&p, r, src && !job_bad &&
 						       source_log_untried(src, log, NULL));

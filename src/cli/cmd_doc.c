@@ -191,9 +191,15 @@ static void journal(const struct source *job, const struct doc *before, const st
 	size_t n = doc_changes(before, after, &changes);
 	struct err e;
 	err_clear(&e);
-	if (source_journal(job, NULL, 0, (const char *const *)changes, n, &e) != ERR_OK)
+	bool ok = source_journal(job, NULL, 0, (const char *const *)changes, n, &e) == ERR_OK;
+	if (!ok)
 		err_print(&e, stderr);
 	doc_changes_free(changes, n);
+	/* Where the save went: the file, or the web UI's database and the job (D2). */
+	char *msg = source_saved_message(job, ok);
+	if (msg)
+		fprintf(stderr, "%s\n", msg);
+	free(msg);
 }
 
 int cmd_set(int argc, char **argv)

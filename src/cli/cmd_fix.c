@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
 #include "oomfix/diff.h"
 #include "oomfix/doc.h"
@@ -85,7 +86,10 @@ static void plan_json(const struct job *j, const struct plan *p, const struct ch
 	json_str(&js, job_kind_name(j->kind));
 	json_key(&js, "checklist");
 	json_arr_begin(&js);
-	for (int c = 0; c < CHECK_COUNT; c++) {
+	enum check_item order[CHECK_COUNT];
+	checklist_order(p, order);
+	for (int k = 0; k < CHECK_COUNT; k++) {
+		enum check_item c = order[k];
 		json_obj_begin(&js);
 		json_key(&js, "item");
 		json_str(&js, checklist_id((enum check_item)c));
@@ -198,7 +202,10 @@ static void plan_text(const char *path, const struct job *j, const struct plan *
 	printf(_("Job: %s (%s model, arch %s)\n"), path, kind,
 	       j->arch[0] ? j->arch : "?");
 	printf("\n%s\n", _("Quick checklist"));
-	for (int c = 0; c < CHECK_COUNT; c++) {
+	enum check_item order[CHECK_COUNT];
+	checklist_order(p, order); /* the plan's order, so the two read alike (D37) */
+	for (int k = 0; k < CHECK_COUNT; k++) {
+		enum check_item c = order[k];
 		const char *box = cl->item[c] == FIX_DONE ? "[x]" : cl->item[c] == FIX_TODO ? "[ ]"
 											      : "[-]";
 		char head[256];
@@ -487,8 +494,15 @@ int cmd_fix(int argc, char **argv)
 		return usage_error("fix", "%s", _("expected JOB and at least one FIX"));
 	const char *path = argv[optind];
 	for (int i = optind + 1; i < argc; i++)
-		if (strcmp(argv[i], "next") && fix_by_name(argv[i]) == FIX_NONE)
-			return usage_error("fix", _("unknown fix '%s'"), argv[i]);
+		if (strcmp(argv[i], "next") && fix_by_name(argv[i]) == FIX_NONE) {
+			/* Name the fixes there are, so the next try can be right. */
+			fprintf(stderr, _("oomfix fix: unknown fix '%s'; the fixes are:"), argv[i]);
+			for (int id = 0; id < FIX_COUNT; id++)
+				fprintf(stderr, " %s", fix_name((enum fix_id)id));
+			fprintf(stderr, " %s\n", _("(or next)"));
+			fprintf(stderr, _("Try 'oomfix %s --help'.\n"), "fix");
+			return ERR_USAGE;
+		}
 
 	struct err e;
 	err_clear(&e);
@@ -498,6 +512,17 @@ int cmd_fix(int argc, char **argv)
 	int rc = cli_open_job(path, &src, &orig, &j, &e);
 	if (rc)
 		return fail(&e);
+	/* Nothing can be saved under a running trainer: say so before any "applied" line. */
+	if (inplace && source_running(src)) {
+		err_set(&e, ERR_TEMPFAIL, NULL, 0, 0,
+			_("the job '%s' is running: stop it first (in the web UI), then try again"),
+			source_row(src)->name);
+		int refused = fail(&e);
+		job_free(&j);
+		doc_free(&orig);
+		source_free(&src);
+		return refused;
+	}
 	struct err le;
 	if (!log && cli_job_log(src, &log, &le) != ERR_OK)
 		log = NULL;
@@ -572,7 +597,7 @@ int cmd_fix(int argc, char **argv)
 			continue;
 		}
 		struct fix_edit_list l;
-		if ((rc = fix_edits(j, id, keep, &l, &e)) != ERR_OK) {
+		if ((rc = fix_edits_after(j, id, keep, v && v->oom ? (int)v->phase : 0, &l, &e)) != ERR_OK) {
 			status = fail(&e);
 			goto done;
 		}
@@ -669,7 +694,10 @@ int cmd_fix(int argc, char **argv)
 			 * a failure that would suggest the save did not happen. */
 			err_print(&e, stderr);
 		}
-		fprintf(stderr, _("%s: saved (previous version in %s~)\n"), path, source_path(src));
+		char *msg = source_saved_message(src, jrc == ERR_OK);
+		if (msg)
+			fprintf(stderr, "%s\n", msg);
+		free(msg);
 	}
 
 done:

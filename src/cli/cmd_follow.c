@@ -70,6 +70,15 @@ static bool status_ended(const char *s)
 	return s[0] && strcmp(s, "queued") != 0 && strcmp(s, "running") != 0;
 }
 
+int cli_follow_status(const struct diag_result *r)
+{
+	if (!r->oom)
+		return 0;
+	if (r->timing >= DIAG_T_BEFORE_TRAINING && r->timing < DIAG_T_COUNT)
+		return 10 + (int)(r->timing - DIAG_T_BEFORE_TRAINING);
+	return 15;
+}
+
 int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
 			bool as_json)
 {
@@ -141,10 +150,12 @@ int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct
 	}
 	diag_state_free(&ds);
 	free(r);
-	free(last);
 	if (rc) {
+		free(last);
 		err_print(&e, stderr);
 		return rc;
 	}
-	return stop_now ? 130 : 0;
+	int status_code = stop_now ? 130 : have_last ? cli_follow_status(last) : 0;
+	free(last);
+	return status_code;
 }

@@ -116,6 +116,19 @@ static size_t distance(const char *a, const char *b)
 	return d[la][lb];
 }
 
+/* True when the subcommand's standard output is sentences for people (not a job, not JSON). */
+static bool text_on_stdout(const char *cmd, int argc, char **argv)
+{
+	static const char *const docs[] = { "get", "set", "fix" };
+	for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++)
+		if (!strcmp(cmd, docs[i]))
+			return false;
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--names"))
+			return false;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	i18n_setlocale();
@@ -135,8 +148,12 @@ int main(int argc, char **argv)
 			return cli_version(stdout);
 		}
 		for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-			if (!strcmp(cmd, commands[i].name))
-				return commands[i].run(argc - 1, argv + 1);
+			if (!strcmp(cmd, commands[i].name)) {
+				i18n_ascii_streams(text_on_stdout(cmd, argc, argv));
+				int rc = commands[i].run(argc - 1, argv + 1);
+				fflush(stdout);
+				return rc;
+			}
 		/* A word that names no file but is close to a subcommand is a typo, not a log. */
 		struct stat st;
 		for (size_t i = 0; cmd[0] != '-' && i < sizeof commands / sizeof commands[0]; i++)

@@ -3,7 +3,8 @@
  * What an edit writes:
  *  - SET on a scalar replaces only the scalar's bytes (after any &anchor or !tag); a quoted
  *    string stays quoted in the same style when the new value is a plain string; the rest of the
- *    line (the comment) is kept. A block scalar (| or >) is replaced by a one-line value; blank
+ *    line (the comment) is kept; SET_MARKED (a fix's edit) makes it "# oomfix: was OLD;
+ *    comment", so it cannot lie about the new value. A block scalar (| or >) is replaced by a one-line value; blank
  *    lines after it are kept.
  *  - SET on a flow collection replaces the brackets and what is inside them.
  *  - SET on a block collection that is a mapping value writes the new value in flow form on the
@@ -221,8 +222,36 @@ static void scalar_text(struct doc_buf *b, const struct doc_node *old, const str
 /* ---- the edits ---- */
 
 /* Replaces the value of an existing node (pair or item). */
+/* A comment after a value that changes may now say something false ("# all three buckets"):
+ * it gets "oomfix: was OLD; " in front, OLD being the value as it was written. Only for a value
+ * on one line followed by its comment; a comment that already says so is left alone, so it
+ * keeps the value from before oomfix first changed it. */
+static void annotate_comment(const struct doc *d, struct splice *sp)
+{
+	static const char mark[] = "oomfix: was ";
+	size_t a = sp->a, b = sp->b, le = eol(d, b), c = b;
+	if (a >= b || memchr(d->text + a, '\n', b - a))
+		return;
+	while (c < le && (d->text[c] == ' ' || d->text[c] == '\t'))
+		c++;
+	if (c == b || c >= le || d->text[c] != '#')
+		return;
+	size_t t = c + 1;
+	while (t < le && d->text[t] == ' ')
+		t++;
+	if (le - t >= sizeof mark - 1 && !memcmp(d->text + t, mark, sizeof mark - 1))
+		return;
+	sp->b = le;
+	doc_buf_put(&sp->ins, d->text + b, c - b);
+	doc_buf_puts(&sp->ins, "# ");
+	doc_buf_puts(&sp->ins, mark);
+	doc_buf_put(&sp->ins, d->text + a, b - a);
+	doc_buf_puts(&sp->ins, "; ");
+	doc_buf_put(&sp->ins, d->text + t, le - t);
+}
+
 static int edit_replace(const struct doc *d, const struct doc_node *parent, size_t idx,
-			const struct doc_node *old, const struct value *v, const char *path,
+			const struct doc_node *old, const struct value *v, const char *path, bool mark,
 			struct splice *sp, struct err *e)
 {
 	const struct dnode *xo = (const struct dnode *)old;
@@ -252,6 +281,8 @@ static int edit_replace(const struct doc *d, const struct doc_node *parent, size
 			doc_buf_puts(&sp->ins, " ");
 		}
 		scalar_text(&sp->ins, old, v);
+		if (mark)
+			annotate_comment(d, sp);
 		return ERR_OK;
 	}
 	/* A block collection: only as a value in a block mapping. */
@@ -625,9 +656,15 @@ static int need_list(const struct doc *d, const struct doc_node *cur, bool absen
 
 /* ---- one edit ---- */
 
-static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc **out,
+static int apply_one(const struct doc *d, const struct doc_edit *edit, struct doc **out,
 		     struct err *e)
 {
+	/* A marked SET is a SET that also marks the comment beside the value it replaces. */
+	struct doc_edit plain = *edit;
+	const struct doc_edit *ed = &plain;
+	bool mark = plain.op == DOC_EDIT_SET_MARKED;
+	if (mark)
+		plain.op = DOC_EDIT_SET;
 	*out = NULL;
 	const char *path = ed->path ? ed->path : "";
 	struct doc_pcomp *c = NULL;
@@ -684,6 +721,7 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 
 	switch (ed->op) {
 	case DOC_EDIT_SET:
+	case DOC_EDIT_SET_MARKED: /* made a SET above */
 		if (level == nc) {
 			const struct doc_node *dv = doc_deref(cur);
 			bool same = cur->kind != DOC_ALIAS && dv->kind == v.root->kind &&
@@ -696,7 +734,7 @@ static int apply_one(const struct doc *d, const struct doc_edit *ed, struct doc 
 			if (same)
 				break;
 			ch.kind = CH_REPLACE;
-			rc = edit_replace(d, parent, pidx, cur, &v, path, &sp, e);
+			rc = edit_replace(d, parent, pidx, cur, &v, path, mark, &sp, e);
 		} else {
 			ch.kind = CH_INSERT;
 			rc = edit_insert(d, cur, c + level, nc - level, &v, path, &sp, e);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/diag.h"
 #include "oomfix/i18n.h"
 #include "oomfix/plan.h"
 
@@ -198,6 +199,7 @@ struct builder {
 	struct fix_edit_list *l;
 	const struct job *j;
 	bool oom;
+	int phase; /* enum diag_phase the run failed in, 0 = not known (fix_edits_after) */
 };
 
 static char *keep(struct builder *b, char *s)
@@ -241,6 +243,9 @@ static void add(struct builder *b, enum doc_edit_op op, const char *value, size_
 		return;
 	}
 	b->l->edits = ne;
+	/* A fix's change is not the user's: a comment beside the old value is marked (D40). */
+	if (op == DOC_EDIT_SET)
+		op = DOC_EDIT_SET_MARKED;
 	ne[b->l->n++] = (struct doc_edit){ .op = op, .path = p, .value = v, .index = index };
 }
 
@@ -673,11 +678,13 @@ int fix_frame_grid(const struct job *j)
 	return j ? job_frame_step(j) : 0; /* the arch table in job.c knows each model's grid */
 }
 
-/* Half of v rounded down onto the grid g·k+1, never below the floor. */
+/* Half of v on the grid g·k+1: the grid point nearest v/2 (the lower one on a tie, and always
+ * below v), never below the floor. 81 → 41 and 33 → 17 on the 4k+1 grid. */
 static long long halve_frames(long long v, int g)
 {
 	long long half = v / 2;
-	long long n = half >= 1 ? ((half - 1) / g) * g + 1 : 1;
+	long long lo = half >= 1 ? ((half - 1) / g) * g + 1 : 1, hi = lo + g;
+	long long n = hi < v && llabs(2 * hi - v) < llabs(2 * lo - v) ? hi : lo;
 	return n < FLOOR_FRAMES ? FLOOR_FRAMES : n;
 }
 
@@ -702,15 +709,18 @@ static enum fix_status fx_num_frames(const struct job *j, struct builder *b, boo
 			note(b, _("Dataset %zu uses auto_frame_count, which takes every frame of each "
 				  "clip whatever num_frames says; turn it off to bound the frames."), i + 1);
 	}
+	/* The training step failed: its clips are what to shorten; the preview did not fail and
+	 * keeps its frames (lighter_sampling is the fix for a preview). */
+	bool previews = b->phase != DIAG_P_TRAINING && b->phase != DIAG_P_CACHING;
 	const struct doc_node *s = section(j, "sample");
-	if (node_long(child(s, "num_frames"), &v) && v > FLOOR_FRAMES) {
+	if (previews && node_long(child(s, "num_frames"), &v) && v > FLOOR_FRAMES) {
 		long long nv = halve_frames(v, g);
 		add_set_int(b, nv, "sample.num_frames");
 		if (v > before)
 			before = v, after = nv;
 	}
 	const struct doc_node *items = child(s, "samples");
-	for (size_t k = 0; items && items->kind == DOC_SEQ && k < items->n; k++)
+	for (size_t k = 0; previews && items && items->kind == DOC_SEQ && k < items->n; k++)
 		if (node_long(child(items->items[k], "num_frames"), &v) && v > FLOOR_FRAMES) {
 			long long nv = halve_frames(v, g);
 			add_set_int(b, nv, "sample.samples[%zu].num_frames", k);
@@ -793,10 +803,10 @@ void fix_edits_free(struct fix_edit_list *l)
 }
 
 /* Runs a fix's function into `out` (cleared first). */
-static enum fix_status run(const struct job *j, enum fix_id id, bool keep_batch,
+static enum fix_status run(const struct job *j, enum fix_id id, bool keep_batch, int phase,
 			   struct fix_edit_list *out, char *reason, size_t rsz, bool *oom)
 {
-	struct builder b = { .l = out, .j = j };
+	struct builder b = { .l = out, .j = j, .phase = phase };
 	memset(out, 0, sizeof *out);
 	if (reason && rsz)
 		reason[0] = '\0';
@@ -824,13 +834,19 @@ enum fix_status fix_status(const struct job *j, enum fix_id id, char *reason, si
 	}
 	struct fix_edit_list l;
 	bool oom;
-	enum fix_status st = run(j, id, true, &l, reason, reasonsz, &oom);
+	enum fix_status st = run(j, id, true, 0, &l, reason, reasonsz, &oom);
 	fix_edits_free(&l);
 	return st;
 }
 
 int fix_edits(const struct job *j, enum fix_id id, bool keep_effective_batch,
 	      struct fix_edit_list *out, struct err *e)
+{
+	return fix_edits_after(j, id, keep_effective_batch, 0, out, e);
+}
+
+int fix_edits_after(const struct job *j, enum fix_id id, bool keep_effective_batch, int phase,
+		    struct fix_edit_list *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	if (id < 0 || id >= FIX_COUNT)
@@ -839,7 +855,7 @@ int fix_edits(const struct job *j, enum fix_id id, bool keep_effective_batch,
 		return err_set(e, ERR_DATA, NULL, 0, 0, "%s", _("no job loaded"));
 	char reason[256];
 	bool oom;
-	enum fix_status st = run(j, id, keep_effective_batch, out, reason, sizeof reason, &oom);
+	enum fix_status st = run(j, id, keep_effective_batch, phase, out, reason, sizeof reason, &oom);
 	if (oom) {
 		fix_edits_free(out);
 		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));

@@ -516,12 +516,126 @@ out:
 	return rc;
 }
 
+/* Where an emergency save goes when the job's folder refuses it (D26), and what to say then:
+ * computed outside any signal handler (save_emergency_prepare), read by save_emergency. */
+static struct {
+	char job[PATH_MAX];      /* the job path it was prepared for */
+	char dirs[3][PATH_MAX];  /* the folders to create, outermost first ("" = none) */
+	char name[PATH_MAX];     /* the fallback file */
+	char said_ok[PATH_MAX + 256], said_failed[PATH_MAX + 256];
+	volatile sig_atomic_t ready;
+} fallback;
+
+/* The job's path made absolute without touching the file (it may not exist). */
+static char *absolute(const char *path)
+{
+	char *r = realpath(path, NULL);
+	if (r || path[0] == '/')
+		return r ? r : strdup(path);
+	char *cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return strdup(path);
+	r = join3(cwd, "/", path);
+	free(cwd);
+	return r;
+}
+
+void save_emergency_prepare(const char *path)
+{
+	fallback.ready = 0;
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char base[PATH_MAX];
+	if (xdg && xdg[0] == '/') {
+		snprintf(fallback.dirs[0], PATH_MAX, "%s", xdg);
+		fallback.dirs[1][0] = '\0';
+		snprintf(base, sizeof base, "%s", xdg);
+	} else if (home && home[0] == '/') {
+		snprintf(fallback.dirs[0], PATH_MAX, "%s/.local", home);
+		snprintf(fallback.dirs[1], PATH_MAX, "%s/.local/state", home);
+		snprintf(base, sizeof base, "%s/.local/state", home);
+	} else {
+		return;
+	}
+	int k = snprintf(fallback.dirs[2], PATH_MAX, "%s/oomfix", base);
+	char *abs = absolute(path);
+	if (!abs || k < 0 || k >= PATH_MAX - 1) {
+		free(abs);
+		return;
+	}
+	/* One file per job: its absolute path with '/' as '%', the end kept if it is long. */
+	size_t n = strlen(abs), keep = n > 200 ? 200 : n;
+	char flat[256];
+	for (size_t i = 0; i < keep; i++)
+		flat[i] = abs[n - keep + i] == '/' ? '%' : abs[n - keep + i];
+	flat[keep] = '\0';
+	free(abs);
+	k = snprintf(fallback.name, sizeof fallback.name, "%s/%s.oomfix-save", fallback.dirs[2], flat);
+	if (k < 0 || (size_t)k >= sizeof fallback.name)
+		return;
+	snprintf(fallback.job, sizeof fallback.job, "%s", path);
+	snprintf(fallback.said_ok, sizeof fallback.said_ok,
+		 _("oomfix: the job's folder refused the emergency save; the unsaved edits are in %s\n"),
+		 fallback.name);
+	snprintf(fallback.said_failed, sizeof fallback.said_failed,
+		 _("oomfix: the unsaved edits could not be saved, neither beside the job nor in %s\n"),
+		 fallback.name);
+	fallback.ready = 1;
+}
+
+/* Writes the whole text to `name` (mode 0600, not through a symlink); removes a partial copy. */
+static int emergency_write(const char *name, const char *text, size_t len, int *why)
+{
+	int ok = -1;
+	/* O_NOFOLLOW: a link planted under this name must not redirect the write. */
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		*why = errno;
+		return -1;
+	}
+	const char *p = text;
+	size_t left = len;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		left -= (size_t)w;
+	}
+	*why = errno;
+	if (left == 0 && fsync(fd) == 0)
+		ok = 0;
+	if (close(fd) < 0)
+		ok = -1;
+	/* A partial copy must not be offered for recovery later. */
+	if (ok < 0)
+		unlink(name);
+	return ok;
+}
+
+static void say_raw(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	ssize_t w = write(STDERR_FILENO, s, n);
+	(void)w;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
 int save_emergency(const char *path, const char *text, size_t len)
 {
 	/* Runs inside a signal handler: no malloc, no stdio, errno left as it was found. */
 	static const char suffix[] = ".oomfix-save";
 	char name[PATH_MAX];
-	int saved_errno = errno, ok = -1;
+	int saved_errno = errno, ok = -1, why = 0;
 	size_t n = 0;
 
 	if (!path || (!text && len))
@@ -535,36 +649,33 @@ int save_emergency(const char *path, const char *text, size_t len)
 	for (size_t i = 0; i < sizeof suffix; i++)
 		name[n + i] = suffix[i];
 
-	/* O_NOFOLLOW: a link planted under this name must not redirect the write. */
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		goto out;
-	const char *p = text;
-	size_t left = len;
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		p += w;
-		left -= (size_t)w;
+	ok = emergency_write(name, text, len, &why);
+	/* A folder that cannot take the file (read-only, full, not ours): the state folder, and a
+	 * line on stderr that says where. A planted link (ELOOP) is not a reason to go elsewhere. */
+	bool refused = why == EROFS || why == EACCES || why == EPERM || why == ENOSPC ||
+		       why == EDQUOT;
+	if (ok < 0 && refused && fallback.ready && same_str(fallback.job, path)) {
+		for (int i = 0; i < 3; i++)
+			if (fallback.dirs[i][0])
+				mkdir(fallback.dirs[i], 0700);
+		ok = emergency_write(fallback.name, text, len, &why);
+		say_raw(ok == 0 ? fallback.said_ok : fallback.said_failed);
 	}
-	if (left == 0 && fsync(fd) == 0)
-		ok = 0;
-	if (close(fd) < 0)
-		ok = -1;
-	/* A partial copy must not be offered for recovery later. */
-	if (ok < 0)
-		unlink(name);
-out:
 	errno = saved_errno;
 	return ok;
 }
 
 char *save_emergency_name(const char *path)
 {
-	return join3(path, ".oomfix-save", "");
+	char *beside = join3(path, ".oomfix-save", "");
+	save_emergency_prepare(path);
+	/* An emergency save that had to go to the state folder is the one to offer (and remove). */
+	struct stat st;
+	if (beside && stat(beside, &st) != 0 && fallback.ready && stat(fallback.name, &st) == 0) {
+		free(beside);
+		return strdup(fallback.name);
+	}
+	return beside;
 }
 
 char *save_journal_name(const char *path)
@@ -632,6 +743,13 @@ int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 int save_journal_note(const char *path, const char *note, const char *const *fixes,
 		      size_t nfixes, const char *const *changes, size_t nchanges, struct err *e)
 {
+	return save_journal_titled(path, NULL, note, fixes, nfixes, changes, nchanges, e);
+}
+
+int save_journal_titled(const char *path, const char *title_name, const char *note,
+			const char *const *fixes, size_t nfixes, const char *const *changes,
+			size_t nchanges, struct err *e)
+{
 	char *name = save_journal_name(path);
 	char *entry = NULL;
 	size_t entry_len = 0;
@@ -672,7 +790,8 @@ int save_journal_note(const char *path, const char *note, const char *const *fix
 	fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		char title[600];
-		snprintf(title, sizeof title, _("# Change journal for %s\n"), base_of(path));
+		snprintf(title, sizeof title, _("# Change journal for %s\n"),
+			 title_name ? title_name : base_of(path));
 		if (write_all(fd, title, strlen(title)) < 0)
 			goto write_failed;
 	} else if (errno == EEXIST) {
@@ -757,4 +876,177 @@ bool save_journal_last(const char *path, time_t *when)
 		}
 	}
 	return found;
+}
+
+void save_journal_entries_free(struct save_journal_entry *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		for (size_t k = 0; k < v[i].nfixes; k++)
+			free(v[i].fixes[k]);
+		free(v[i].fixes);
+		free(v[i].note);
+		for (size_t k = 0; k < v[i].nchanges; k++)
+			free(v[i].changes[k]);
+		free(v[i].changes);
+	}
+	free(v);
+}
+
+static bool push_str(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+	if (!nv)
+		return false;
+	*v = nv;
+	if (!(nv[*n] = strndup(s, len)))
+		return false;
+	(*n)++;
+	return true;
+}
+
+/* "Fixes: a, b" (in any language: the ids follow the first ':' or '：') into e->fixes. A line
+ * without a colon is "Manual edits". */
+static bool parse_fixes_line(struct save_journal_entry *e, const char *s, size_t len)
+{
+	const char *colon = memchr(s, ':', len);
+	const char *wide = NULL;
+	for (size_t i = 0; i + 3 <= len; i++)
+		if (!memcmp(s + i, "\xef\xbc\x9a", 3)) { /* U+FF1A FULLWIDTH COLON */
+			wide = s + i + 2;
+			break;
+		}
+	if (!colon || (wide && wide < colon))
+		colon = wide;
+	if (!colon)
+		return true;
+	const char *p = colon + 1, *end = s + len;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == ','))
+			p++;
+		const char *q = p;
+		while (q < end && *q != ',' && *q != ' ')
+			q++;
+		if (q > p && !push_str(&e->fixes, &e->nfixes, p, (size_t)(q - p)))
+			return false;
+		p = q;
+	}
+	return true;
+}
+
+/* "- `path`: old → new" (or "- ``pa`th``: ...") back to "path: old → new". */
+static bool parse_change_line(struct save_journal_entry *e, const char *s, size_t len)
+{
+	s += 2, len -= 2;
+	size_t fence = 0;
+	while (fence < len && s[fence] == '`')
+		fence++;
+	if (fence == 0)
+		return push_str(&e->changes, &e->nchanges, s, len);
+	const char *p = s + fence + (fence > 1), *end = s + len;
+	const char *close = NULL;
+	for (const char *q = p; q + fence <= end; q++)
+		if (!memcmp(q, fence > 1 ? "``" : "`", fence) &&
+		    (q + fence == end || q[fence] == ':')) {
+			close = q;
+			break;
+		}
+	if (!close)
+		return push_str(&e->changes, &e->nchanges, s, len);
+	size_t plen = (size_t)(close - p) - (fence > 1 && close > p && close[-1] == ' ');
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return false;
+	const char *rest = close + fence;
+	int k = snprintf(buf, len + 1, "%.*s%.*s", (int)plen, p, (int)(end - rest), rest);
+	bool ok = k >= 0 && push_str(&e->changes, &e->nchanges, buf, (size_t)k);
+	free(buf);
+	return ok;
+}
+
+int save_journal_entries(const char *path, struct save_journal_entry **out, size_t *n,
+			 struct err *e)
+{
+	enum { MAX = 1 << 20 };
+	*out = NULL;
+	*n = 0;
+	char *name = save_journal_name(path);
+	if (!name)
+		return oom(e, path);
+	FILE *f = fopen(name, "rb");
+	if (!f) {
+		int rc = errno == ENOENT ? 0
+					 : err_set(e, ERR_NOINPUT, name, 0, 0,
+						   _("cannot read the change journal: %s"), why(errno));
+		free(name);
+		return rc;
+	}
+	char *buf = malloc(MAX + 2);
+	if (!buf) {
+		fclose(f);
+		free(name);
+		return oom(e, path);
+	}
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long size = ftell(f);
+		if (size > MAX)
+			fseek(f, size - MAX, SEEK_SET);
+		else
+			rewind(f);
+	}
+	buf[0] = '\n';
+	size_t len = fread(buf + 1, 1, MAX, f) + 1;
+	fclose(f);
+	free(name);
+	buf[len] = '\0';
+
+	struct save_journal_entry *v = NULL;
+	size_t nv = 0;
+	int rc = 0;
+	for (char *p = strstr(buf, "\n## "); p; ) {
+		char *next = strstr(p + 4, "\n## ");
+		char *end = next ? next : buf + len;
+		struct save_journal_entry *nn = realloc(v, (nv + 1) * sizeof *nn);
+		if (!nn) {
+			rc = oom(e, path);
+			break;
+		}
+		v = nn;
+		struct save_journal_entry *en = &v[nv++];
+		memset(en, 0, sizeof *en);
+		time_t t;
+		if (parse_iso(p + 4, &t))
+			en->when = t;
+		char *line = memchr(p + 4, '\n', (size_t)(end - p - 4));
+		bool have_fixes = false, ok = true;
+		while (ok && line && line < end) {
+			char *s = line + 1;
+			char *eol = memchr(s, '\n', (size_t)(end - s));
+			if (!eol)
+				eol = end;
+			size_t l = (size_t)(eol - s);
+			if (l == 0) {
+			} else if (!have_fixes) {
+				have_fixes = true;
+				ok = parse_fixes_line(en, s, l);
+			} else if (l >= 2 && s[0] == '-' && s[1] == ' ') {
+				ok = parse_change_line(en, s, l);
+			} else if (!en->note && !en->nchanges) {
+				ok = (en->note = strndup(s, l)) != NULL;
+			}
+			line = eol < end ? eol : NULL;
+		}
+		if (!ok) {
+			rc = oom(e, path);
+			break;
+		}
+		p = next;
+	}
+	free(buf);
+	if (rc) {
+		save_journal_entries_free(v, nv);
+		return rc;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
 }

@@ -280,7 +280,70 @@ char *source_journal_name(const struct source *s)
 int source_journal(const struct source *s, const char *const *fixes, size_t nfixes,
 		   const char *const *changes, size_t nchanges, struct err *e)
 {
-	return save_journal(s->path, fixes, nfixes, changes, nchanges, e);
+	return source_journal_note(s, NULL, fixes, nfixes, changes, nchanges, e);
+}
+
+int source_journal_note(const struct source *s, const char *note, const char *const *fixes,
+			size_t nfixes, const char *const *changes, size_t nchanges, struct err *e)
+{
+	return save_journal_titled(s->path, s->kind == SOURCE_AITK ? s->label : NULL, note, fixes,
+				   nfixes, changes, nchanges, e);
+}
+
+bool source_sniff_job(const char *path)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if (memchr(buf, '\0', n))
+		return false;
+	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "job:", 4) || !strncmp(p, "config:", 7))
+			return true;
+	const char *b = buf + strspn(buf, " \t\r\n");
+	return *b == '{' && strstr(b, "\"config\"") != NULL;
+}
+
+char *source_where(const struct source *s)
+{
+	char *out = NULL;
+	if (s->kind != SOURCE_AITK)
+		return strdup(s->path);
+	if (asprintf(&out, _("the web UI database %s (job '%s')"), aitkdb_path(s->db),
+		     s->row.name) < 0)
+		out = NULL;
+	return out;
+}
+
+char *source_saved_message(const struct source *s, bool journal_ok)
+{
+	char *where = source_where(s), *bak = source_backup_name(s);
+	char *jour = source_journal_name(s), *out = NULL;
+	int k = -1;
+	if (where && bak && jour) {
+		if (s->kind == SOURCE_AITK && journal_ok)
+			k = asprintf(&out, _("Saved into %s; previous version in %s, change journal in %s"),
+				     where, bak, jour);
+		else if (s->kind == SOURCE_AITK)
+			k = asprintf(&out, _("Saved into %s; previous version in %s, but the change "
+					     "journal %s could not be written"), where, bak, jour);
+		else if (journal_ok)
+			k = asprintf(&out, _("Saved %s (previous version in %s, change journal in %s)"),
+				     where, bak, jour);
+		else
+			k = asprintf(&out, _("Saved %s (previous version in %s), but the change journal "
+					     "%s could not be written"), where, bak, jour);
+	}
+	if (k < 0)
+		out = NULL;
+	free(where);
+	free(bak);
+	free(jour);
+	return out;
 }
 
 bool source_log_untried(const struct source *s, const char *log, time_t *when)
@@ -485,6 +548,7 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		      struct source_verdict *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
+	out->failed_step = -1;
 	struct stat st;
 	if (!log || stat(log, &st) != 0 || !S_ISREG(st.st_mode))
 		return ERR_OK;
@@ -508,6 +572,9 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		out->when = r->oom ? r->timing : DIAG_T_NONE;
 		out->timing = diag_timing_letter(out->when);
 		out->first_fix = p.first_fix != FIX_NONE ? fix_name(p.first_fix) : NULL;
+		out->phase = r->oom ? (int)r->phase : 0;
+		out->failed_step = r->oom ? r->failed_step : -1;
+		out->finished = r->run_ended;
 	}
 	free(r);
 	job_free(&j);

@@ -285,6 +285,106 @@ def runs():
     shutil.rmtree(root)
 
 
+def journal_entry(when, fixes, changes, note=None):
+    import time as _t
+    stamp = _t.strftime("%Y-%m-%dT%H:%M:%S+00:00", _t.gmtime(when))
+    out = "\n## %s\n\n%s\n\n" % (stamp, ("Fixes: " + ", ".join(fixes)) if fixes else "Manual edits")
+    if note:
+        out += note + "\n\n"
+    return out + "".join("- `%s`: %s\n" % c for c in changes)
+
+
+def runs_history_D3():
+    """D3/D10: runs is a history: each run with the fix saved after it (from the journal), its
+    phase and its time, numbered like the files; not the fix the job would get now."""
+    root, db = fresh()
+    run_dir = os.path.join(root, "output", "my lora")
+    d = os.path.join(run_dir, "logs")
+    os.makedirs(d)
+    load = os.path.join(d, "0_log.txt")
+    with open(load, "w") as f:
+        f.write("Loading Flux model\nLoading transformer\nTraceback (most recent call last):\n"
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 "
+                "has a total capacity of 23.64 GiB\n")
+    train = os.path.join(d, "1_log.txt")
+    shutil.copy(LOG, train)
+    cur = os.path.join(run_dir, "log.txt")
+    t0 = 1764700000
+    os.utime(load, (t0, t0))
+    os.utime(train, (t0 + 100, t0 + 100))
+    os.utime(cur, (t0 + 200, t0 + 200))
+    with open(os.path.join(run_dir, "job_config.json.oomfix.md"), "w") as f:
+        f.write("# Change journal for job_config.json\n")
+        f.write(journal_entry(t0 + 10, ["low_vram"], [("config.process[0].model.low_vram", "false → true")]))
+        f.write(journal_entry(t0 + 110, ["gradient_checkpointing"],
+                              [("config.process[0].train.gradient_checkpointing", "false → true")]))
+        f.write(journal_entry(t0 + 120, [], [("config.process[0].train.lr", "0.0001 → 0.0002")]))
+    rc, out, err = run("--aitk", root, "runs", "--json", "aitk:my lora")
+    js = json.loads(out) if rc == 0 else []
+    ok(rc == 0 and [r.get("run") for r in js] == [None, 1, 0]
+       and [[e["fixes"] for e in r.get("saved_after", [])] for r in js]
+       == [[], [["gradient_checkpointing"], []], [["low_vram"]]]
+       and js[2].get("phase") == "model_load" and js[1].get("phase") == "training"
+       and js[2].get("written_at", "").startswith("2025-12-02T18:"),
+       "D3: runs --json gives each run the fixes saved after it, its phase and time", out + err)
+    rc, out, err = run("--aitk", root, "runs", "aitk:my lora")
+    ok(rc == 0 and "run 0, log written" in out and "then saved: low_vram" in out
+       and "then saved: gradient_checkpointing, then manual edits" in out
+       and out.index("current run") < out.index("run 1,") < out.index("run 0,")
+       and "disable_sampling" not in out,
+       "D3/D10: runs prints the history newest first, numbered like logs/<n>_log.txt", out + err)
+    shutil.rmtree(root)
+
+
+def review3():
+    """The web UI job defects of the third review: where a save went (D2), no "applied" before
+    a refusal (D12), --names in the table's order (D14), oom in jobs --json (D15), a name
+    without aitk: (D16), and what restore put back."""
+    root, db = fresh()
+    run_dir = os.path.join(root, "output", "my lora")
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:my lora", "batch_size")
+    ok(rc == 0 and "Saved into the web UI database %s (job 'my lora')" % db in err
+       and "previous version in %s/job_config.json~" % run_dir in err
+       and "change journal in %s/job_config.json.oomfix.md" % run_dir in err
+       and "Saved aitk:my lora" not in err,
+       "D2: a web UI job's save names the database and the job, the backup and journal paths", err)
+    jr = open(os.path.join(run_dir, "job_config.json.oomfix.md"), encoding="utf-8").read()
+    ok(jr.startswith("# Change journal for aitk:my lora\n"),
+       "D2: the journal is headed with the job, not job_config.json", jr[:80])
+    rc, out, err = run("--aitk", root, "restore", "aitk:my lora")
+    ok(rc == 0 and "batch_size: 1 → 4" in err and "undoes this restore" in err,
+       "restore prints the values it put back and that a second restore undoes it", err)
+    rc, out, err = run("--aitk", root, "set", "-i", "aitk:my lora", "config.process[0].train.lr=2e-4")
+    ok(rc == 0 and "Saved into the web UI database %s (job 'my lora')" % db in err,
+       "D2: set -i says where the save went too", err)
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:runner", "batch_size")
+    ok(rc == 75 and "applied" not in out + err and "stop it first" in err,
+       "D12: fix -i on a running job says nothing was applied before refusing", out + err)
+    # the database holds the finished job first; the table puts the failed one first
+    root2, db2 = fresh(jobs=[{"name": "finished", "status": "completed", "step": 3000},
+                             {"name": "my lora", "status": "error", "step": 6}])
+    rc, out, err = run("--aitk", root2, "jobs", "--names")
+    rc2, out2, err2 = run("--aitk", root2, "jobs", "--json")
+    order = [j["name"] for j in json.loads(out2)] if rc2 == 0 else []
+    ok(rc == 0 and out.splitlines() == order and order == ["my lora", "finished"],
+       "D14: jobs --names lists in the table's order", out + out2 + err + err2)
+    shutil.rmtree(root2)
+    rc2, out2, err2 = run("--aitk", root, "jobs", "--json")
+    by = {j["name"]: j for j in json.loads(out2)} if rc2 == 0 else {}
+    ok(by.get("my lora", {}).get("oom") is True and "oom" in by.get("runner", {"x": 1})
+       and by["runner"]["oom"] is None,
+       "D15: jobs --json says oom: true, false or null (no log)", out2)
+    rc, out, err = run("--aitk", root, "queue", "my lora")
+    ok(rc == 64 and "did you mean 'aitk:my lora'?" in err and uidb.row(db, "my lora")["status"] == "error",
+       "D16: queue of a name without aitk: suggests aitk:NAME", err)
+    rc, out, err = run("--aitk", root, "runs", "my lora")
+    rc2, out2, err2 = run("--aitk", root, "plan", "my lora")
+    ok(rc == 66 and "did you mean 'aitk:my lora'?" in err and rc2 == 66
+       and "did you mean 'aitk:my lora'?" in err2,
+       "D16: runs and plan of a name without aitk: suggest aitk:NAME too", err + err2)
+    shutil.rmtree(root)
+
+
 def json_file():
     d = tempfile.mkdtemp(prefix="oomfix-json-")
     p = os.path.join(d, "job.json")
@@ -310,6 +410,8 @@ happy("wal")
 happy("delete")
 faults()
 runs()
+runs_history_D3()
+review3()
 json_file()
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

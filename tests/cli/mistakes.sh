@@ -3,24 +3,7 @@
 # value the trainer would refuse (exit 65, the rule named, the file untouched) unless --force;
 # swapped or mistyped arguments get a suggestion; a binary file given as a log is refused.
 set -u
-OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
-TESTS_DIR=${TESTS_DIR:?set TESTS_DIR to the tests folder}
-FIX=$TESTS_DIR/ui/fixtures
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-export NO_COLOR=1 LC_ALL=C.UTF-8 HOME=$WORK/home
-unset LANGUAGE
-
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
-has() { grep -qF -- "$2" "$1"; }
-# st EXPECTED ARGS...: runs oomfix, keeps stdout/stderr in $WORK/out, $WORK/err; true when the
-# exit status is EXPECTED
-st() { local want=$1; shift; "$OOMFIX" "$@" > "$WORK/out" 2> "$WORK/err"; local got=$?
-	[ "$got" -eq "$want" ] || { echo "# exit $got, wanted $want: $*"; sed 's/^/#   /' "$WORK/err"; return 1; }; }
+. "$(dirname "$0")/lib.sh"
 
 cp "$FIX/job.yaml" "$FIX/train.log" "$WORK/"
 cd "$WORK" || exit 1

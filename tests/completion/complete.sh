@@ -48,6 +48,9 @@ check "bash: the script loads and registers _oomfix" \
 out=$(bashc "oomfix ")
 check "bash: subcommands, including those of the job database and retry" \
 	eval 'has "$out" fix && has "$out" diagnose && has "$out" jobs && has "$out" queue && has "$out" restore && has "$out" retry'
+check "bash: runs is offered (D20: it takes a job file too)" eval 'has "$out" runs'
+out=$(bashc "oomfix runs --")
+check "bash: options of runs" eval 'has "$out" --json && has "$out" --aitk'
 out=$(bashc "oomfix est")
 check "bash: estimate" eval '[ "$out" = estimate ]'
 out=$(bashc "oomfix estimate --")

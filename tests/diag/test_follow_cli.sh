@@ -11,7 +11,7 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else no "$what"; fi; }
 
-echo "1..8"
+echo "1..10"
 src="$CASES/d-fatal-late/train.log"
 size=$(stat -c %s "$src")
 # the first piece stops before the first OOM message, the rest comes in three pieces
@@ -32,7 +32,7 @@ done
 printf '\nResult:\n - 1 failure\n' >>"$T/log.txt"
 wait $pid
 rc=$?
-check "follow ends by itself once the run has ended (exit 0)" test "$rc" = 0
+check "follow ends by itself once the run has ended (not killed by the timeout)" test "$rc" != 124
 check "it printed more than one verdict" test "$(wc -l <"$T/out")" -ge 2
 check "the first verdict is no OOM" python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); assert r["oom"] is False, r' "$T/out"
 "$OOMFIX" diagnose --json "$T/log.txt" >"$T/full.json"
@@ -45,6 +45,13 @@ for k in ("oom", "timing", "phase", "failed_step", "total_steps", "signatures", 
     assert last[k] == full[k], (k, last[k], full[k])
 assert last["oom"] is True
 ' "$T/out" "$T/full.json"
+# the exit status carries the verdict: 10 + the timing letter's place (A = 10 ... E = 14)
+want=$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["timing"]
+order = ["before_training", "first_steps", "sampling", "intermittent", "environment"]
+print(10 + order.index(t) if t in order else 15)' "$T/full.json")
+check "follow's exit status carries the verdict of an OOM run ($want, friction list)" test "$rc" = "$want"
 
 # the web UI moves log.txt aside when a job restarts and writes a new one
 printf 'Running 1 job\nLoading Flux model\nCUDA out of memory. Tried to allocate 2.00 GiB\n' >"$T/r.txt"
@@ -57,6 +64,8 @@ printf 'Running 1 job\nLoading Flux model\n' >"$T/r.txt"
 sleep 0.5
 printf '\nResult:\n - 1 completed job\n' >>"$T/r.txt"
 wait $pid
+rrc=$?
+check "follow of a run that ended without an OOM exits 0" test "$rrc" = 0
 check "a replaced log is read again from the start" grep -q "replaced or truncated" "$T/rout"
 check "... and its verdict is that of the new log" bash -c 'tail -2 "$0" | grep -q "^line 5: No GPU out-of-memory"' "$T/rout"
 

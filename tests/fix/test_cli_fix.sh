@@ -126,7 +126,7 @@ out_file() {
 	"$OOMFIX" fix "$tmp/w.yaml" num_frames >"$tmp/expected.yaml" 2>/dev/null || return 1
 	"$OOMFIX" fix -o "$tmp/w-out.yaml" "$tmp/w.yaml" num_frames >"$tmp/stdout" 2>/dev/null || return 1
 	cmp -s "$tmp/w-out.yaml" "$tmp/expected.yaml" && cmp -s "$tmp/w.yaml" "$FIXTURES/wan_video.yaml" &&
-		[ ! -s "$tmp/stdout" ] && grep -q "num_frames: 57 # five seconds" "$tmp/w-out.yaml"
+		[ ! -s "$tmp/stdout" ] && grep -q "num_frames: 61 # oomfix: was 121; five seconds" "$tmp/w-out.yaml"
 }
 check "fix -o OUT writes OUT and leaves JOB alone" out_file
 
@@ -134,14 +134,14 @@ no_keep() {
 	"$OOMFIX" fix --no-keep-batch "$FIXTURES/legacy_accum.yaml" batch_size >"$tmp/nk.yaml" 2>/dev/null &&
 		grep -q "gradient_accumulation_steps: 2 # legacy name" "$tmp/nk.yaml" &&
 		"$OOMFIX" fix --keep-batch "$FIXTURES/legacy_accum.yaml" batch_size >"$tmp/k.yaml" 2>/dev/null &&
-		grep -q "gradient_accumulation_steps: 4 # legacy name" "$tmp/k.yaml"
+		grep -q "gradient_accumulation_steps: 4 # oomfix: was 2; legacy name" "$tmp/k.yaml"
 }
 check "--keep-batch / --no-keep-batch" no_keep
 
 next_no_log() {
 	"$OOMFIX" fix "$FIXTURES/legacy_accum.yaml" next >"$tmp/n.yaml" 2>"$tmp/err" &&
 		grep -q "next: gradient_checkpointing" "$tmp/err" &&
-		grep -q "gradient_checkpointing: true # turned off" "$tmp/n.yaml"
+		grep -q "gradient_checkpointing: true # oomfix: was false; turned off" "$tmp/n.yaml"
 }
 check "fix next without a log takes the first plan step not done" next_no_log
 

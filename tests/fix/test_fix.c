@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "oomfix/diag.h"
 #include "oomfix/doc.h"
 #include "oomfix/job.h"
 #include "oomfix/plan.h"
@@ -272,6 +273,21 @@ static bool has_line(const char *text, size_t tlen, const char *line, size_t len
 	return false;
 }
 
+/* The comment `com` as it is, or (D40) on a changed value "# oomfix: was OLD; " and its text. */
+static bool comment_kept(const char *now, size_t nlen, const char *com, size_t clen)
+{
+	static const char mark[] = "# oomfix: was ";
+	if (nlen == clen && !memcmp(now, com, clen))
+		return true;
+	size_t k = 1;
+	while (k < clen && com[k] == ' ')
+		k++;
+	const char *semi = nlen > sizeof mark ? memchr(now, ';', nlen) : NULL;
+	return semi && !memcmp(now, mark, sizeof mark - 1) &&
+	       (size_t)(now + nlen - semi) == clen - k + 2 && semi[1] == ' ' &&
+	       !memcmp(semi + 2, com + k, clen - k);
+}
+
 /* A line of text whose comment is `com` and whose text before it starts with `key`. */
 static bool has_comment_on_key(const char *text, size_t tlen, const char *key, size_t klen,
 			       const char *com, size_t clen)
@@ -281,7 +297,7 @@ static bool has_comment_on_key(const char *text, size_t tlen, const char *key, s
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		long c = comment_at(p, l);
-		if (c >= 0 && l - (size_t)c == clen && !memcmp(p + c, com, clen) && l >= klen &&
+		if (c >= 0 && comment_kept(p + c, l - (size_t)c, com, clen) && l >= klen &&
 		    !memcmp(p, key, klen))
 			return true;
 		p += l + 1;
@@ -351,13 +367,14 @@ static long long ladder_below(long long v)
 	return v;
 }
 
+/* The grid point g·k+1 nearest v/2 (the lower on a tie), below v, at least 9 (D18: 81 → 41). */
 static long long frames_half(long long v, int g)
 {
-	long long best = 9;
-	for (long long n = 1; n <= v / 2; n += g)
-		if (n > best)
+	long long best = 1;
+	for (long long n = 1; n < v; n += g)
+		if (llabs(2 * n - v) < llabs(2 * best - v))
 			best = n;
-	return best;
+	return best < 9 ? 9 : best;
 }
 
 static long long eff_batch_max(const struct job *j)
@@ -745,7 +762,7 @@ static void test_bucket_single_ladder(void **state)
 	}
 	assert_int_equal(fix_status(cur.j, FIX_DROP_LARGEST_BUCKET, NULL, 0), FIX_DONE);
 	size_t len;
-	assert_non_null(strstr(doc_text(cur.d, &len), "resolution: 512 # one big bucket\n"));
+	assert_non_null(strstr(doc_text(cur.d, &len), "resolution: 512 # oomfix: was 1536; one big bucket\n"));
 	unload(&cur);
 }
 
@@ -768,7 +785,7 @@ static void test_lighter_per_prompt(void **state)
 	assert_int_equal(getl(b.d, "sample.samples[3].height", 0), 384);
 	assert_int_equal(getl(b.d, "sample.samples[3].sample_steps", 0), 20);
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "width: 288   # portrait\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "width: 288   # oomfix: was 1024; portrait\n"));
 	unload(&a);
 	unload(&b);
 
@@ -800,19 +817,68 @@ static void frames_ladder(const char *file, const long long *want, size_t nwant,
 	unload(&cur);
 }
 
+/* D18: halving 81 frames lands on 41 (the 4k+1 point nearest half), and after a failed training
+ * step the previews keep their frames: only the clips are shortened. */
+static void test_frames_D18(void **state)
+{
+	(void)state;
+	char *p = fixture("wan_video.yaml");
+	struct loaded a, b;
+	load(p, &a);
+	free(p);
+	struct fix_edit_list fl;
+	struct err e;
+	err_clear(&e);
+	assert_int_equal(fix_edits_after(a.j, FIX_NUM_FRAMES, true, DIAG_P_TRAINING, &fl, &e), ERR_OK);
+	assert_int_equal(doc_apply(a.d, fl.edits, fl.n, &b.d, &e), ERR_OK);
+	fix_edits_free(&fl);
+	assert_int_equal(getl(b.d, "datasets[0].num_frames", 0), 61); /* 121 → 61 */
+	assert_int_equal(getl(b.d, "sample.num_frames", 0), 81);      /* left alone */
+	doc_free(&b.d);
+	assert_int_equal(fix_edits_after(a.j, FIX_NUM_FRAMES, true, DIAG_P_SAMPLING, &fl, &e), ERR_OK);
+	assert_int_equal(doc_apply(a.d, fl.edits, fl.n, &b.d, &e), ERR_OK);
+	fix_edits_free(&fl);
+	assert_int_equal(getl(b.d, "sample.num_frames", 0), 41);      /* 81 → 41 */
+	doc_free(&b.d);
+	unload(&a);
+}
+
+/* D40: a comment beside a value a fix changed says what the value was, so it does not lie;
+ * a plain SET (the user's own edit) keeps the comment as it is. */
+static void test_comments_D40(void **state)
+{
+	(void)state;
+	struct loaded a, b;
+	size_t len;
+	apply_named("legacy_accum.yaml", FIX_GRADIENT_CHECKPOINTING, true, &a, &b);
+	assert_non_null(strstr(doc_text(b.d, &len),
+			       "gradient_checkpointing: true # oomfix: was false; turned off to go faster\n"));
+	struct doc_edit ed = { .op = DOC_EDIT_SET, .path = PROC "train.gradient_checkpointing",
+			       .value = "true" };
+	struct doc *c = NULL;
+	struct err e;
+	err_clear(&e);
+	assert_int_equal(doc_apply(a.d, &ed, 1, &c, &e), ERR_OK);
+	assert_non_null(strstr(doc_text(c, &len),
+			       "gradient_checkpointing: true # turned off to go faster\n"));
+	doc_free(&c);
+	unload(&a);
+	unload(&b);
+}
+
 static void test_frames_grids(void **state)
 {
-	static const long long wan[] = { 57, 25, 9 }, ltx[] = { 57, 25, 9 };
-	frames_ladder("wan_video.yaml", wan, 3, 4);
+	static const long long wan[] = { 61, 29, 13, 9 }, ltx[] = { 57, 25, 9 };
+	frames_ladder("wan_video.yaml", wan, 4, 4);
 	frames_ladder("ltx_video.yaml", ltx, 3, 8);
 
 	struct loaded a, b;
 	apply_named("wan_video.yaml", FIX_NUM_FRAMES, true, &a, &b);
-	assert_int_equal(getl(b.d, "datasets[1].num_frames", 0), 21); /* 49 → 21 on 4k+1 */
+	assert_int_equal(getl(b.d, "datasets[1].num_frames", 0), 25); /* 49 → 25 on 4k+1 */
 	assert_null(getp(b.d, "datasets[2].num_frames"));
-	assert_int_equal(getl(b.d, "sample.num_frames", 0), 37);      /* 81 → 37 */
+	assert_int_equal(getl(b.d, "sample.num_frames", 0), 41);      /* 81 → 41 (D18) */
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "num_frames: 57 # five seconds\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "num_frames: 61 # oomfix: was 121; five seconds\n"));
 	unload(&a);
 	unload(&b);
 
@@ -845,7 +911,7 @@ static void test_low_vram(void **state)
 	assert_true(getb(b.d, "model.quantize", false));
 	assert_true(getb(b.d, "model.quantize_te", false));
 	size_t len;
-	assert_non_null(strstr(doc_text(b.d, &len), "quantize_te: true # keep T5 in bf16\n"));
+	assert_non_null(strstr(doc_text(b.d, &len), "quantize_te: true # oomfix: was false; keep T5 in bf16\n"));
 	unload(&a);
 	unload(&b);
 
@@ -868,7 +934,7 @@ static void test_gc_and_disable(void **state)
 	apply_named("legacy_accum.yaml", FIX_GRADIENT_CHECKPOINTING, true, &a, &b);
 	size_t len;
 	assert_non_null(strstr(doc_text(b.d, &len),
-			       "gradient_checkpointing: true # turned off to go faster\n"));
+			       "gradient_checkpointing: true # oomfix: was false; turned off to go faster\n"));
 	unload(&a);
 	unload(&b);
 
@@ -893,6 +959,8 @@ int main(void)
 		cmocka_unit_test(test_bucket_single_ladder),
 		cmocka_unit_test(test_lighter_per_prompt),
 		cmocka_unit_test(test_frames_grids),
+		cmocka_unit_test(test_frames_D18),
+		cmocka_unit_test(test_comments_D40),
 		cmocka_unit_test(test_low_vram),
 		cmocka_unit_test(test_gc_and_disable),
 		cmocka_unit_test(test_own_fixtures),

@@ -626,6 +626,50 @@ static void test_decision_table(void **state)
 	unload(&done);
 }
 
+/* D37: the checklist reads in the rollback plan's order (checkpointing first for an image job),
+ * the worker last; an item ticked only by an unsaved edit says so. */
+static void test_checklist_order_D37(void **state)
+{
+	(void)state;
+	struct loaded l;
+	load("legacy_accum.yaml", &l);
+	struct plan p;
+	plan_build(l.j, NULL, &p);
+	enum check_item order[CHECK_COUNT];
+	checklist_order(&p, order);
+	assert_int_equal(p.steps[0].fix, FIX_GRADIENT_CHECKPOINTING);
+	assert_int_equal(order[0], CHECK_GC);
+	assert_int_equal(order[1], CHECK_BATCH);
+	assert_int_equal(order[2], CHECK_BUCKET);
+	assert_int_equal(order[CHECK_COUNT - 1], CHECK_WORKER);
+	bool seen[CHECK_COUNT] = { false };
+	for (int k = 0; k < CHECK_COUNT; k++) {
+		assert_false(seen[order[k]]);
+		seen[order[k]] = true;
+	}
+
+	/* The same job with gradient_checkpointing set but not saved. */
+	struct doc_edit ed = { .op = DOC_EDIT_SET,
+			       .path = "config.process[0].train.gradient_checkpointing",
+			       .value = "true" };
+	struct doc *nd = NULL;
+	struct job *nj = NULL;
+	struct err e;
+	err_clear(&e);
+	assert_int_equal(doc_apply(l.d, &ed, 1, &nd, &e), ERR_OK);
+	assert_int_equal(job_from_doc(nd, &nj, &e), ERR_OK);
+	struct checklist saved, now;
+	checklist_build(l.j, NULL, &saved);
+	checklist_build(nj, NULL, &now);
+	checklist_mark_unsaved(&now, &saved);
+	assert_int_equal(now.item[CHECK_GC], FIX_DONE);
+	assert_non_null(strstr(now.reason[CHECK_GC], "(unsaved)"));
+	assert_null(strstr(now.reason[CHECK_BATCH], "unsaved"));
+	job_free(&nj);
+	doc_free(&nd);
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -639,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_checklist_agrees_with_plan),
 		cmocka_unit_test(test_plan_order),
 		cmocka_unit_test(test_checklist),
+		cmocka_unit_test(test_checklist_order_D37),
 		cmocka_unit_test(test_scaleup),
 		cmocka_unit_test(test_shared_cases),
 	};

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oomfix/save.h"
@@ -519,6 +520,56 @@ static void test_readonly_filesystem(void **state)
 	f->mounted = false;
 }
 
+/* D26: SIGHUP with unsaved edits in a read-only folder: the emergency save goes to
+ * $XDG_STATE_HOME/oomfix/, a line on stderr says where, and the name is found again for recovery. */
+static void test_emergency_readonly_D26(void **state)
+{
+	struct fx *f = *state;
+	char mnt[1300], job[1400], state_dir[1300], errf[1300];
+	if (!mount_tmpfs(f, "size=1m", mnt, sizeof mnt))
+		skip();
+	snprintf(job, sizeof job, "%s/job.yaml", mnt);
+	put(job, OLD, 0644);
+	if (mount(NULL, mnt, NULL, MS_REMOUNT | MS_RDONLY, NULL) != 0)
+		skip();
+	snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
+	setenv("XDG_STATE_HOME", state_dir, 1);
+	save_emergency_prepare(job);
+
+	snprintf(errf, sizeof errf, "%s/stderr", f->dir);
+	fflush(stderr);
+	int keep = dup(STDERR_FILENO), fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(keep >= 0 && fd >= 0);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	int rc = save_emergency(job, NEW, strlen(NEW));
+	dup2(keep, STDERR_FILENO);
+	close(keep);
+	assert_int_equal(rc, 0);
+
+	char want[3000];
+	snprintf(want, sizeof want, "%s/oomfix/", state_dir);
+	size_t off = strlen(want);
+	for (const char *p = job; *p && off + 1 < sizeof want; p++)
+		want[off++] = *p == '/' ? '%' : *p;
+	snprintf(want + off, sizeof want - off, ".oomfix-save");
+	assert_content(want, NEW);
+	FILE *fp = fopen(errf, "r");
+	char said[4096] = "";
+	assert_non_null(fp);
+	size_t n = fread(said, 1, sizeof said - 1, fp);
+	said[n] = '\0';
+	fclose(fp);
+	assert_non_null(strstr(said, want));
+	char *name = save_emergency_name(job);
+	assert_string_equal(name, want);
+	free(name);
+	assert_content(job, OLD);
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(umount2(mnt, 0), 0);
+	f->mounted = false;
+}
+
 static void test_disk_full(void **state)
 {
 	struct fx *f = *state;
@@ -685,6 +736,39 @@ static bool is_iso8601(const char *s)
 	return s[strlen(shape)] == '\n';
 }
 
+/* The journal read back (D3: the trail of tries takes the fixes after each run from it): every
+ * entry in order, its time, fixes, note and changes as they were given, a path with a backtick
+ * included. */
+static void test_journal_entries_D3(void **state)
+{
+	struct fx *f = *state;
+	struct err e;
+	const char *fixes[] = { "low_vram" };
+	const char *changes[] = { "config.process[0].model.low_vram: false → true" };
+	const char *odd[] = { "config.process[0].a`b: 1 → 2" };
+	struct save_journal_entry *v = NULL;
+	size_t n = 9;
+	assert_int_equal(save_journal_entries(f->job, &v, &n, &e), 0);
+	assert_int_equal(n, 0);
+	time_t before = time(NULL);
+	assert_int_equal(save_journal_note(f->job, "oomfix retry, try 1; its log: x/1.log", fixes, 1,
+					   changes, 1, &e), 0);
+	assert_int_equal(save_journal(f->job, NULL, 0, odd, 1, &e), 0);
+	assert_int_equal(save_journal_entries(f->job, &v, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_true(v[0].when >= before - 1 && v[0].when <= time(NULL) + 1);
+	assert_int_equal(v[0].nfixes, 1);
+	assert_string_equal(v[0].fixes[0], "low_vram");
+	assert_string_equal(v[0].note, "oomfix retry, try 1; its log: x/1.log");
+	assert_int_equal(v[0].nchanges, 1);
+	assert_string_equal(v[0].changes[0], changes[0]);
+	assert_int_equal(v[1].nfixes, 0);
+	assert_null(v[1].note);
+	assert_int_equal(v[1].nchanges, 1);
+	assert_string_equal(v[1].changes[0], odd[0]);
+	save_journal_entries_free(v, n);
+}
+
 static void test_journal(void **state)
 {
 	struct fx *f = *state;
@@ -764,7 +848,9 @@ int main(void)
 		T(test_file_size_limit),
 		T(test_emergency),
 		T(test_emergency_from_signal),
+		T(test_emergency_readonly_D26),
 		T(test_journal),
+		T(test_journal_entries_D3),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

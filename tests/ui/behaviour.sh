@@ -40,7 +40,7 @@ K
 check "save: exit 0" test $? -eq 0
 check "save: the save screen shows the diff and asks" has "$WORK/save/before.txt" "+        batch_size: 1"
 check "save: the question is on screen" has "$WORK/save/before.txt" "Write these changes?"
-check "save: batch_size written" grep -q '^        batch_size: 1  # two at a time' "$WORK/save/job.yaml"
+check "save: batch_size written" grep -q '^        batch_size: 1  # oomfix: was 2; two at a time' "$WORK/save/job.yaml"
 check "save: accumulation raised" grep -q '^        gradient_accumulation: 2$' "$WORK/save/job.yaml"
 check "save: backup job.yaml~ is the original" cmp -s "$WORK/save/job.yaml~" "$FIX/job.yaml"
 check "save: journal written" grep -q 'batch_size' "$WORK/save/job.yaml.oomfix.md"

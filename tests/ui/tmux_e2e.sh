@@ -62,7 +62,7 @@ T send-keys -t save q
 check "quit: exits" wait_dead save
 status=$(dead_status save)
 check "quit: exit status 0 (got '$status')" test "$status" = 0
-check "save: batch_size changed" grep -q '^        batch_size: 1  # two at a time' "$WORK/save/job.yaml"
+check "save: batch_size changed" grep -q '^        batch_size: 1  # oomfix: was 2; two at a time' "$WORK/save/job.yaml"
 check "save: accumulation raised" grep -q '^        gradient_accumulation: 2$' "$WORK/save/job.yaml"
 check "save: backup job.yaml~ exists" cmp -s "$WORK/save/job.yaml~" "$FIX/job.yaml"
 check "quit: terminal back from the alternate screen" test "$(fmt save '#{alternate_on}')" = 0
