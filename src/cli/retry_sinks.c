@@ -179,17 +179,13 @@ static void json_waiting(void *d, const struct retry_try *t, const char *text)
 
 static void json_verdict(void *d, const struct retry_try *t, const struct retry_verdict *rv)
 {
-	static const char letters[DIAG_T_COUNT][2] = { "", "A", "B", "C", "D", "E" };
 	const struct diag_result *v = rv->v;
 	struct json j;
 	ev_open(&j, d, RETRY_EV_VERDICT, t);
 	json_key(&j, "oom");
 	json_bool(&j, v->oom);
-	json_key(&j, "timing");
-	if (v->oom && v->timing > 0 && v->timing < DIAG_T_COUNT)
-		json_str(&j, letters[v->timing]);
-	else
-		json_null(&j);
+	/* the timing in the words every JSON output uses, and its letter beside it */
+	diag_json_timing(&j, v->oom ? v->timing : DIAG_T_NONE, true);
 	json_key(&j, "phase");
 	json_str(&j, diag_phase_name(v->phase));
 	json_key(&j, "step");

@@ -393,7 +393,7 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 		const struct doc_node *o = doc_get(d, "oom");
 		t->judged = true;
 		t->oom = o && doc_as_bool(o, &b) && b;
-		char *timing = str_at(d, "timing");
+		char *timing = str_at(d, "timing_letter");
 		snprintf(t->timing, sizeof t->timing, "%s", timing ? timing : "");
 		free(timing);
 		free(t->summary);

@@ -131,7 +131,7 @@ events() {
 	[ "$seq" = "try verdict fix try verdict fix try verdict end " ] || { echo "events: $seq"; return 1; }
 	[ "$(jq -r 'select(.event=="fix") | .fix' "$dir/ev.jsonl" | tr '\n' ' ')" = "low_vram gradient_checkpointing " ] ||
 		return 1
-	[ "$(jq -r 'select(.event=="verdict") | .timing' "$dir/ev.jsonl" | tr '\n' ' ')" = "A B null " ] || return 1
+	[ "$(jq -r 'select(.event=="verdict") | "\(.timing)/\(.timing_letter)"' "$dir/ev.jsonl" | tr '\n' ' ')" = "before_training/A first_steps/B null/null " ] || return 1
 	jq -se 'map(select(.event=="fix" and .fix=="low_vram")) | .[0].changes == ["config.process[0].model.low_vram: false → true"]' \
 		"$dir/ev.jsonl" >/dev/null || return 1
 	jq -se 'map(select(.event=="end")) | length == 1 and .[0].status == 0 and .[0].outcome == "fits" and .[0].try == 3' "$dir/ev.jsonl" >/dev/null || return 1

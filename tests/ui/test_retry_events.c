@@ -54,7 +54,7 @@ static int fake_retry(int argc, char **argv)
 		return 70;
 	if (!strcmp(mode, "normal")) {
 		put("{\"event\":\"try\",\"try\":0,\"index\":0,\"max_tries\":6,\"log\":\"first.log\"}\n");
-		put("{\"event\":\"verdict\",\"try\":0,\"oom\":true,\"timing\":\"A\",\"phase\":\"model_load\","
+		put("{\"event\":\"verdict\",\"try\":0,\"oom\":true,\"timing\":\"before_training\",\"timing_letter\":\"A\",\"phase\":\"model_load\","
 		    "\"step\":null,\"summary\":\"A: out of memory before training\"}\n{\"event\":\"fi");
 		nap(50); /* the rest of the line comes in another write */
 		put("x\",\"try\":0,\"fix\":\"low_vram\",\"title\":\"Use the model's low-memory path\","
@@ -63,7 +63,7 @@ static int fake_retry(int argc, char **argv)
 		put("{\"event\":\"try\",\"try\":1,\"index\":1,\"max_tries\":6,\"log\":\"runs/1.log\"}\n");
 		nap(50);
 		put("{\"event\":\"taken\",\"try\":1,\"status\":\"running\"}\n");
-		put("{\"event\":\"verdict\",\"try\":1,\"oom\":false,\"timing\":null,\"phase\":null,"
+		put("{\"event\":\"verdict\",\"try\":1,\"oom\":false,\"timing\":null,\"timing_letter\":null,\"phase\":null,"
 		    "\"step\":null,\"summary\":\"the run finished\"}\n");
 		put("{\"event\":\"end\",\"try\":1,\"status\":0,\"outcome\":\"fits\",\"text\":\"The run "
 		    "finished: the job fits.\"}\n");
