@@ -1,4 +1,5 @@
-/* fuzz_text.c — text_sanitize, text_visible, text_strip_ansi, text_width and text_fit on arbitrary bytes.
+/* fuzz_text.c — text_sanitize, text_visible, text_strip_ansi, text_width and text_fit on
+ * arbitrary bytes.
  *
  * What must hold for any input: the sanitised text cannot drive a terminal (no ESC, no C0 but
  * TAB, no DEL, no C1 in its UTF-8 form C2 80..C2 9F) and is valid UTF-8, and so is what
