@@ -18,6 +18,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uidb  # noqa: E402
+from tap import ok, skip, end  # noqa: E402
 
 OOMFIX = os.environ["OOMFIX"]
 SRC = os.environ["SOURCE_ROOT"]
@@ -25,27 +26,7 @@ LOG = os.path.join(SRC, "examples", "train.log")
 JOB = "my lora"
 NOBODY = 65534
 
-n = 0
-failed = 0
 table = []
-
-
-def ok(cond, what, detail=""):
-    global n, failed
-    n += 1
-    if cond:
-        print("ok %d - %s" % (n, what))
-    else:
-        failed += 1
-        print("not ok %d - %s" % (n, what))
-        for line in str(detail).splitlines()[:40]:
-            print("#   " + line)
-
-
-def skip(what, why):
-    global n
-    n += 1
-    print("ok %d - %s # SKIP %s" % (n, what, why))
 
 
 def run(*args, env=None, user=None, oomfix=OOMFIX):
@@ -434,5 +415,4 @@ bad_configs()
 odd_names()
 for case, rc, msg in table:
     print("# | %s | %d | %s |" % (case, rc, msg.replace("|", "\\|")))
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+sys.exit(end())

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../../src/ui/ui.h"
@@ -26,21 +25,11 @@ static void check_str(const char *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ui_retry r;
-	int fd = memfd_create("events", 0);
-	size_t off = 0;
+	int fd = fuzz_memfd(data, size);
 	unsigned bits;
 
 	if (fd < 0)
 		return 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0) {
-			close(fd);
-			return 0;
-		}
-		off += (size_t)w;
-	}
-	lseek(fd, 0, SEEK_SET);
 	memset(&r, 0, sizeof r);
 	r.pid = getpid(); /* running, and never a child of ours: waitpid says ECHILD, so it is gone */
 	r.ev_fd = fd;

@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../../src/ui/ui.h"
@@ -21,19 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ui_theme t, def;
 	struct err e;
 	char path[64];
-	size_t off = 0;
-	int fd = memfd_create("theme", 0), rc;
+	int fd = fuzz_memfd(data, size), rc;
 
 	if (fd < 0)
 		return 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0) {
-			close(fd);
-			return 0;
-		}
-		off += (size_t)w;
-	}
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	ui_theme_default(&def);
 	memset(&t, 0x5A, sizeof t);
