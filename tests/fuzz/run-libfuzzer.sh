@@ -99,8 +99,14 @@ for t in $targets; do
 	[ "$secs" = 0 ] && continue # build only
 	mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
 	echo "== fuzz_$t for ${secs}s" >&2
+	# the YAML and job words serve every reader of jobs and JSON, the log words the account
+	case $t in
+	fix | dbjob | theme | retry | json) d=doc ;;
+	memacct) d=diag ;;
+	*) d=$t ;;
+	esac
 	dict=""
-	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
+	[ -f "$here/$d.dict" ] && dict="-dict=$here/$d.dict"
 	# shellcheck disable=SC2086
 	if ! UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
