@@ -22,17 +22,21 @@ import time
 import zipfile
 
 SUMMARY = "Diagnose and fix CUDA out-of-memory failures of AI Toolkit training jobs"
-HOMEPAGE = "https://github.com/ostris/ai-toolkit"
 DESCRIPTION = """\
 When an AI Toolkit training job dies with CUDA out-of-memory, oomfix reads its log and job (a
 YAML or JSON file, or a job of the web UI's database), tells when it ran out of memory and what
 to change first, applies that change one fix at a time with a safe save, follows runs and
 retries until the job fits. A terminal UI and a command line, in English and Japanese.
-
+"""
+WHEEL_NOTE = """
 This wheel holds one statically linked binary and its data: installed into a virtual
 environment it puts `oomfix` on that environment's PATH, with its themes, Japanese catalogue,
 man page (share/man) and shell completions (share/bash-completion, share/zsh,
 share/fish) under the environment's prefix.
+"""
+DEB_NOTE = """
+One statically linked binary (no library dependency) with its themes, Japanese catalogue, man
+page and shell completions.
 """
 
 
@@ -106,13 +110,13 @@ def wheel(tree, outdir, mtime):
                             0o755 if os.stat(p).st_mode & 0o111 else 0o644))
     if not any(e[0].endswith("/scripts/oomfix") for e in entries):
         sys.exit("pkgmeta: %s has no bin/oomfix" % tree)
-    meta = ("Metadata-Version: 2.1\nName: oomfix\nVersion: %s\nSummary: %s\nHome-page: %s\n"
+    meta = ("Metadata-Version: 2.1\nName: oomfix\nVersion: %s\nSummary: %s\n"
             "License: MIT\nRequires-Python: >=3\nPlatform: Linux\n"
             "Classifier: Environment :: Console :: Curses\n"
             "Classifier: License :: OSI Approved :: MIT License\n"
             "Classifier: Operating System :: POSIX :: Linux\n"
-            "Description-Content-Type: text/plain\n\n%s" % (version, SUMMARY, HOMEPAGE,
-                                                            DESCRIPTION))
+            "Description-Content-Type: text/plain\n\n%s" % (version, SUMMARY,
+                                                            DESCRIPTION + WHEEL_NOTE))
     whl = ("Wheel-Version: 1.0\nGenerator: oomfix scripts/pkgmeta.py\nRoot-Is-Purelib: false\n"
            "Tag: %s\n" % tag)
     entries.append((dist + "/METADATA", meta.encode(), 0o644))
@@ -150,12 +154,11 @@ def deb(tree, outdir, mtime):
         sys.exit("pkgmeta: %s has no bin/oomfix" % tree)
     os.makedirs(os.path.join(root, "DEBIAN"))
     desc = "\n".join(" " + (line if line.strip() else ".")
-                     for line in DESCRIPTION.strip().replace("This wheel", "This package")
-                     .splitlines())
+                     for line in (DESCRIPTION + DEB_NOTE).strip().splitlines())
     control = ("Package: oomfix\nVersion: %s\nArchitecture: %s\nMaintainer: oomfix maintainers "
                "<oomfix@localhost>\nInstalled-Size: %d\nSection: utils\nPriority: optional\n"
-               "Homepage: %s\nDescription: %s\n%s\n" % (debian(raw), darch, (size + 1023) // 1024,
-                                                        HOMEPAGE, SUMMARY, desc))
+               "Description: %s\n%s\n" % (debian(raw), darch, (size + 1023) // 1024, SUMMARY,
+                                            desc))
     with open(os.path.join(root, "DEBIAN", "control"), "w") as f:
         f.write(control)
     for d, dirs, files in os.walk(root):
