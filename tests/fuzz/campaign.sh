@@ -20,6 +20,7 @@ targets=${*:-doc diag text memacct json retry theme dbjob fix}
 jobs=${CAMPAIGN_JOBS:-1}
 secs=$((mins * 60))
 
+# shellcheck disable=SC2086 # a list of targets
 "$here/run-libfuzzer.sh" 0 $targets # build once
 mkdir -p "$out/logs"
 
