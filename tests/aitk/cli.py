@@ -18,6 +18,7 @@ SRC = os.environ["SOURCE_ROOT"]
 LOG = os.path.join(SRC, "examples", "train.log")
 ODD = "it's \"ünï\" job 1"  # spaces, quotes and non-ASCII
 
+
 def run(*args, cwd=None, env=None):
     e = dict(os.environ)
     if env:
