@@ -414,5 +414,6 @@ full_disk()
 bad_configs()
 odd_names()
 for case, rc, msg in table:
-    print("# | %s | %d | %s |" % (case, rc, msg.replace("|", "\\|")))
+    msg = msg.strip().replace("\n", " / ").replace("|", "\\|")
+    print("# | %s | %d | %s |" % (case, rc, msg))
 sys.exit(end())
