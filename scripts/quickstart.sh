@@ -13,6 +13,9 @@ packages="gcc meson ninja-build pkg-config libyaml-dev libpcre2-dev libncurses-d
 [ "$mode" = test ] && packages="$packages tmux patch jq python3-yaml"
 # The test suite also builds the static release archive (tests/release): its static libraries.
 [ "$mode" = test ] && packages="$packages libsqlite3-dev zlib1g-dev"
+# ... and installs the wheel into a fresh venv (python3 -m venv needs ensurepip) and unpacks the
+# .deb (dpkg-deb, in dpkg).
+[ "$mode" = test ] && packages="$packages python3-venv dpkg"
 
 # shellcheck disable=SC2086
 sh scripts/apt-install.sh $packages

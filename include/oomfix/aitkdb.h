@@ -98,6 +98,13 @@ int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out,
  * whether it was). The trainer polls the flag and writes status 'stopped' itself. */
 int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struct err *e);
 
+/* Makes a failed call's error (rc, when not ERR_OK) name both the database and the job NAME:
+ * the error's file becomes db_path and its message starts "job 'NAME': " (and keeps the file it
+ * named, such as a backup that could not be written) unless it names the job already. The name
+ * is shown with its controls made visible. Returns rc. The calls above that take a job name do
+ * this themselves. */
+int aitkdb_about_job(const char *db_path, const char *name, struct err *e, int rc);
+
 /* "2026-08-21T13:31:02.123Z" for milliseconds since the epoch (UTC), into buf. */
 void aitkdb_iso8601(long long ms, char *buf, size_t size);
 

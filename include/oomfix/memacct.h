@@ -71,7 +71,10 @@ enum memacct_part { MEMACCT_JOB, MEMACCT_OTHERS, MEMACCT_UNACCOUNTED, MEMACCT_FR
 bool memacct_parts(const struct memacct *m, int64_t part[MEMACCT_NPARTS]);
 
 /* Reads a size as torch prints it ("2.00 GiB", "0 bytes", "251.38 MiB") at s; stores the bytes
- * and returns the length read, or 0 if there is no size there. */
+ * and returns the length read, or 0 if there is no size there. A size above MEMACCT_SIZE_MAX
+ * (4 EiB, past any card) reads as MEMACCT_SIZE_MAX, so that the sums of an account stay in
+ * range whatever a log claims. */
+#define MEMACCT_SIZE_MAX (INT64_MAX / 32)
 size_t memacct_size(const char *s, size_t n, int64_t *bytes);
 
 /* Formats bytes for a person ("47.53 GiB", "43.9 MiB", "0 B") into buf. */

@@ -1,6 +1,7 @@
 /* aitkdb.c — see aitkdb.h. */
 #include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
+#include "oomfix/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -103,8 +104,20 @@ static int busy_ms(void)
 	return AITKDB_BUSY_MS;
 }
 
+/* A job name as an error message may show it: quotes stay, a newline or an escape sequence
+ * becomes visible text (^J, ^[) instead of driving the terminal. */
+static const char *shown(const char *name, char *buf, size_t size)
+{
+	text_visible(name ? name : "", name ? strlen(name) : 0, buf, size);
+	return buf;
+}
+
+/* The same in a buffer that lives as long as the full expression it is written in. */
+#define SHOWN(name) shown((name), (char[256]){ 0 }, 256)
+
 static int db_error(struct aitk_db *db, int rc, struct err *e)
 {
+	int ext = rc;
 	rc &= 0xff; /* extended codes are on */
 	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
 		return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
@@ -112,10 +125,47 @@ static int db_error(struct aitk_db *db, int rc, struct err *e)
 				 "written, try again"), (busy_ms() + 999) / 1000);
 	if (rc == SQLITE_NOTADB)
 		return err_set(e, ERR_DATA, db->path, 0, 0, "%s", _("not an SQLite database"));
+	if (rc == SQLITE_CORRUPT)
+		return err_set(e, ERR_DATA, db->path, 0, 0,
+			       _("the database is damaged (%s); nothing was written. Check it with "
+				 "sqlite3 DB 'PRAGMA integrity_check' and restore it from a copy"),
+			       sqlite3_errmsg(db->h));
+	if (rc == SQLITE_FULL)
+		return err_set(e, ERR_IOERR, db->path, 0, 0, "%s",
+			       _("the disk is full; nothing was written"));
+	if (rc == SQLITE_IOERR && (ext == SQLITE_IOERR_SHMOPEN || ext == SQLITE_IOERR_SHMSIZE))
+		rc = SQLITE_CANTOPEN; /* the -shm beside it cannot be made: a folder matter */
 	if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM)
-		return err_set(e, ERR_CANTCREAT, db->path, 0, 0, _("cannot write the database: %s"),
+		return err_set(e, ERR_CANTCREAT, db->path, 0, 0,
+			       _("cannot write the database: %s (the file and its folder must be "
+				 "writable: a WAL database keeps its -wal and -shm files beside it)"),
 			       sqlite3_errmsg(db->h));
 	return err_set(e, ERR_IOERR, db->path, 0, 0, _("database error: %s"), sqlite3_errmsg(db->h));
+}
+
+int aitkdb_about_job(const char *db_path, const char *name, struct err *e, int rc)
+{
+	char who[256], quoted[300], msg[sizeof e->msg];
+	if (rc == ERR_OK || !e || !name)
+		return rc;
+	shown(name, who, sizeof who);
+	snprintf(quoted, sizeof quoted, "'%s'", who);
+	bool at_db = !strcmp(e->file, db_path);
+	if (at_db && strstr(e->msg, quoted))
+		return rc; /* says both already */
+	if (!at_db && e->file[0])
+		snprintf(msg, sizeof msg, _("job '%s': %s: %s"), who, e->file, e->msg);
+	else
+		snprintf(msg, sizeof msg, _("job '%s': %s"), who, e->msg);
+	snprintf(e->msg, sizeof e->msg, "%s", msg);
+	snprintf(e->file, sizeof e->file, "%s", db_path);
+	e->line = e->col = 0;
+	return rc;
+}
+
+static int about(struct aitk_db *db, const char *name, struct err *e, int rc)
+{
+	return aitkdb_about_job(db->path, name, e, rc);
 }
 
 static char *col_text(sqlite3_stmt *st, int i)
@@ -405,8 +455,9 @@ static int no_such_job(struct aitk_db *db, const char *name, struct err *e)
 		for (size_t i = 0; i < n && found < 5; i++) {
 			if (distance(name, rows[i].name) <= lim || contains_ci(rows[i].name, name) ||
 			    contains_ci(name, rows[i].name)) {
+				char cn[128];
 				int w = snprintf(close + used, sizeof close - used, "%s'%s'",
-						 found ? ", " : "", rows[i].name);
+						 found ? ", " : "", shown(rows[i].name, cn, sizeof cn));
 				if (w < 0 || (size_t)w >= sizeof close - used)
 					break;
 				used += (size_t)w;
@@ -415,14 +466,16 @@ static int no_such_job(struct aitk_db *db, const char *name, struct err *e)
 		}
 		aitkdb_rows_free(rows, n);
 	}
+	char who[256];
+	shown(name, who, sizeof who);
 	if (found)
 		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
-			       _("no job named '%s'; close names: %s"), name, close);
+			       _("no job named '%s'; close names: %s"), who, close);
 	return err_set(e, ERR_NOINPUT, db->path, 0, 0,
-		       _("no job named '%s' (oomfix jobs lists them)"), name);
+		       _("no job named '%s' (oomfix jobs lists them)"), who);
 }
 
-int aitkdb_get(struct aitk_db *db, const char *name, struct aitk_job *out, struct err *e)
+static int get_row(struct aitk_db *db, const char *name, struct aitk_job *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	char sql[512];
@@ -444,6 +497,11 @@ int aitkdb_get(struct aitk_db *db, const char *name, struct aitk_job *out, struc
 	if (rc != SQLITE_DONE)
 		return db_error(db, rc, e);
 	return no_such_job(db, name, e);
+}
+
+int aitkdb_get(struct aitk_db *db, const char *name, struct aitk_job *out, struct err *e)
+{
+	return about(db, name, e, get_row(db, name, out, e));
 }
 
 static long long now_ms(void)
@@ -525,7 +583,7 @@ static int read_state(struct aitk_db *db, const char *name, struct rowstate *r, 
 		return db_error(db, rc, e);
 	if (!r->found)
 		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
-			       _("the job '%s' is no longer in the database"), name);
+			       _("the job '%s' is no longer in the database"), SHOWN(name));
 	return ERR_OK;
 }
 
@@ -550,7 +608,7 @@ static int refuse_running(struct aitk_db *db, const char *name, struct err *e)
 {
 	return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
 		       _("the job '%s' is running: stop it first (in the web UI), then try again"),
-		       name);
+		       SHOWN(name));
 }
 
 /* Opens the write transaction on a job that is not running (SPEC §10: an outside writer never
@@ -571,8 +629,8 @@ static int begin_idle(struct aitk_db *db, const char *name, struct rowstate *r, 
 	return rc;
 }
 
-int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded, const char *config,
-		       bool force, aitkdb_before_write before, void *arg, struct err *e)
+static int save_config(struct aitk_db *db, const char *name, const char *loaded,
+		       const char *config, bool force, aitkdb_before_write before, void *arg, struct err *e)
 {
 	struct rowstate r;
 	int rc = begin_idle(db, name, &r, e);
@@ -581,7 +639,14 @@ int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded,
 	if (!force && loaded && (!r.config || strcmp(r.config, loaded))) {
 		rc = err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
 			     _("the job '%s' was changed in the database since it was read; read it "
-			       "again, or use --force to overwrite it"), name);
+			       "again, or use --force to overwrite it"), SHOWN(name));
+		goto fail;
+	}
+	/* A file SQLite could only open read-only (its mode, or root's read-only mount): refused
+	 * before the backup beside the log is replaced by a save that cannot happen. */
+	if (sqlite3_db_readonly(db->h, "main") == 1) {
+		rc = err_set(e, ERR_CANTCREAT, db->path, 0, 0, "%s",
+			     _("cannot write the database: the file is read-only; nothing was written"));
 		goto fail;
 	}
 	if (before && (rc = before(arg, r.config ? r.config : "", e)) != ERR_OK)
@@ -613,6 +678,12 @@ fail:
 	return rc;
 }
 
+int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded, const char *config,
+		       bool force, aitkdb_before_write before, void *arg, struct err *e)
+{
+	return about(db, name, e, save_config(db, name, loaded, config, force, before, arg, e));
+}
+
 static int exec_bound(struct aitk_db *db, const char *sql, const char *a, const char *b,
 		      struct err *e)
 {
@@ -642,7 +713,7 @@ static bool table_exists(struct aitk_db *db, const char *t)
 	return ok;
 }
 
-int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e)
+static int queue_job(struct aitk_db *db, const char *name, char **was, struct err *e)
 {
 	if (was)
 		*was = NULL;
@@ -709,12 +780,17 @@ fail:
 	return rc;
 }
 
+int aitkdb_queue(struct aitk_db *db, const char *name, char **was, struct err *e)
+{
+	return about(db, name, e, queue_job(db, name, was, e));
+}
+
 bool aitkdb_was_queued(const char *was)
 {
 	return was && !strcmp(was, "queued");
 }
 
-int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e)
+static int read_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	out->step = out->total_steps = out->pid = -1;
@@ -760,11 +836,16 @@ int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out,
 		return db_error(db, rc, e);
 	if (!out->found)
 		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
-			       _("the job '%s' is no longer in the database"), name);
+			       _("the job '%s' is no longer in the database"), SHOWN(name));
 	return ERR_OK;
 }
 
-int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struct err *e)
+int aitkdb_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e)
+{
+	return about(db, name, e, read_status(db, name, out, e));
+}
+
+static int request_stop(struct aitk_db *db, const char *name, bool *asked, struct err *e)
 {
 	*asked = false;
 	if (!db->has_stop || !db->has_status)
@@ -784,6 +865,11 @@ int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struc
 	}
 	*asked = sqlite3_changes(db->h) > 0;
 	return commit(db, e);
+}
+
+int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struct err *e)
+{
+	return about(db, name, e, request_stop(db, name, asked, e));
 }
 
 static int status_rank(const char *s)

@@ -6,6 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Sizes read from a log saturate at MEMACCT_SIZE_MAX, so that a sum of every size an account
+ * holds (the eight listed processes, free, the job) stays inside int64_t; the sums saturate too. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -52,11 +59,13 @@ size_t memacct_size(const char *s, size_t n, int64_t *bytes)
 	for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
 		size_t l = strlen(units[u].unit);
 		if (j + l <= n && !memcmp(s + j, units[u].unit, l) && (j + l == n || !is_alpha(s[j + l]))) {
-			uint64_t m = (uint64_t)units[u].mult;
-			if (whole > (uint64_t)INT64_MAX / m)
-				return 0;
-			/* rounded to the byte: 2.00 GiB is exactly 2 << 30 */
-			*bytes = (int64_t)(whole * m + (frac * m + scale / 2) / scale);
+			uint64_t m = (uint64_t)units[u].mult, v;
+			/* rounded to the byte: 2.00 GiB is exactly 2 << 30; beyond any card, saturated */
+			if (whole > (uint64_t)MEMACCT_SIZE_MAX / m)
+				v = (uint64_t)MEMACCT_SIZE_MAX;
+			else
+				v = whole * m + (frac * m + scale / 2) / scale;
+			*bytes = v > (uint64_t)MEMACCT_SIZE_MAX ? MEMACCT_SIZE_MAX : (int64_t)v;
 			return j + l;
 		}
 	}
@@ -252,8 +261,8 @@ void memacct_finish(struct memacct *m)
 	int64_t reserved = -1;
 
 	if (m->pytorch_allocated >= 0)
-		reserved = m->pytorch_allocated +
-			   (m->pytorch_reserved_unallocated > 0 ? m->pytorch_reserved_unallocated : 0);
+		reserved = sat_add(m->pytorch_allocated,
+				   m->pytorch_reserved_unallocated > 0 ? m->pytorch_reserved_unallocated : 0);
 	/* In a container torch cannot tell its own pid, so the job is one of the "Process N" lines:
 	 * the smallest that holds at least what PyTorch reserved (a process holds its PyTorch
 	 * memory and more). Nothing can be told without PyTorch's own numbers. */
@@ -272,12 +281,13 @@ void memacct_finish(struct memacct *m)
 	}
 	m->others_total = 0;
 	for (size_t i = 0; i < m->nother; i++)
-		m->others_total += m->other[i].bytes;
+		m->others_total = sat_add(m->others_total, m->other[i].bytes);
 	m->job = m->this_process >= 0 ? m->this_process : reserved >= 0 ? reserved : m->limit;
 	m->unaccounted = -1;
 	if (m->capacity > 0 && m->free >= 0) {
-		int64_t u = m->capacity - m->free - (m->job > 0 ? m->job : 0) - m->others_total;
-		m->unaccounted = u > 0 ? u : 0;
+		/* capacity − (free + job + others), each part saturated: never below 0, never wraps */
+		int64_t used = sat_add(sat_add(m->free, m->job > 0 ? m->job : 0), m->others_total);
+		m->unaccounted = m->capacity > used ? m->capacity - used : 0;
 	}
 }
 

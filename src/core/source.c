@@ -7,6 +7,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
 #include "oomfix/json.h"
+#include "oomfix/text.h"
 #include "oomfix/plan.h"
 #include "oomfix/save.h"
 
@@ -122,9 +123,15 @@ static int open_aitk(struct source *s, const char *name, struct err *e)
 	if (rc)
 		return rc;
 	rc = aitkdb_open(root, &s->db, e);
-	free(root);
-	if (rc)
+	if (rc) {
+		char *db = cat3(root, "/", AITKDB_FILE);
+		if (db)
+			aitkdb_about_job(db, name, e, rc);
+		free(db);
+		free(root);
 		return rc;
+	}
+	free(root);
 	if ((rc = aitkdb_get(s->db, name, &s->row, e)) != ERR_OK)
 		return rc;
 	if (!(s->label = cat3(SOURCE_AITK_PREFIX, name, "")) ||
@@ -134,11 +141,21 @@ static int open_aitk(struct source *s, const char *name, struct err *e)
 		return oom(e);
 	const char *cfg = s->row.job_config ? s->row.job_config : "";
 	size_t off = 0;
+	char shown[256];
+	text_visible(s->label, strlen(s->label), shown, sizeof shown);
 	if (!json_check(cfg, strlen(cfg), &off)) {
 		int line, col;
 		json_where(cfg, off, &line, &col);
-		return err_set(e, ERR_DATA, s->label, line, col, "%s",
-			       _("job_config is not valid JSON"));
+		return err_set(e, ERR_DATA, shown, line, col, _("job_config is not valid JSON (in %s)"),
+			       aitkdb_path(s->db));
+	}
+	/* The web UI stores an object; an array or a bare value is no job it could have written. */
+	const char *first = cfg + strspn(cfg, " \t\n\r");
+	if (*first != '{') {
+		int line, col;
+		json_where(cfg, (size_t)(first - cfg), &line, &col);
+		return err_set(e, ERR_DATA, shown, line, col,
+			       _("job_config is not a JSON object (in %s)"), aitkdb_path(s->db));
 	}
 	if (!(s->text = strdup(cfg)))
 		return oom(e);

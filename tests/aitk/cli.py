@@ -11,26 +11,12 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uidb  # noqa: E402
+from tap import ok, end  # noqa: E402
 
 OOMFIX = os.environ["OOMFIX"]
 SRC = os.environ["SOURCE_ROOT"]
 LOG = os.path.join(SRC, "examples", "train.log")
 ODD = "it's \"ünï\" job 1"  # spaces, quotes and non-ASCII
-
-n = 0
-failed = 0
-
-
-def ok(cond, what, detail=""):
-    global n, failed
-    n += 1
-    if cond:
-        print("ok %d - %s" % (n, what))
-    else:
-        failed += 1
-        print("not ok %d - %s" % (n, what))
-        for line in str(detail).splitlines()[:40]:
-            print("#   " + line)
 
 
 def run(*args, cwd=None, env=None):
@@ -413,5 +399,4 @@ runs()
 runs_history_D3()
 review3()
 json_file()
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+sys.exit(end())

@@ -45,7 +45,8 @@ static void sizes(void **state)
 	assert_int_equal(b, SZ(43, 94, MiB));
 	assert_int_equal(memacct_size("7 GiBs", 6, &b), 0); /* not a unit */
 	assert_int_equal(memacct_size("GiB", 3, &b), 0);
-	assert_int_equal(memacct_size("99999999999999999999 GiB", 24, &b), 0); /* no overflow */
+	assert_int_equal(memacct_size("99999999999999999999 GiB", 24, &b), 24); /* saturates */
+	assert_true(b == MEMACCT_SIZE_MAX);
 }
 
 /* torch 2.5+: the process part names this process */
@@ -324,6 +325,39 @@ static char *memory_json(const char *log)
 	return out;
 }
 
+/* A log can claim any size: sizes saturate and no sum of the account wraps (issue: UBSan saw a
+ * signed overflow in memacct_finish for "5074343711323766425 MiB"). */
+static void huge_sizes_saturate(void **state)
+{
+	int64_t b, part[MEMACCT_NPARTS], sum = 0;
+	struct memacct m;
+	(void)state;
+	assert_int_equal(memacct_size("5074343711323766425 MiB", 23, &b), 23);
+	assert_true(b == MEMACCT_SIZE_MAX);
+	assert_int_equal(memacct_size("8589934591.99 GiB", 17, &b), 17);
+	assert_true(b > 0 && b <= MEMACCT_SIZE_MAX);
+	static const char msg[] = "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+			  "5074343711323766425 MiB of which 5074343711323766425 MiB is free. "
+			  "Process 1 has 5074343711323766425 MiB memory in use. "
+			  "Process 2 has 5074343711323766425 MiB memory in use. "
+			  "Process 3 has 5074343711323766425 MiB memory in use. "
+			  "Of the allocated memory 5074343711323766425 MiB is allocated by PyTorch, "
+			  "and 5074343711323766425 MiB is reserved by PyTorch but unallocated.";
+	memacct_init(&m);
+	memacct_parse(&m, msg, strlen(msg));
+	memacct_finish(&m);
+	assert_true(m.capacity == MEMACCT_SIZE_MAX);
+	assert_true(m.others_total >= MEMACCT_SIZE_MAX);
+	assert_true(m.job >= MEMACCT_SIZE_MAX);
+	assert_true(m.unaccounted == 0);
+	assert_true(memacct_parts(&m, part));
+	for (int i = 0; i < MEMACCT_NPARTS; i++) {
+		assert_true(part[i] >= 0);
+		sum += part[i];
+	}
+	assert_true(sum <= m.capacity);
+}
+
 static void json_object(void **state)
 {
 	char *s = memory_json(
@@ -370,6 +404,7 @@ int main(void)
 		cmocka_unit_test(would_fit_alone),
 		cmocka_unit_test(repeated_message),
 		cmocka_unit_test(parts_add_up),
+		cmocka_unit_test(huge_sizes_saturate),
 		cmocka_unit_test(json_object),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,6 +62,31 @@ static inline int fuzz_utf8_valid(const unsigned char *s, size_t len)
 		i += n;
 	}
 	return 1;
+}
+
+/* The input as a file (a memfd, at offset 0) for readers that take a descriptor or a path
+ * (/proc/self/fd/N); -1 when it cannot be made. The caller closes it. */
+static inline int fuzz_memfd(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("fuzz", 0);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -1;
+	while (off < size) {
+		ssize_t w = write(fd, data + off, size - off);
+
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 #endif

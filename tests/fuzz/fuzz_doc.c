@@ -21,6 +21,7 @@
 #include "oomfix/job.h"
 
 #include "fuzz.h"
+#include "fuzz_job.h"
 
 #define MAX_PATHS 64
 #define MAX_PATH_LEN 256
@@ -49,13 +50,6 @@ static uint64_t seed_of(const uint8_t *data, size_t size)
 		h *= 1099511628211ull;
 	}
 	return h ? h : 1;
-}
-
-static bool err_has_message(const struct err *e)
-{
-	size_t n = strnlen(e->msg, sizeof e->msg);
-
-	return e->code != ERR_OK && n > 0 && n < sizeof e->msg;
 }
 
 /* Records the path of every node (not through aliases), in document order, up to MAX_PATHS. */
@@ -137,47 +131,6 @@ static void read_paths(const struct doc *d, const struct walk *w)
 		read_node(n);
 		(void)doc_get_nearest(d, w->paths[i], &prefix);
 	}
-}
-
-static void read_job(const struct doc *d)
-{
-	struct job *j = NULL;
-	struct err e;
-	int rc;
-
-	err_clear(&e);
-	rc = job_from_doc(d, &j, &e);
-	if (rc != ERR_OK) {
-		FUZZ_CHECK(j == NULL);
-		FUZZ_CHECK(err_has_message(&e));
-		return;
-	}
-	FUZZ_CHECK(j != NULL);
-	for (size_t f = 0; f < job_nfields; f++) {
-		size_t nds = j->ndatasets ? (j->ndatasets < 3 ? j->ndatasets : 3) : 1;
-
-		for (size_t ds = 0; ds < nds; ds++) {
-			char small[8], big[256];
-			bool is_default;
-
-			memset(small, 'A', sizeof small);
-			if (job_field_value(j, &job_fields[f], ds, small, sizeof small, &is_default))
-				FUZZ_CHECK(strnlen(small, sizeof small) < sizeof small);
-			if (job_field_value(j, &job_fields[f], ds, big, sizeof big, &is_default))
-				FUZZ_CHECK(strnlen(big, sizeof big) < sizeof big);
-			memset(big, 'A', sizeof big);
-			job_field_path(j, &job_fields[f], ds, big, sizeof big);
-			FUZZ_CHECK(strnlen(big, sizeof big) < sizeof big);
-		}
-		(void)job_field_applies(j, &job_fields[f]);
-	}
-	(void)job_is_conservative(j);
-	(void)job_max_bucket(j);
-	(void)job_frame_step(j);
-	(void)job_prompt_count(j, NULL);
-	(void)job_kind_name(j->kind);
-	job_free(&j);
-	FUZZ_CHECK(j == NULL);
 }
 
 /* Applies edits; checks the result either way. Returns the new doc (caller frees) or NULL. */
@@ -359,7 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	walk(w, doc_root(d), "", 0);
 	read_paths(d, w);
-	read_job(d);
+	fuzz_read_job(d);
 	edit(d, w, data, size);
 	free(w);
 	doc_free(&d);

@@ -1,7 +1,9 @@
-/* fuzz_text.c — text_sanitize, text_strip_ansi, text_width and text_fit on arbitrary bytes.
+/* fuzz_text.c — text_sanitize, text_visible, text_strip_ansi, text_width and text_fit on
+ * arbitrary bytes.
  *
  * What must hold for any input: the sanitised text cannot drive a terminal (no ESC, no C0 but
- * TAB, no DEL, no C1 in its UTF-8 form C2 80..C2 9F) and is valid UTF-8; a smaller output buffer
+ * TAB, no DEL, no C1 in its UTF-8 form C2 80..C2 9F) and is valid UTF-8, and so is what
+ * text_visible makes of it (escape sequences shown, for error messages); a smaller output buffer
  * gives a prefix of the full output (nothing is split); stripping ANSI leaves no ESC and never
  * grows the text; text_fit agrees with text_width. Wrapping (text_wrap_next, text_wrap_items)
  * always moves on, never past the end, never splits a character of valid UTF-8, and gives lines
@@ -59,6 +61,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(small);
 	}
 	FUZZ_CHECK(text_sanitize(in, size, NULL, 0) == 0);
+
+	/* text_visible (job names in error messages): as safe, and a prefix when bounded */
+	m = text_visible(in, size, full, full_sz);
+	FUZZ_CHECK(m < full_sz && full[m] == '\0');
+	check_safe(full, m);
+	{
+		char vis[16];
+		size_t k = text_visible(in, size, vis, sizeof vis);
+
+		FUZZ_CHECK(k < sizeof vis && vis[k] == '\0' && k <= m && memcmp(vis, full, k) == 0);
+		check_safe(vis, k);
+	}
 
 	copy = malloc(size + 1);
 	if (copy) {
