@@ -42,12 +42,9 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static void try_free(struct ui_try *t)
+/* The fix a try's `fix` event carried: a second event for the same try replaces it whole. */
+static void try_forget_fix(struct ui_try *t)
 {
-	free(t->log);
-	free(t->taken);
-	free(t->waiting);
-	free(t->summary);
 	free(t->fix);
 	free(t->title);
 	free(t->note);
@@ -55,6 +52,18 @@ static void try_free(struct ui_try *t)
 	for (size_t i = 0; i < t->nchanges; i++)
 		free(t->changes[i]);
 	free(t->changes);
+	t->fix = t->title = t->note = t->lesson = NULL;
+	t->changes = NULL;
+	t->nchanges = 0;
+}
+
+static void try_free(struct ui_try *t)
+{
+	free(t->log);
+	free(t->taken);
+	free(t->waiting);
+	free(t->summary);
+	try_forget_fix(t);
 	memset(t, 0, sizeof *t);
 }
 
@@ -399,6 +408,7 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 		free(t->summary);
 		t->summary = str_at(d, "summary");
 	} else if (ev == RETRY_EV_FIX && t) {
+		try_forget_fix(t);
 		t->fix = str_at(d, "fix");
 		t->title = str_at(d, "title");
 		t->note = str_at(d, "note");
