@@ -39,7 +39,8 @@ bool array_grow(void *pp, size_t *cap, size_t need, size_t size);
 /* True when the array p (of capacity cap, a size_t) has room for n elements, growing it if
  * needed; false when it could not grow (p still valid, nothing lost). Typical use:
  *     if (!ARRAY_GROW(v->p, v->n + 1, v->cap)) return false;
- *     v->p[v->n++] = x; */
+ *     v->p[v->n++] = x;
+ * n is evaluated twice: no side effects in it. */
 #define ARRAY_GROW(p, n, cap) ((n) <= (cap) || array_grow(&(p), &(cap), (n), sizeof *(p)))
 
 /* Reads fd to its end into *out (malloc'd, NUL-terminated; length in *len). A regular file is
