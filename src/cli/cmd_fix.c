@@ -407,8 +407,7 @@ static void strv_free(struct strv *s)
 	s->n = 0;
 }
 
-/* "path: old → new" for the journal, comparing the value at `path` before and after. NULL when the
- * value did not change. */
+/* Writes len bytes of s and flushes; ERR_IOERR when either fails. */
 static int write_all(FILE *fp, const char *s, size_t len)
 {
 	if (len && fwrite(s, 1, len, fp) != len)
@@ -450,7 +449,17 @@ static int list_fixes(const char *path)
 	return fflush(stdout) ? ERR_IOERR : 0;
 }
 
-int cmd_fix(int argc, char **argv)
+/* What `fix` was asked: options and the words after them. */
+struct fix_opts {
+	const char *log, *out, *path;
+	bool diff, keep, inplace, force;
+	char **fixes; /* the FIX words, nfix of them */
+	int nfix;
+};
+
+/* Parses the command line into *o. Returns -1 to go on, or the exit status to end with (help,
+ * --list, a usage error). */
+static int fix_parse(int argc, char **argv, struct fix_opts *o)
 {
 	enum { O_KEEP = 256, O_NOKEEP, O_FORCE, O_LIST };
 	static const struct option opts[] = {
@@ -465,20 +474,20 @@ int cmd_fix(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *log = NULL, *out = NULL;
-	bool diff = false, keep = true, inplace = false, force = false, list = false;
+	*o = (struct fix_opts){ .keep = true };
+	bool list = false;
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "l:do:ih", opts, NULL)) != -1) {
 		switch (c) {
-		case 'l': log = optarg; break;
-		case 'd': diff = true; break;
-		case O_KEEP: keep = true; break;
-		case O_NOKEEP: keep = false; break;
-		case 'o': out = optarg; break;
-		case 'i': inplace = true; break;
-		case O_FORCE: force = true; break;
+		case 'l': o->log = optarg; break;
+		case 'd': o->diff = true; break;
+		case O_KEEP: o->keep = true; break;
+		case O_NOKEEP: o->keep = false; break;
+		case 'o': o->out = optarg; break;
+		case 'i': o->inplace = true; break;
+		case O_FORCE: o->force = true; break;
 		case O_LIST: list = true; break;
 		case 'h': fix_help(stdout); return 0;
 		default:
@@ -488,225 +497,264 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (list)
 		return list_fixes(argc - optind > 0 ? argv[optind] : NULL);
-	if (out && inplace)
+	if (o->out && o->inplace)
 		return usage_error("fix", "%s", _("-o and -i cannot be used together"));
 	if (argc - optind < 2)
 		return usage_error("fix", "%s", _("expected JOB and at least one FIX"));
-	const char *path = argv[optind];
-	for (int i = optind + 1; i < argc; i++)
-		if (strcmp(argv[i], "next") && fix_by_name(argv[i]) == FIX_NONE) {
+	o->path = argv[optind];
+	o->fixes = argv + optind + 1;
+	o->nfix = argc - optind - 1;
+	for (int i = 0; i < o->nfix; i++)
+		if (strcmp(o->fixes[i], "next") && fix_by_name(o->fixes[i]) == FIX_NONE) {
 			/* Name the fixes there are, so the next try can be right. */
-			fprintf(stderr, _("oomfix fix: unknown fix '%s'; the fixes are:"), argv[i]);
+			fprintf(stderr, _("oomfix fix: unknown fix '%s'; the fixes are:"), o->fixes[i]);
 			for (int id = 0; id < FIX_COUNT; id++)
 				fprintf(stderr, " %s", fix_name((enum fix_id)id));
 			fprintf(stderr, " %s\n", _("(or next)"));
 			fprintf(stderr, _("Try 'oomfix %s --help'.\n"), "fix");
 			return ERR_USAGE;
 		}
+	return -1;
+}
 
+/* One `fix` run: the job as read (orig) and as the fixes so far left it (cur, j). */
+struct fix_run {
+	struct source *src;
+	struct doc *orig, *cur;
+	struct job *j;
+	const char *log;
+	struct diag_result *v; /* the log's diagnosis, or NULL without a log */
+	struct strv applied;   /* names of the fixes applied, for the journal */
+	bool not_applicable;
 	struct err e;
-	err_clear(&e);
-	struct doc *orig = NULL;
-	struct job *j = NULL;
-	struct source *src = NULL;
-	int rc = cli_open_job(path, &src, &orig, &j, &e);
-	if (rc)
-		return fail(&e);
+};
+
+static void fix_run_free(struct fix_run *r)
+{
+	strv_free(&r->applied);
+	if (r->cur != r->orig)
+		doc_free(&r->cur);
+	free(r->v);
+	job_free(&r->j);
+	doc_free(&r->orig);
+	source_free(&r->src);
+}
+
+/* Reads the job and diagnoses its log. Returns 0, or the exit status (reported). */
+static int fix_open(const struct fix_opts *o, struct fix_run *r)
+{
+	if (cli_open_job(o->path, &r->src, &r->orig, &r->j, &r->e))
+		return fail(&r->e);
+	r->cur = r->orig;
 	/* Nothing can be saved under a running trainer: say so before any "applied" line. */
-	if (inplace && source_running(src)) {
-		err_set(&e, ERR_TEMPFAIL, NULL, 0, 0,
+	if (o->inplace && source_running(r->src)) {
+		err_set(&r->e, ERR_TEMPFAIL, NULL, 0, 0,
 			_("the job '%s' is running: stop it first (in the web UI), then try again"),
-			source_row(src)->name);
-		int refused = fail(&e);
-		job_free(&j);
-		doc_free(&orig);
-		source_free(&src);
-		return refused;
+			source_row(r->src)->name);
+		return fail(&r->e);
 	}
 	struct err le;
-	if (!log && cli_job_log(src, &log, &le) != ERR_OK)
-		log = NULL;
-
-	struct diag_result *v = NULL;
-	struct doc *cur = orig;
-	struct strv applied = { 0 };
-	bool not_applicable = false;
-	int status = 0;
-
-	if (log) {
-		v = calloc(1, sizeof *v);
-		if (!v) {
-			err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
-			status = fail(&e);
-			goto done;
-		}
-		if ((rc = run_diag(log, j, v, &e)) != ERR_OK) {
-			status = fail(&e);
-			goto done;
-		}
+	r->log = o->log;
+	if (!r->log && cli_job_log(r->src, &r->log, &le) != ERR_OK)
+		r->log = NULL;
+	if (!r->log)
+		return 0;
+	r->v = calloc(1, sizeof *r->v);
+	if (!r->v) {
+		err_set(&r->e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		return fail(&r->e);
 	}
+	if (run_diag(r->log, r->j, r->v, &r->e) != ERR_OK)
+		return fail(&r->e);
+	return 0;
+}
 
-	/* One change, then a run (SPEC §3.4): `next` from a log that predates the last saved change
-	 * would stack a second change on one nobody has tried. */
+/* One change, then a run (SPEC §3.4): `next` from a log that predates the last saved change
+ * would stack a second change on one nobody has tried. Returns 0, or ERR_TEMPFAIL (reported). */
+static int fix_refuse_untried(const struct fix_opts *o, struct fix_run *r)
+{
 	time_t changed;
-	if (v && !force && wants_next(argc - optind - 1, argv + optind + 1) &&
-	    source_log_untried(src, log, &changed)) {
-		char when[64], text[768];
-		struct tm tm;
-		struct plan p;
-		if (!localtime_r(&changed, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
-			snprintf(when, sizeof when, "%lld", (long long)changed);
-		plan_build(j, v, &p);
-		struct plan_decision d = plan_decide(&p, v, true);
-		plan_decision_text(&d, &p, j, text, sizeof text);
+	if (!r->v || o->force || !wants_next(o->nfix, o->fixes) ||
+	    !source_log_untried(r->src, r->log, &changed))
+		return 0;
+	char when[64], text[768];
+	struct tm tm;
+	struct plan p;
+	if (!localtime_r(&changed, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(when, sizeof when, "%lld", (long long)changed);
+	plan_build(r->j, r->v, &p);
+	struct plan_decision d = plan_decide(&p, r->v, true);
+	plan_decision_text(&d, &p, r->j, text, sizeof text);
+	fprintf(stderr, _("next: %s\n"), text);
+	fprintf(stderr, _("%s: the last change was saved at %s; use --force to choose from "
+			  "this log anyway.\n"), r->log, when);
+	return ERR_TEMPFAIL;
+}
+
+/* `next`, on the job as the earlier fixes left it: the fix plan_decide chooses, or FIX_NONE
+ * (said on stderr, and the run marked not applicable) when it chooses none. */
+static enum fix_id fix_resolve_next(struct fix_run *r)
+{
+	struct plan p;
+	char text[768];
+	plan_build(r->j, r->v, &p);
+	struct plan_decision d = plan_decide(&p, r->v, false);
+	plan_decision_text(&d, &p, r->j, text, sizeof text);
+	if (d.what != PLAN_NEXT_APPLY && d.what != PLAN_NEXT_FRESH_WORKER) {
+		/* the one answer every front end gives: nothing is applied */
 		fprintf(stderr, _("next: %s\n"), text);
-		fprintf(stderr, _("%s: the last change was saved at %s; use --force to choose from "
-				  "this log anyway.\n"), log, when);
-		status = ERR_TEMPFAIL;
-		goto done;
+		r->not_applicable = true;
+		return FIX_NONE;
 	}
+	fprintf(stderr, _("next: %s\n"), fix_name(d.fix));
+	if (d.what == PLAN_NEXT_FRESH_WORKER)
+		fprintf(stderr, "%s\n", text);
+	return d.fix;
+}
 
-	for (int i = optind + 1; i < argc; i++) {
-		enum fix_id id = fix_by_name(argv[i]);
-		if (id == FIX_NONE) { /* "next", on the job as the earlier fixes left it */
-			struct plan p;
-			char text[768];
-			plan_build(j, v, &p);
-			struct plan_decision d = plan_decide(&p, v, false);
-			plan_decision_text(&d, &p, j, text, sizeof text);
-			if (d.what != PLAN_NEXT_APPLY && d.what != PLAN_NEXT_FRESH_WORKER) {
-				/* the one answer every front end gives: nothing is applied */
-				fprintf(stderr, _("next: %s\n"), text);
-				not_applicable = true;
-				continue;
-			}
-			id = d.fix;
-			fprintf(stderr, _("next: %s\n"), fix_name(id));
-			if (d.what == PLAN_NEXT_FRESH_WORKER)
-				fprintf(stderr, "%s\n", text);
-		}
-		char reason[256];
-		enum fix_status st = fix_status(j, id, reason, sizeof reason);
-		if (st == FIX_DONE) {
-			fprintf(stderr, _("%s: already done (%s)\n"), fix_name(id), reason);
-			continue;
-		}
-		if (st == FIX_NOT_APPLICABLE) {
-			fprintf(stderr, _("%s: not applicable (%s)\n"), fix_name(id), reason);
-			not_applicable = true;
-			continue;
-		}
-		struct fix_edit_list l;
-		if ((rc = fix_edits_after(j, id, keep, v && v->oom ? (int)v->phase : 0, &l, &e)) != ERR_OK) {
-			status = fail(&e);
-			goto done;
-		}
-		if (l.note[0])
-			fprintf(stderr, "%s: %s\n", fix_name(id), l.note);
-		if (l.n) {
-			struct doc *next = NULL;
-			rc = doc_apply(cur, l.edits, l.n, &next, &e);
-			fix_edits_free(&l);
-			if (rc) {
-				doc_free(&next);
-				status = fail(&e);
-				goto done;
-			}
-			struct job *nj = NULL;
-			if ((rc = job_from_doc(next, &nj, &e)) != ERR_OK) {
-				doc_free(&next);
-				status = fail(&e);
-				goto done;
-			}
-			job_free(&j);
-			j = nj;
-			if (cur != orig)
-				doc_free(&cur);
-			cur = next;
-			fprintf(stderr, _("%s: applied (%s)\n"), fix_name(id), reason);
-			if (!strv_push(&applied, strdup(fix_name(id)))) {
-				err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
-				status = fail(&e);
-				goto done;
-			}
-		} else {
-			fix_edits_free(&l);
-		}
+/* Applies fix `id` to r->cur (done and not-applicable fixes are only reported). Returns 0, or
+ * the exit status (reported). */
+static int fix_apply_one(const struct fix_opts *o, struct fix_run *r, enum fix_id id)
+{
+	char reason[256];
+	enum fix_status st = fix_status(r->j, id, reason, sizeof reason);
+	if (st == FIX_DONE) {
+		fprintf(stderr, _("%s: already done (%s)\n"), fix_name(id), reason);
+		return 0;
 	}
-
-	if (not_applicable) {
-		fprintf(stderr, "%s\n", _("oomfix fix: nothing written, because a fix does not apply."));
-		status = ERR_DATA;
-		goto done;
+	if (st == FIX_NOT_APPLICABLE) {
+		fprintf(stderr, _("%s: not applicable (%s)\n"), fix_name(id), reason);
+		r->not_applicable = true;
+		return 0;
 	}
+	struct fix_edit_list l;
+	int phase = r->v && r->v->oom ? (int)r->v->phase : 0;
+	if (fix_edits_after(r->j, id, o->keep, phase, &l, &r->e) != ERR_OK)
+		return fail(&r->e);
+	if (l.note[0])
+		fprintf(stderr, "%s: %s\n", fix_name(id), l.note);
+	if (!l.n) {
+		fix_edits_free(&l);
+		return 0;
+	}
+	struct doc *next = NULL;
+	int rc = doc_apply(r->cur, l.edits, l.n, &next, &r->e);
+	fix_edits_free(&l);
+	struct job *nj = NULL;
+	if (rc || job_from_doc(next, &nj, &r->e) != ERR_OK) {
+		doc_free(&next);
+		return fail(&r->e);
+	}
+	job_free(&r->j);
+	r->j = nj;
+	if (r->cur != r->orig)
+		doc_free(&r->cur);
+	r->cur = next;
+	fprintf(stderr, _("%s: applied (%s)\n"), fix_name(id), reason);
+	if (!strv_push(&r->applied, strdup(fix_name(id)))) {
+		err_set(&r->e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+		return fail(&r->e);
+	}
+	return 0;
+}
 
+/* Prints the result (the new YAML, or its diff with --diff) and writes it to -o OUT. Returns 0,
+ * or the exit status (reported). */
+static int fix_output(const struct fix_opts *o, struct fix_run *r)
+{
 	size_t olen, nlen;
-	const char *otext = doc_text(orig, &olen), *ntext = doc_text(cur, &nlen);
-	if (diff || !out) {
-		if (diff) {
-			char *dtext = source_diff(path, otext, olen, ntext, nlen, 3);
-			if (!dtext) {
-				err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
-				status = fail(&e);
-				goto done;
-			}
-			rc = write_all(stdout, dtext, strlen(dtext));
-			free(dtext);
-		} else if (!inplace) {
-			rc = write_all(stdout, ntext, nlen);
+	const char *otext = doc_text(r->orig, &olen), *ntext = doc_text(r->cur, &nlen);
+	int rc = 0;
+	if (o->diff) {
+		char *dtext = source_diff(o->path, otext, olen, ntext, nlen, 3);
+		if (!dtext) {
+			err_set(&r->e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+			return fail(&r->e);
 		}
-		if (rc) {
-			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
-			status = fail(&e);
-			goto done;
-		}
+		rc = write_all(stdout, dtext, strlen(dtext));
+		free(dtext);
+	} else if (!o->out && !o->inplace) {
+		rc = write_all(stdout, ntext, nlen);
 	}
-	if (out) {
-		if ((rc = save_file(out, ntext, nlen, NULL, 0, true, &e)) != ERR_OK) {
-			status = fail(&e);
-			goto done;
-		}
+	if (rc) {
+		err_set(&r->e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
+		return fail(&r->e);
 	}
-	if (inplace) {
-		if (cur == orig) {
-			fprintf(stderr, _("%s: nothing changed, file left as it was\n"), path);
-			goto done;
-		}
-		rc = source_save(src, ntext, nlen, force ? SOURCE_FORCE : 0, &e);
-		if (rc == ERR_TEMPFAIL && !source_row(src)) {
-			err_print(&e, stderr);
-			fprintf(stderr, "%s\n", _("oomfix fix: the file changed on disk since it was "
-						  "read; run again, or use --force to overwrite it."));
-			status = rc;
-			goto done;
-		}
-		if (rc) {
-			status = fail(&e);
-			goto done;
-		}
-		char **changes;
-		size_t nchanges = doc_changes(orig, cur, &changes);
-		int jrc = source_journal(src, (const char *const *)applied.v, applied.n,
-					 (const char *const *)changes, nchanges, &e);
-		doc_changes_free(changes, nchanges);
-		if (jrc != ERR_OK) {
-			/* The file is saved; a journal that cannot be written is worth a warning, not
-			 * a failure that would suggest the save did not happen. */
-			err_print(&e, stderr);
-		}
-		char *msg = source_saved_message(src, jrc == ERR_OK);
-		if (msg)
-			fprintf(stderr, "%s\n", msg);
-		free(msg);
-	}
+	if (o->out && save_file(o->out, ntext, nlen, NULL, 0, true, &r->e) != ERR_OK)
+		return fail(&r->e);
+	return 0;
+}
 
-done:
-	strv_free(&applied);
-	if (cur != orig)
-		doc_free(&cur);
-	free(v);
-	job_free(&j);
-	doc_free(&orig);
-	source_free(&src);
+/* -i: saves JOB (its source keeps the previous version) and adds the journal entry. Returns 0,
+ * or the exit status (reported). */
+static int fix_save_in_place(const struct fix_opts *o, struct fix_run *r)
+{
+	if (r->cur == r->orig) {
+		fprintf(stderr, _("%s: nothing changed, file left as it was\n"), o->path);
+		return 0;
+	}
+	size_t nlen;
+	const char *ntext = doc_text(r->cur, &nlen);
+	int rc = source_save(r->src, ntext, nlen, o->force ? SOURCE_FORCE : 0, &r->e);
+	if (rc == ERR_TEMPFAIL && !source_row(r->src)) {
+		err_print(&r->e, stderr);
+		fprintf(stderr, "%s\n", _("oomfix fix: the file changed on disk since it was "
+					  "read; run again, or use --force to overwrite it."));
+		return rc;
+	}
+	if (rc)
+		return fail(&r->e);
+	char **changes;
+	size_t nchanges = doc_changes(r->orig, r->cur, &changes);
+	int jrc = source_journal(r->src, (const char *const *)r->applied.v, r->applied.n,
+				 (const char *const *)changes, nchanges, &r->e);
+	doc_changes_free(changes, nchanges);
+	if (jrc != ERR_OK) {
+		/* The file is saved; a journal that cannot be written is worth a warning, not
+		 * a failure that would suggest the save did not happen. */
+		err_print(&r->e, stderr);
+	}
+	char *msg = source_saved_message(r->src, jrc == ERR_OK);
+	if (msg)
+		fprintf(stderr, "%s\n", msg);
+	free(msg);
+	return 0;
+}
+
+/* Each fix applies to the result of the one before; nothing is printed or written unless every
+ * named fix applied or was already done. */
+static int fix_all(const struct fix_opts *o, struct fix_run *r)
+{
+	int status = fix_open(o, r);
+	if (!status)
+		status = fix_refuse_untried(o, r);
+	for (int i = 0; !status && i < o->nfix; i++) {
+		enum fix_id id = fix_by_name(o->fixes[i]);
+		if (id == FIX_NONE && (id = fix_resolve_next(r)) == FIX_NONE)
+			continue;
+		status = fix_apply_one(o, r, id);
+	}
+	if (status)
+		return status;
+	if (r->not_applicable) {
+		fprintf(stderr, "%s\n", _("oomfix fix: nothing written, because a fix does not apply."));
+		return ERR_DATA;
+	}
+	status = fix_output(o, r);
+	if (!status && o->inplace)
+		status = fix_save_in_place(o, r);
+	return status;
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	struct fix_opts o;
+	int status = fix_parse(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	struct fix_run r = { 0 };
+	err_clear(&r.e);
+	status = fix_all(&o, &r);
+	fix_run_free(&r);
 	return status;
 }

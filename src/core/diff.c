@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/buf.h"
+
 /* One line of a text: where it starts and its length including the '\n' if any. */
 struct line {
 	const char *p;
@@ -286,15 +288,10 @@ static int compare(struct side *a, struct side *b)
 		}
 		struct split sp;
 		find_split(&c, bx.xoff, bx.xlim, bx.yoff, bx.ylim, &sp);
-		if (top + 2 > cap) {
-			struct box *ns = realloc(stack, cap * 2 * sizeof *stack);
-			if (!ns) {
-				free(stack);
-				free(fbuf);
-				return -1;
-			}
-			stack = ns;
-			cap *= 2;
+		if (!ARRAY_GROW(stack, top + 2, cap)) {
+			free(stack);
+			free(fbuf);
+			return -1;
 		}
 		stack[top++] = (struct box){ sp.xmid, bx.xlim, sp.ymid, bx.ylim };
 		stack[top++] = (struct box){ bx.xoff, sp.xmid, bx.yoff, sp.ymid };
@@ -304,70 +301,25 @@ static int compare(struct side *a, struct side *b)
 	return 0;
 }
 
-/* A growing output string; `failed` sticks once an allocation fails. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->failed = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-static void buf_long(struct buf *b, long v)
-{
-	char tmp[32];
-	int n = 0;
-	unsigned long u = (unsigned long)v;
-	do {
-		tmp[sizeof tmp - 1 - (size_t)n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	buf_add(b, tmp + sizeof tmp - (size_t)n, (size_t)n);
-}
-
 /* One line of a hunk with its ' ', '-' or '+' prefix; a line without its final '\n' is
  * followed by the marker patch(1) understands. */
-static void emit_line(struct buf *b, char prefix, const struct line *ln)
+static void emit_line(struct strbuf *b, char prefix, const struct line *ln)
 {
-	buf_add(b, &prefix, 1);
-	buf_add(b, ln->p, ln->len);
+	strbuf_add(b, &prefix, 1);
+	strbuf_add(b, ln->p, ln->len);
 	if (ln->len == 0 || ln->p[ln->len - 1] != '\n')
-		buf_str(b, "\n\\ No newline at end of file\n");
+		strbuf_adds(b, "\n\\ No newline at end of file\n");
 }
 
 /* "-start,count" in GNU's convention: an empty range names the line before it; a count of
  * one is left out. */
-static void emit_range(struct buf *b, char sign, long start, long count)
+static void emit_range(struct strbuf *b, char sign, long start, long count)
 {
-	buf_add(b, &sign, 1);
-	buf_long(b, count == 0 ? start : start + 1);
+	strbuf_add(b, &sign, 1);
+	strbuf_addf(b, "%ld", count == 0 ? start : start + 1);
 	if (count != 1) {
-		buf_add(b, ",", 1);
-		buf_long(b, count);
+		strbuf_add(b, ",", 1);
+		strbuf_addf(b, "%ld", count);
 	}
 }
 
@@ -382,7 +334,7 @@ static bool next_change(const struct side *a, const struct side *b, long *i, lon
 }
 
 /* Writes the hunks. Changes are found by walking both texts in step: unchanged lines pair up. */
-static void emit_hunks(struct buf *out, const struct side *a, const struct side *b, long ctx)
+static void emit_hunks(struct strbuf *out, const struct side *a, const struct side *b, long ctx)
 {
 	long i = 0, j = 0;
 	while (next_change(a, b, &i, &j)) {
@@ -407,11 +359,11 @@ static void emit_hunks(struct buf *out, const struct side *a, const struct side 
 		long tail = a->n - ei < ctx ? a->n - ei : ctx;
 		long he_a = ei + tail, he_b = ej + tail;
 
-		buf_str(out, "@@ ");
+		strbuf_adds(out, "@@ ");
 		emit_range(out, '-', hs_a, he_a - hs_a);
-		buf_str(out, " ");
+		strbuf_adds(out, " ");
 		emit_range(out, '+', hs_b, he_b - hs_b);
-		buf_str(out, " @@\n");
+		strbuf_adds(out, " @@\n");
 
 		long x = hs_a, y = hs_b;
 		while (x < he_a || y < he_b) {
@@ -438,7 +390,7 @@ char *diff_unified(const char *label_old, const char *old, size_t oldlen, const 
 		   const char *new_, size_t newlen, int context)
 {
 	struct side a = { 0 }, b = { 0 };
-	struct buf out = { 0 };
+	struct strbuf out = { 0 };
 	char *ret = NULL;
 
 	if (!old)
@@ -460,18 +412,15 @@ char *diff_unified(const char *label_old, const char *old, size_t oldlen, const 
 		ret = strdup("");
 		goto done;
 	}
-	buf_str(&out, "--- ");
-	buf_str(&out, label_old ? label_old : "a");
-	buf_str(&out, "\n+++ ");
-	buf_str(&out, label_new ? label_new : "b");
-	buf_str(&out, "\n");
+	strbuf_adds(&out, "--- ");
+	strbuf_adds(&out, label_old ? label_old : "a");
+	strbuf_adds(&out, "\n+++ ");
+	strbuf_adds(&out, label_new ? label_new : "b");
+	strbuf_adds(&out, "\n");
 	emit_hunks(&out, &a, &b, context);
-	if (!out.failed) {
-		ret = out.p;
-		out.p = NULL;
-	}
+	ret = strbuf_steal(&out, NULL);
 done:
-	free(out.p);
+	strbuf_free(&out);
 	free(a.lines);
 	free(a.cls);
 	free(a.chg);
@@ -497,13 +446,9 @@ static struct pline *patch_lines(const char *t, size_t len, size_t *n)
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ln = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		if (k == cap) {
-			struct pline *nv = realloc(v, (cap *= 2) * sizeof *v);
-			if (!nv) {
-				free(v);
-				return NULL;
-			}
-			v = nv;
+		if (!ARRAY_GROW(v, k + 1, cap)) {
+			free(v);
+			return NULL;
 		}
 		v[k++] = (struct pline){ p, ln };
 		p += ln + (nl ? 1 : 0);
@@ -517,25 +462,10 @@ static bool pline_eq(struct pline a, struct pline b)
 	return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
 }
 
-struct pout { char *p; size_t n, cap; bool oom; };
-
-static void pout_line(struct pout *o, const char *s, size_t n)
+static void pout_line(struct strbuf *o, const char *s, size_t n)
 {
-	if (o->oom)
-		return;
-	if (o->n + n + 2 > o->cap) {
-		size_t cap = (o->cap + n + 2) * 2;
-		char *np = realloc(o->p, cap);
-		if (!np) {
-			o->oom = true;
-			return;
-		}
-		o->p = np;
-		o->cap = cap;
-	}
-	memcpy(o->p + o->n, s, n);
-	o->n += n;
-	o->p[o->n++] = '\n';
+	strbuf_add(o, s, n);
+	strbuf_add(o, "\n", 1);
 }
 
 /* Where the lines old[0..no) are in in[from..nin), or (size_t)-1. */
@@ -560,7 +490,7 @@ char *diff_apply(const char *text, size_t len, const char *patch, size_t *outlen
 	struct pline *pl = patch_lines(patch, strlen(patch), &npl);
 	struct pline *body = NULL, *oldv = NULL;
 	char *kind = NULL;
-	struct pout o = { 0 };
+	struct strbuf o = { 0 };
 	bool final_nl = len == 0 || text[len - 1] == '\n';
 
 	*applied = *failed = 0;
@@ -641,24 +571,23 @@ char *diff_apply(const char *text, size_t len, const char *patch, size_t *outlen
 		pout_line(&o, in[pos].p, in[pos].n);
 	if (o.oom)
 		goto oom;
-	if (o.n && !final_nl)
-		o.n--;
-	if (!o.p && !(o.p = malloc(1)))
+	if (o.len && !final_nl)
+		o.p[--o.len] = '\0';
+	char *ret = strbuf_steal(&o, outlen);
+	if (!ret)
 		goto oom;
-	o.p[o.n] = '\0';
-	*outlen = o.n;
 	free(in);
 	free(pl);
 	free(body);
 	free(oldv);
 	free(kind);
-	return o.p;
+	return ret;
 oom:
 	free(in);
 	free(pl);
 	free(body);
 	free(oldv);
 	free(kind);
-	free(o.p);
+	strbuf_free(&o);
 	return NULL;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
 #include "doc_priv.h"
@@ -55,42 +56,11 @@ static char *arena_strndup(struct doc *d, const char *s, size_t n)
 	return p;
 }
 
-/* ---- growable buffer ---- */
+/* ---- quoting ---- */
 
-void doc_buf_put(struct doc_buf *b, const char *s, size_t n)
+void doc_buf_dquote(struct strbuf *b, const char *s, size_t n)
 {
-	if (b->oom)
-		return;
-	if (b->cap - b->len < n + 1) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap - b->len < n + 1) {
-			if (cap > SIZE_MAX / 2) {
-				b->oom = true;
-				return;
-			}
-			cap *= 2;
-		}
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void doc_buf_puts(struct doc_buf *b, const char *s)
-{
-	doc_buf_put(b, s, strlen(s));
-}
-
-void doc_buf_dquote(struct doc_buf *b, const char *s, size_t n)
-{
-	doc_buf_put(b, "\"", 1);
+	strbuf_add(b, "\"", 1);
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -109,13 +79,13 @@ void doc_buf_dquote(struct doc_buf *b, const char *s, size_t n)
 			}
 		}
 		if (esc) {
-			doc_buf_put(b, s + run, i - run);
-			doc_buf_puts(b, esc);
+			strbuf_add(b, s + run, i - run);
+			strbuf_adds(b, esc);
 			run = i + 1;
 		}
 	}
-	doc_buf_put(b, s + run, n - run);
-	doc_buf_put(b, "\"", 1);
+	strbuf_add(b, s + run, n - run);
+	strbuf_add(b, "\"", 1);
 }
 
 /* ---- positions ---- */
@@ -222,14 +192,8 @@ struct vec {
 
 static bool vec_push(struct vec *v, struct doc_node *x)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 8;
-		struct doc_node **p = realloc(v->p, cap * sizeof *p);
-		if (!p)
-			return false;
-		v->p = p;
-		v->cap = cap;
-	}
+	if (!ARRAY_GROW(v->p, v->n + 1, v->cap))
+		return false;
 	v->p[v->n++] = x;
 	return true;
 }
@@ -407,14 +371,8 @@ static int push(struct loader *L, const yaml_event_t *ev)
 		return err_set(L->e, ERR_DATA, L->d->name, (int)ev->start_mark.line + 1,
 			       (int)ev->start_mark.column + 1,
 			       _("nesting deeper than %d levels: refusing this document"), DOC_MAX_DEPTH);
-	if (L->depth == L->stack_cap) {
-		size_t cap = L->stack_cap ? L->stack_cap * 2 : 16;
-		struct frame *s = realloc(L->stack, cap * sizeof *s);
-		if (!s)
-			return oom(L);
-		L->stack = s;
-		L->stack_cap = cap;
-	}
+	if (!ARRAY_GROW(L->stack, L->depth + 1, L->stack_cap))
+		return oom(L);
 	struct frame *f = &L->stack[L->depth];
 	memset(f, 0, sizeof *f);
 	if (L->docno == 1) {
@@ -711,43 +669,17 @@ int doc_load_file(const char *path, struct doc **out, struct err *e)
 		close(fd);
 		return err_set(e, ERR_NOINPUT, path, 0, 0, "%s", _("is a directory, not a YAML file"));
 	}
-	/* Read up to one byte past the limit: enough to refuse without reading a huge file. */
-	size_t cap = S_ISREG(st.st_mode) && st.st_size >= 0 && (size_t)st.st_size <= DOC_MAX_BYTES
-			     ? (size_t)st.st_size + 1
-			     : 65536;
-	char *buf = malloc(cap);
-	size_t len = 0;
-	int rc = ERR_OK;
-	if (!buf)
+	char *buf;
+	size_t len;
+	int rc = ERR_OK, er = read_all(fd, DOC_MAX_BYTES, &buf, &len);
+	if (er == EFBIG)
+		rc = err_set(e, ERR_DATA, path, 0, 0, _("the file is larger than %u bytes: refused"),
+			     (unsigned)DOC_MAX_BYTES);
+	else if (er == ENOMEM)
 		rc = err_set(e, ERR_SOFTWARE, path, 0, 0, "%s", _("out of memory"));
-	while (rc == ERR_OK) {
-		if (len == cap) {
-			if (cap > DOC_MAX_BYTES) {
-				rc = err_set(e, ERR_DATA, path, 0, 0,
-					     _("the file is larger than %u bytes: refused"),
-					     (unsigned)DOC_MAX_BYTES);
-				break;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				rc = err_set(e, ERR_SOFTWARE, path, 0, 0, "%s", _("out of memory"));
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = err_set(e, errno == EISDIR ? ERR_NOINPUT : ERR_IOERR, path, 0, 0,
-				     _("cannot read: %s"), strerror(errno));
-			break;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	else if (er)
+		rc = err_set(e, er == EISDIR ? ERR_NOINPUT : ERR_IOERR, path, 0, 0,
+			     _("cannot read: %s"), strerror(er));
 	close(fd);
 	if (rc == ERR_OK)
 		rc = doc_load(path, buf, len, out, e);
@@ -882,14 +814,9 @@ int doc_path_parse(const char *path, struct doc_pcomp **out, size_t *nout, struc
 	if (!path || !*path)
 		return err_set(e, ERR_USAGE, NULL, 0, 0, "%s", _("empty path"));
 	while (*p) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			struct doc_pcomp *nc = realloc(c, cap * sizeof *nc);
-			if (!nc) {
-				doc_path_free(c, n);
-				return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
-			}
-			c = nc;
+		if (!ARRAY_GROW(c, n + 1, cap)) {
+			doc_path_free(c, n);
+			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		}
 		struct doc_pcomp *k = &c[n];
 		memset(k, 0, sizeof *k);
@@ -1269,7 +1196,7 @@ bool doc_plain_ok(const char *s, size_t len, bool flow)
 }
 
 struct flow_ctx {
-	struct doc_buf b;
+	struct strbuf b;
 	size_t budget;
 	bool truncated;
 };
@@ -1278,17 +1205,17 @@ static void flow_scalar(struct flow_ctx *f, const struct doc_node *n)
 {
 	enum doc_stype t = doc_scalar_type(n);
 	if (t == DOC_T_NULL && !(n->style == DOC_PLAIN && !n->tag && n->value_len))
-		doc_buf_puts(&f->b, "null");
+		strbuf_adds(&f->b, "null");
 	else if (t != DOC_T_STR && n->style == DOC_PLAIN && !n->tag)
-		doc_buf_put(&f->b, n->value, n->value_len);
+		strbuf_add(&f->b, n->value, n->value_len);
 	else if (t == DOC_T_STR && doc_plain_ok(n->value, n->value_len, true))
-		doc_buf_put(&f->b, n->value, n->value_len);
+		strbuf_add(&f->b, n->value, n->value_len);
 	else if (t == DOC_T_STR)
 		doc_buf_dquote(&f->b, n->value, n->value_len);
 	else if (t == DOC_T_NULL)
-		doc_buf_puts(&f->b, "null");
+		strbuf_adds(&f->b, "null");
 	else
-		doc_buf_put(&f->b, n->value, n->value_len); /* a tagged number or boolean */
+		strbuf_add(&f->b, n->value, n->value_len); /* a tagged number or boolean */
 }
 
 static void flow_node(struct flow_ctx *f, const struct doc_node *n, int depth);
@@ -1297,10 +1224,10 @@ static void flow_pair(struct flow_ctx *f, const struct doc_node *k, const struct
 		      bool *first, int depth)
 {
 	if (!*first)
-		doc_buf_puts(&f->b, ", ");
+		strbuf_adds(&f->b, ", ");
 	*first = false;
 	flow_node(f, k, depth + 1);
-	doc_buf_puts(&f->b, ": ");
+	strbuf_adds(&f->b, ": ");
 	flow_node(f, v, depth + 1);
 }
 
@@ -1328,18 +1255,10 @@ static bool pairs_add(struct flow_ctx *f, struct pairs *p, const struct doc_node
 			return true;
 		}
 	}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		const struct doc_node **nk = realloc(p->k, cap * sizeof *nk);
-		if (!nk)
-			return false;
-		p->k = nk;
-		const struct doc_node **nv = realloc(p->v, cap * sizeof *nv);
-		if (!nv)
-			return false;
-		p->v = nv;
-		p->cap = cap;
-	}
+	size_t ck = p->cap, cv = p->cap; /* two arrays, one length: both grow alike */
+	if (!ARRAY_GROW(p->k, p->n + 1, ck) || !ARRAY_GROW(p->v, p->n + 1, cv))
+		return false;
+	p->cap = ck;
 	p->k[p->n] = k;
 	p->v[p->n++] = v;
 	return true;
@@ -1390,7 +1309,7 @@ static void flow_node(struct flow_ctx *f, const struct doc_node *n, int depth)
 	f->budget--;
 	n = doc_deref(n);
 	if (!n) {
-		doc_buf_puts(&f->b, "null");
+		strbuf_adds(&f->b, "null");
 		return;
 	}
 	bool first = true;
@@ -1399,16 +1318,16 @@ static void flow_node(struct flow_ctx *f, const struct doc_node *n, int depth)
 		flow_scalar(f, n);
 		break;
 	case DOC_SEQ:
-		doc_buf_puts(&f->b, "[");
+		strbuf_adds(&f->b, "[");
 		for (size_t i = 0; i < n->n && !f->truncated; i++) {
 			if (i)
-				doc_buf_puts(&f->b, ", ");
+				strbuf_adds(&f->b, ", ");
 			flow_node(f, n->items[i], depth + 1);
 		}
-		doc_buf_puts(&f->b, "]");
+		strbuf_adds(&f->b, "]");
 		break;
 	case DOC_MAP:
-		doc_buf_puts(&f->b, "{");
+		strbuf_adds(&f->b, "{");
 		if (has_merge(n)) {
 			struct pairs p = {0};
 			if (collect_pairs(f, &p, n, depth))
@@ -1420,7 +1339,7 @@ static void flow_node(struct flow_ctx *f, const struct doc_node *n, int depth)
 			for (size_t i = 0; i < n->n && !f->truncated; i++)
 				flow_pair(f, n->keys[i], n->items[i], &first, depth);
 		}
-		doc_buf_puts(&f->b, "}");
+		strbuf_adds(&f->b, "}");
 		break;
 	case DOC_ALIAS:
 		break;
@@ -1434,23 +1353,17 @@ char *doc_to_flow_bounded(const struct doc_node *n, size_t max_nodes, bool *trun
 	if (d && d->kind == DOC_SCALAR) {
 		/* At the top the trainer sees the decoded string itself. */
 		if (doc_scalar_type(d) == DOC_T_NULL)
-			doc_buf_puts(&f.b, "null");
+			strbuf_adds(&f.b, "null");
 		else
-			doc_buf_put(&f.b, d->value, d->value_len);
+			strbuf_add(&f.b, d->value, d->value_len);
 	} else {
 		flow_node(&f, n, 0);
 	}
 	if (f.truncated)
-		doc_buf_puts(&f.b, " ...");
+		strbuf_adds(&f.b, " ...");
 	if (truncated)
 		*truncated = f.truncated;
-	if (f.b.oom) {
-		free(f.b.p);
-		return NULL;
-	}
-	if (!f.b.p)
-		return strdup("");
-	return f.b.p;
+	return strbuf_steal(&f.b, NULL);
 }
 
 char *doc_to_flow(const struct doc_node *n)

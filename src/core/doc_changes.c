@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/i18n.h"
 
 #define MAX_LINES 1000       /* a journal entry longer than this is not read by anyone */
@@ -32,14 +33,8 @@ static void emit(struct walk *w, const char *path, const struct doc_node *a,
 {
 	if (w->n >= MAX_LINES)
 		return;
-	if (w->n == w->cap) {
-		size_t nc = w->cap ? w->cap * 2 : 8;
-		char **nv = realloc(w->v, nc * sizeof *nv);
-		if (!nv)
-			return;
-		w->v = nv;
-		w->cap = nc;
-	}
+	if (!ARRAY_GROW(w->v, w->n + 1, w->cap))
+		return;
 	char *sa = flow(a), *sb = flow(b);
 	const char *absent = _("(absent)");
 	const char *ta = sa ? sa : absent, *tb = sb ? sb : absent;

@@ -44,7 +44,7 @@ struct change {
 
 struct splice {
 	size_t a, b;         /* replace text[a, b) */
-	struct doc_buf ins;  /* with this */
+	struct strbuf ins;  /* with this */
 };
 
 /* ---- text helpers ---- */
@@ -125,7 +125,7 @@ static int err_at(struct err *e, const struct doc *d, const struct doc_node *n, 
 struct value {
 	struct doc *vdoc;
 	const struct doc_node *root;
-	struct doc_buf text; /* one line of YAML to write */
+	struct strbuf text; /* one line of YAML to write */
 };
 
 static void value_free(struct value *v)
@@ -154,11 +154,11 @@ static int value_parse(const char *path, const char *src, struct value *v, struc
 	    !memchr(t + r->span.start, '\r', r->span.end - r->span.start) &&
 	    r->span.end > r->span.start) {
 		/* Write what the caller wrote (keeps `1e-4` as `1e-4`), without a comment. */
-		doc_buf_put(&v->text, t + r->span.start, r->span.end - r->span.start);
+		strbuf_add(&v->text, t + r->span.start, r->span.end - r->span.start);
 	} else if (r->kind == DOC_SCALAR && doc_scalar_type(r) == DOC_T_STR) {
 		doc_buf_dquote(&v->text, r->value, r->value_len);
 	} else if (r->kind == DOC_SCALAR && doc_scalar_type(r) == DOC_T_NULL) {
-		doc_buf_puts(&v->text, "null");
+		strbuf_adds(&v->text, "null");
 	} else {
 		bool trunc = false;
 		char *f = doc_to_flow_bounded(r, 100000, &trunc);
@@ -167,7 +167,7 @@ static int value_parse(const char *path, const char *src, struct value *v, struc
 			value_free(v);
 			return err_set(e, ERR_DATA, NULL, 0, 0, _("%s: the value is too large"), path);
 		}
-		doc_buf_puts(&v->text, f);
+		strbuf_adds(&v->text, f);
 		free(f);
 	}
 	if (v->text.oom) {
@@ -177,20 +177,20 @@ static int value_parse(const char *path, const char *src, struct value *v, struc
 	return ERR_OK;
 }
 
-static void put_key(struct doc_buf *b, const char *k, size_t n, bool flow)
+static void put_key(struct strbuf *b, const char *k, size_t n, bool flow)
 {
 	if (doc_plain_ok(k, n, flow))
-		doc_buf_put(b, k, n);
+		strbuf_add(b, k, n);
 	else
 		doc_buf_dquote(b, k, n);
 }
 
-static void put_squote(struct doc_buf *b, const char *s, size_t n)
+static void put_squote(struct strbuf *b, const char *s, size_t n)
 {
-	doc_buf_put(b, "'", 1);
+	strbuf_add(b, "'", 1);
 	for (size_t i = 0; i < n; i++)
-		doc_buf_put(b, s[i] == '\'' ? "''" : s + i, s[i] == '\'' ? 2 : 1);
-	doc_buf_put(b, "'", 1);
+		strbuf_add(b, s[i] == '\'' ? "''" : s + i, s[i] == '\'' ? 2 : 1);
+	strbuf_add(b, "'", 1);
 }
 
 static bool has_ctl(const char *s, size_t n)
@@ -202,7 +202,7 @@ static bool has_ctl(const char *s, size_t n)
 }
 
 /* The text to put where the old scalar or flow collection was. */
-static void scalar_text(struct doc_buf *b, const struct doc_node *old, const struct value *v)
+static void scalar_text(struct strbuf *b, const struct doc_node *old, const struct value *v)
 {
 	const struct doc_node *r = v->root;
 	const struct dnode *xo = (const struct dnode *)old;
@@ -216,7 +216,7 @@ static void scalar_text(struct doc_buf *b, const struct doc_node *old, const str
 	else if (plain_str && xo->flow_ctx && !doc_plain_ok(r->value, r->value_len, true))
 		doc_buf_dquote(b, r->value, r->value_len);
 	else
-		doc_buf_put(b, v->text.p, v->text.len);
+		strbuf_add(b, v->text.p, v->text.len);
 }
 
 /* ---- the edits ---- */
@@ -242,12 +242,12 @@ static void annotate_comment(const struct doc *d, struct splice *sp)
 	if (le - t >= sizeof mark - 1 && !memcmp(d->text + t, mark, sizeof mark - 1))
 		return;
 	sp->b = le;
-	doc_buf_put(&sp->ins, d->text + b, c - b);
-	doc_buf_puts(&sp->ins, "# ");
-	doc_buf_puts(&sp->ins, mark);
-	doc_buf_put(&sp->ins, d->text + a, b - a);
-	doc_buf_puts(&sp->ins, "; ");
-	doc_buf_put(&sp->ins, d->text + t, le - t);
+	strbuf_add(&sp->ins, d->text + b, c - b);
+	strbuf_adds(&sp->ins, "# ");
+	strbuf_adds(&sp->ins, mark);
+	strbuf_add(&sp->ins, d->text + a, b - a);
+	strbuf_adds(&sp->ins, "; ");
+	strbuf_add(&sp->ins, d->text + t, le - t);
 }
 
 static int edit_replace(const struct doc *d, const struct doc_node *parent, size_t idx,
@@ -278,7 +278,7 @@ static int edit_replace(const struct doc *d, const struct doc_node *parent, size
 			if (a == 0 || d->text[a - 1] != ':')
 				return err_at(e, d, old, ERR_DATA, path,
 					      _("cannot place a value here; write it by hand"));
-			doc_buf_puts(&sp->ins, " ");
+			strbuf_adds(&sp->ins, " ");
 		}
 		scalar_text(&sp->ins, old, v);
 		if (mark)
@@ -326,9 +326,9 @@ static int edit_replace(const struct doc *d, const struct doc_node *parent, size
 		return err_at(e, d, old, ERR_DATA, path, _("unexpected layout; edit it by hand"));
 	sp->a = q;
 	sp->b = last_break;
-	doc_buf_puts(&sp->ins, " ");
-	doc_buf_put(&sp->ins, v->text.p, v->text.len);
-	doc_buf_put(&sp->ins, d->text + q, le - q);
+	strbuf_adds(&sp->ins, " ");
+	strbuf_add(&sp->ins, v->text.p, v->text.len);
+	strbuf_add(&sp->ins, d->text + q, le - q);
 	return ERR_OK;
 }
 
@@ -360,11 +360,11 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 			/* One pair per line (pretty-printed JSON): a new line at the siblings' column. */
 			size_t ks = map->keys[map->n - 1]->span.start, ls = line_start(d, ks);
 			if (all_spaces(d->text + ls, ks - ls)) {
-				doc_buf_puts(&sp->ins, ",");
-				doc_buf_puts(&sp->ins, nl_of(d));
-				doc_buf_put(&sp->ins, d->text + ls, ks - ls);
+				strbuf_adds(&sp->ins, ",");
+				strbuf_adds(&sp->ins, nl_of(d));
+				strbuf_add(&sp->ins, d->text + ls, ks - ls);
 			} else {
-				doc_buf_puts(&sp->ins, compact ? "," : ", ");
+				strbuf_adds(&sp->ins, compact ? "," : ", ");
 			}
 		}
 		for (size_t i = 0; i < nc; i++) {
@@ -372,15 +372,15 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 				doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
 			else
 				put_key(&sp->ins, c[i].key, c[i].klen, true);
-			doc_buf_puts(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
+			strbuf_adds(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
 							  : (compact ? ":" : ": "));
 		}
 		if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
 			doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
 		else
-			doc_buf_put(&sp->ins, v->text.p, v->text.len);
+			strbuf_add(&sp->ins, v->text.p, v->text.len);
 		for (size_t i = 1; i < nc; i++)
-			doc_buf_puts(&sp->ins, "}");
+			strbuf_adds(&sp->ins, "}");
 		sp->a = sp->b = at;
 		return ERR_OK;
 	}
@@ -432,18 +432,18 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 	}
 	const char *nl = nl_of(d);
 	if (at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n')
-		doc_buf_puts(&sp->ins, nl);
+		strbuf_adds(&sp->ins, nl);
 	for (size_t i = 0; i < nc; i++) {
 		for (size_t k = 0; k < indent + 2 * i; k++)
-			doc_buf_put(&sp->ins, " ", 1);
+			strbuf_add(&sp->ins, " ", 1);
 		put_key(&sp->ins, c[i].key, c[i].klen, false);
-		doc_buf_puts(&sp->ins, ":");
+		strbuf_adds(&sp->ins, ":");
 		if (i + 1 == nc) {
-			doc_buf_puts(&sp->ins, " ");
-			doc_buf_put(&sp->ins, v->text.p, v->text.len);
+			strbuf_adds(&sp->ins, " ");
+			strbuf_add(&sp->ins, v->text.p, v->text.len);
 		}
 		if (!(at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n' && i + 1 == nc))
-			doc_buf_puts(&sp->ins, nl);
+			strbuf_adds(&sp->ins, nl);
 	}
 	sp->a = sp->b = at;
 	return ERR_OK;
@@ -461,19 +461,19 @@ static int edit_append(const struct doc *d, const struct doc_node *seq, const st
 			if (at > seq->span.end || d->text[at - 1] != '[')
 				return err_at(e, d, seq, ERR_DATA, path, _("unexpected layout; edit it by hand"));
 			sp->a = sp->b = at;
-			doc_buf_put(&sp->ins, v->text.p, v->text.len);
+			strbuf_add(&sp->ins, v->text.p, v->text.len);
 			return ERR_OK;
 		}
 		const struct doc_node *last = seq->items[seq->n - 1];
 		size_t ls = line_start(d, last->span.start);
-		doc_buf_puts(&sp->ins, ",");
+		strbuf_adds(&sp->ins, ",");
 		if (all_spaces(d->text + ls, last->span.start - ls)) {
-			doc_buf_puts(&sp->ins, nl_of(d));
-			doc_buf_put(&sp->ins, d->text + ls, last->span.start - ls);
+			strbuf_adds(&sp->ins, nl_of(d));
+			strbuf_add(&sp->ins, d->text + ls, last->span.start - ls);
 		} else if (!(seq->n > 1 && last->span.start > 0 && d->text[last->span.start - 1] == ',')) {
-			doc_buf_puts(&sp->ins, " "); /* compact "[1,2]" stays compact */
+			strbuf_adds(&sp->ins, " "); /* compact "[1,2]" stays compact */
 		}
-		doc_buf_put(&sp->ins, v->text.p, v->text.len);
+		strbuf_add(&sp->ins, v->text.p, v->text.len);
 		sp->a = sp->b = last->span.end;
 		return ERR_OK;
 	}
@@ -491,11 +491,11 @@ static int edit_append(const struct doc *d, const struct doc_node *seq, const st
 		return err_at(e, d, last, ERR_DATA, path, _("text follows this value on its line"));
 	bool no_final_nl = at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n';
 	if (no_final_nl)
-		doc_buf_puts(&sp->ins, nl_of(d));
-	doc_buf_put(&sp->ins, d->text + ls, last->span.start - ls); /* "    - " */
-	doc_buf_put(&sp->ins, v->text.p, v->text.len);
+		strbuf_adds(&sp->ins, nl_of(d));
+	strbuf_add(&sp->ins, d->text + ls, last->span.start - ls); /* "    - " */
+	strbuf_add(&sp->ins, v->text.p, v->text.len);
 	if (!no_final_nl)
-		doc_buf_puts(&sp->ins, nl_of(d));
+		strbuf_adds(&sp->ins, nl_of(d));
 	sp->a = sp->b = at;
 	return ERR_OK;
 }
@@ -775,13 +775,13 @@ static int apply_one(const struct doc *d, const struct doc_edit *edit, struct do
 
 	size_t len;
 	const char *t = doc_text(d, &len);
-	struct doc_buf nb = {0};
+	struct strbuf nb = {0};
 	if (ch.kind == CH_NONE) {
-		doc_buf_put(&nb, t, len);
+		strbuf_add(&nb, t, len);
 	} else {
-		doc_buf_put(&nb, t, sp.a);
-		doc_buf_put(&nb, sp.ins.p ? sp.ins.p : "", sp.ins.len);
-		doc_buf_put(&nb, t + sp.b, len - sp.b);
+		strbuf_add(&nb, t, sp.a);
+		strbuf_add(&nb, sp.ins.p ? sp.ins.p : "", sp.ins.len);
+		strbuf_add(&nb, t + sp.b, len - sp.b);
 	}
 	if (nb.oom || sp.ins.oom) {
 		free(nb.p);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/doc.h"
 
 /* Every node is allocated as a dnode; the public part comes first so the pointers convert. */
@@ -56,15 +57,8 @@ const struct doc_node *doc_map_getn(const struct doc_node *map, const char *key,
  * string (no quoting needed). */
 bool doc_plain_ok(const char *s, size_t len, bool flow);
 
-/* Appends `s` in double quotes with escapes to a malloc'd buffer; returns the new buffer. */
-struct doc_buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-void doc_buf_put(struct doc_buf *b, const char *s, size_t n);
-void doc_buf_puts(struct doc_buf *b, const char *s);
-void doc_buf_dquote(struct doc_buf *b, const char *s, size_t n);
+/* Appends `s` in double quotes, with YAML escapes, to b. */
+void doc_buf_dquote(struct strbuf *b, const char *s, size_t n);
 
 
 /* 1-based line and column (in characters) of a byte offset, for messages. */

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 
@@ -38,30 +39,17 @@ static int run_smi(const char *arg1, const char *arg2, char **out)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	close(fd[1]);
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (len + 1 >= cap) {
-			char *nb = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
-			if (!nb)
-				break; /* more than a megabyte of card lines: keep what we have */
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd[0], buf + len, cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
+	char *buf;
+	size_t len;
+	/* Over a megabyte of card lines (EFBIG) keeps the first megabyte; other errors leave
+	 * buf NULL. */
+	(void)read_all(fd[0], 1u << 20, &buf, &len);
 	close(fd[0]);
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (!buf)
 		return 2;
-	buf[len] = 0;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
 		free(buf);
 		return 1;

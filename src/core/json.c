@@ -1,5 +1,6 @@
 /* json.c — see json.h. Output is always valid UTF-8: log text may hold anything. */
 #include "oomfix/json.h"
+#include "oomfix/buf.h"
 #include "oomfix/text.h"
 
 #include <stdint.h>
@@ -287,45 +288,18 @@ bool json_check(const char *s, size_t len, size_t *err_off)
 	return ok;
 }
 
-struct jout {
-	char *p;
-	size_t n, cap;
-	bool oom;
-};
-
-static void jput(struct jout *o, const char *s, size_t n)
+static void jnl(struct strbuf *o, int depth)
 {
-	if (o->oom)
-		return;
-	if (o->n + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap : 256;
-		while (cap < o->n + n + 1)
-			cap *= 2;
-		char *np = realloc(o->p, cap);
-		if (!np) {
-			o->oom = true;
-			return;
-		}
-		o->p = np;
-		o->cap = cap;
-	}
-	memcpy(o->p + o->n, s, n);
-	o->n += n;
-	o->p[o->n] = '\0';
-}
-
-static void jnl(struct jout *o, int depth)
-{
-	jput(o, "\n", 1);
+	strbuf_add(o, "\n", 1);
 	for (int i = 0; i < depth; i++)
-		jput(o, "  ", 2);
+		strbuf_add(o, "  ", 2);
 }
 
 char *json_indent(const char *s, size_t len, size_t *out_len)
 {
 	if (!json_check(s, len, NULL))
 		return NULL;
-	struct jout o = { 0 };
+	struct strbuf o = { 0 };
 	int depth = 0;
 	size_t i = 0;
 	while (i < len) {
@@ -336,45 +310,43 @@ char *json_indent(const char *s, size_t len, size_t *out_len)
 			size_t j = i + 1;
 			while (s[j] != '"')
 				j += s[j] == '\\' ? 2 : 1;
-			jput(&o, s + i, j + 1 - i);
+			strbuf_add(&o, s + i, j + 1 - i);
 			i = j + 1;
 		} else if (ch == '{' || ch == '[') {
 			size_t j = i + 1;
 			while (j < len && strchr(" \t\r\n", s[j]) && s[j])
 				j++;
 			if (s[j] == (ch == '{' ? '}' : ']')) { /* empty: stays "{}" */
-				jput(&o, ch == '{' ? "{}" : "[]", 2);
+				strbuf_add(&o, ch == '{' ? "{}" : "[]", 2);
 				i = j + 1;
 				continue;
 			}
-			jput(&o, &ch, 1);
+			strbuf_add(&o, &ch, 1);
 			jnl(&o, ++depth);
 			i++;
 		} else if (ch == '}' || ch == ']') {
 			jnl(&o, --depth);
-			jput(&o, &ch, 1);
+			strbuf_add(&o, &ch, 1);
 			i++;
 		} else if (ch == ',') {
-			jput(&o, ",", 1);
+			strbuf_add(&o, ",", 1);
 			jnl(&o, depth);
 			i++;
 		} else if (ch == ':') {
-			jput(&o, ": ", 2);
+			strbuf_add(&o, ": ", 2);
 			i++;
 		} else { /* a number or a literal: up to the next delimiter */
 			size_t j = i;
 			while (j < len && !strchr(",:{}[] \t\r\n", s[j]))
 				j++;
-			jput(&o, s + i, j - i);
+			strbuf_add(&o, s + i, j - i);
 			i = j;
 		}
 	}
-	jput(&o, "\n", 1);
-	if (o.oom) {
-		free(o.p);
-		return NULL;
-	}
-	if (out_len)
-		*out_len = o.n;
-	return o.p;
+	strbuf_add(&o, "\n", 1);
+	size_t n;
+	char *r = strbuf_steal(&o, &n);
+	if (r && out_len)
+		*out_len = n;
+	return r;
 }

@@ -1,6 +1,7 @@
 /* source.c — see source.h. */
 #include "oomfix/source.h"
 #include "oomfix/aitkdb.h"
+#include "oomfix/buf.h"
 #include "oomfix/diag.h"
 #include "oomfix/diff.h"
 #include "oomfix/doc.h"
@@ -503,41 +504,21 @@ int source_read_backup(const struct source *s, char **text, size_t *len, struct 
 		free(bak);
 		return rc;
 	}
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	int rc = ERR_OK;
-	for (;;) {
-		if (!buf) {
-			rc = oom(e);
-			break;
-		}
-		if (n + 1 >= cap) {
-			char *nb = cap < DOC_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
-			if (!nb) {
-				rc = err_set(e, ERR_DATA, bak, 0, 0, "%s", _("file too large"));
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = err_set(e, ERR_IOERR, bak, 0, 0, "%s", strerror(errno));
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	char *buf;
+	size_t n;
+	int rc = ERR_OK, er = read_all(fd, DOC_MAX_BYTES, &buf, &n);
+	if (er == ENOMEM)
+		rc = oom(e);
+	else if (er == EFBIG)
+		rc = err_set(e, ERR_DATA, bak, 0, 0, "%s", _("file too large"));
+	else if (er)
+		rc = err_set(e, ERR_IOERR, bak, 0, 0, "%s", strerror(er));
 	close(fd);
 	free(bak);
 	if (rc) {
 		free(buf);
 		return rc;
 	}
-	buf[n] = '\0';
 	*text = buf;
 	*len = n;
 	return ERR_OK;
