@@ -199,6 +199,11 @@ static void apply_now(struct ui_app *a, enum fix_id id, const char *said)
 	}
 	if (!changed)
 		snprintf(done, sizeof done, _("Nothing to change for: %s"), _(fix_defs[id].title));
+	else if (said && a->s.have_diag && a->s.diag.oom)
+		snprintf(done, sizeof done, _("Applied. Save (s) and run the job again: the next change "
+					      "comes from the new log. %s"), note);
+	else if (said)
+		snprintf(done, sizeof done, _("Applied. d diff, u undo, s save. %s"), note);
 	else if (a->s.have_diag && a->s.diag.oom)
 		snprintf(done, sizeof done, _("Applied: %s. Save (s) and run the job again: the next "
 					      "change comes from the new log. %s%s"),
