@@ -635,9 +635,14 @@ static int start_from_log(struct loop *L)
 	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j };
 	char line[1024];
 	if (source_log_untried(l.s, o->from_log, &changed)) {
-		err_set(&e, ERR_TEMPFAIL, o->from_log, 0, 0, "%s",
-			_("this log is older than the last change saved to the job, so it cannot show "
-			  "whether that change helped; retry without --log runs the job first"));
+		/* the one decision's answer, in its words (SPEC §3.4), and what the loop can do */
+		struct plan p;
+		char words[768];
+		plan_build(l.j, NULL, &p);
+		struct plan_decision d = plan_decide(&p, NULL, true);
+		plan_decision_text(&d, &p, l.j, words, sizeof words);
+		err_set(&e, ERR_TEMPFAIL, o->from_log, 0, 0, _("%s Retry without --log runs the job "
+							       "first."), words);
 		status = fail_err(L, &e);
 	} else if (source_running(l.s)) {
 		status = refuse_running(L, l.s);
