@@ -25,7 +25,7 @@ flat() { tr -s '\n ' '  ' < "$1"; }
 shows() {
 	flat "$1" | grep -qF -- "$2" && return 0
 	echo "# not in $(basename "$1"): $2"
-	flat "$1" | head -c 1200 | fold -w 100 | sed 's/^/#   /'
+	{ flat "$1" | head -c 1200 | fold -w 100; echo; } | sed 's/^/#   /'
 	return 1
 }
 # ui DIR NAME KEYS...: runs the UI headless on DIR's job and log, the keys then a dump in NAME
@@ -34,6 +34,8 @@ ui() {
 	shift 2
 	printf '%s\n' "$@" "dump $name" > "$d/$name.script"
 	(cd "$d" && "$OOMFIX" job.yaml run.log --size 200x60 --script "$name.script") 2> "$d/$name.err"
+	# the status rows (a message or a question wraps over up to four, above the footer)
+	tail -n 5 "$d/$name" > "$d/$name.status"
 }
 
 # name | job | log | the answer plan_decide gives
@@ -127,7 +129,7 @@ for c in $(echo "$CASES" | cut -d'|' -f1); do
 	# ---- the UI: a, the Plan view's Enter, the walk-through
 	fresh "$c" "$d/a"
 	ui "$d/a" a.txt a
-	check "$c: UI a shows the decision's words" shows "$d/a/a.txt" "$text"
+	check "$c: UI a says the decision's words" shows "$d/a/a.txt.status" "$text"
 	if [ "$c" = apply ]; then
 		check "$c: UI a applies it" bash -c "head -1 '$d/a/a.txt' | grep -qF '[+]'"
 	else
@@ -135,11 +137,11 @@ for c in $(echo "$CASES" | cut -d'|' -f1); do
 	fi
 	fresh "$c" "$d/p"
 	ui "$d/p" enter.txt Tab Enter
-	check "$c: UI Plan Enter shows the decision's words" shows "$d/p/enter.txt" "$text"
+	check "$c: UI Plan Enter says the decision's words" shows "$d/p/enter.txt.status" "$text"
 	if [ "$c" = apply ]; then
-		check "$c: UI Plan Enter on the marked step applies it" shows "$d/p/enter.txt" "$text Applied."
+		check "$c: UI Plan Enter on the marked step applies it" shows "$d/p/enter.txt.status" "$text Applied."
 	else
-		check "$c: UI Plan Enter asks first" shows "$d/p/enter.txt" "Apply the picked change anyway?"
+		check "$c: UI Plan Enter asks first" shows "$d/p/enter.txt.status" "Apply the picked change anyway?"
 	fi
 	fresh "$c" "$d/w"
 	ui "$d/w" walk.txt w
