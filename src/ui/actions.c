@@ -170,6 +170,13 @@ static const struct ui_question ask_pick = {
 	.named = true,
 };
 
+/* a while the last change has not run: the fix the decision names once it has. */
+static const struct ui_question ask_next = {
+	.text = N_("Apply the next change anyway? y = apply, n = not now"),
+	.answer = answer_pick,
+	.named = true,
+};
+
 bool ui_pick_asks(const struct ui_app *a, enum fix_id id, char *lead, size_t sz)
 {
 	char words[768];
@@ -269,7 +276,7 @@ void ui_apply_first_fix(struct ui_app *a)
 		struct plan_decision later = plan_decide(&a->s.plan, &a->s.diag, false);
 		if (later.what == PLAN_NEXT_APPLY) {
 			a->pick_fix = later.fix;
-			ui_ask(a, &ask_pick, UI_M_NORMAL);
+			ui_ask(a, &ask_next, UI_M_NORMAL);
 		}
 	}
 	ui_status(&c, false, "%s", words);
