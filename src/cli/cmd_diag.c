@@ -360,6 +360,10 @@ static void print_report(const char *log, const struct diag_result *r, const str
 				/* on a line of its own, whole, so that it can be copied */
 				printf("%s\n", _("See the change with:"));
 				printf("  oomfix fix --diff --log %s %s %s\n", log, jobpath, f->name);
+			} else if (d->what == PLAN_NEXT_FRESH_WORKER) {
+				/* the decision in the words every front end shows */
+				plan_decision_text(d, p, j, buf, sizeof buf);
+				put_wrapped(buf, width - 2, 2, width);
 			}
 		} else if (r->oom) {
 			/* the decision every front end shows: why no change is chosen */
@@ -369,6 +373,13 @@ static void print_report(const char *log, const struct diag_result *r, const str
 			fputc('\n', stdout);
 			put_wrapped(buf, width, 0, width);
 		}
+	} else if (d) {
+		/* not a memory failure: the decision every front end shows, no change to choose */
+		char buf[768];
+
+		plan_decision_text(d, p, j, buf, sizeof buf);
+		fputc('\n', stdout);
+		put_wrapped(buf, width, 0, width);
 	}
 	if (j)
 		cli_estimate_text(j, r);

@@ -617,8 +617,9 @@ enum fix_id est_next_fix(const struct job *j, enum est_phase at)
 	v->model_kind = (int)j->kind;
 	struct plan p;
 	plan_build(j, v, &p);
+	struct plan_decision d = plan_decide(&p, v, false);
 	free(v);
-	return p.first_fix == FIX_FRESH_WORKER ? FIX_NONE : p.first_fix;
+	return d.what == PLAN_NEXT_APPLY ? d.fix : FIX_NONE;
 }
 
 void estimate_path_free(struct est_path *p)

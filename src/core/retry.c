@@ -385,31 +385,44 @@ static int keep_original(const struct source *s, struct err *e)
 }
 
 /* ==== THE DECISION ==============================================================================
- * What comes after a failed run, from its verdict and the job (SPEC §3.4 "One decision, every
- * front end"). This is the only place the loop decides it. When the core's one decision function
- * (plan_decide) exists, its answer replaces the body of this function; the loop only maps the
- * answers to its outcomes below. */
+ * What comes after a failed run is the core's one decision (plan_decide, SPEC §3.4 "One
+ * decision, every front end"); the loop only maps its answers to its own ends below and says
+ * them in the decision's words (plan_decision_text), as `oomfix fix JOB LOG next` does. */
 enum retry_next {
-	NEXT_FIX,        /* apply p->first_fix */
+	NEXT_FIX,        /* apply the decision's fix */
 	NEXT_WORKER,     /* verdict E: a fresh worker, not a setting */
 	NEXT_UNKNOWN,    /* the log does not show when: no fix on a guess */
 	NEXT_EXHAUSTED,  /* nothing left that acts on the failing phase */
 	NEXT_NOT_OOM,    /* the run failed, not for GPU memory */
 };
 
+/* A try that did not finish is a failure, a survived OOM too (a probe run, or a run that exited
+ * non-zero after its skips): its decision is the one for that failure. The try's log is its own
+ * new run, so it is never older than the last change (`untried` is false). */
 static enum retry_next retry_decide(const struct job *j, const struct diag_result *v,
-				    struct plan *p)
+				    struct plan *p, struct plan_decision *d)
 {
-	if (!v->oom)
-		return NEXT_NOT_OOM;
+	struct diag_result *failed = NULL;
+	if (v->oom && v->survived && (failed = malloc(sizeof *failed)) != NULL) {
+		*failed = *v;
+		failed->survived = false;
+		v = failed;
+	}
 	plan_build(j, v, p);
-	if (p->first_fix == FIX_FRESH_WORKER)
-		return NEXT_WORKER;
-	if (p->first_fix == FIX_NONE)
-		return p->exhausted ? NEXT_EXHAUSTED : NEXT_UNKNOWN;
-	return NEXT_FIX;
+	*d = plan_decide(p, v, false);
+	free(failed);
+	switch (d->what) {
+	case PLAN_NEXT_APPLY: return NEXT_FIX;
+	case PLAN_NEXT_FRESH_WORKER: return NEXT_WORKER;
+	case PLAN_NEXT_WHEN_UNKNOWN: return NEXT_UNKNOWN;
+	case PLAN_NEXT_NOT_OOM: return NEXT_NOT_OOM;
+	case PLAN_NEXT_SURVIVED: /* only when the copy could not be made: still a failure */
+		if (d->fix != FIX_NONE)
+			return NEXT_FIX;
+		return p->first_fix == FIX_FRESH_WORKER ? NEXT_WORKER : NEXT_EXHAUSTED;
+	default: return NEXT_EXHAUSTED;
+	}
 }
-/* ==== end of THE DECISION ======================================================================= */
 
 /* Applies fix `id` to the job, keeps the original the first time, saves with the careful save
  * and a journal entry naming the try, and tells the sinks. */
@@ -532,7 +545,12 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 
 	int status = -1;
 	struct plan p;
-	enum retry_next next = finished ? NEXT_FIX : retry_decide(l->j, v, &p);
+	struct plan_decision d = { PLAN_NEXT_APPLY, FIX_NONE, DIAG_U_NONE };
+	enum retry_next next = finished ? NEXT_FIX : retry_decide(l->j, v, &p, &d);
+	/* the decision's words, as every front end says them */
+	char said[768] = "";
+	if (!finished)
+		plan_decision_text(&d, &p, l->j, said, sizeof said);
 	if (finished) {
 		status = end_fits(L, t, l->j, v, words);
 	} else if (next == NEXT_NOT_OOM) {
@@ -541,40 +559,32 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 		char head[1024];
 		snprintf(head, sizeof head, _("%s failed, but not for GPU memory (%s): no memory fix "
 					      "applies; see oomfix diagnose %s"), label, why, t->log);
-		snprintf(text, sizeof text, _("The run failed, but not for GPU memory (%s): no memory "
-					      "fix applies."), why);
-		status = finish(L, RETRY_OUT_NOT_OOM, ERR_DATA, head, NULL, text, NULL);
+		snprintf(text, sizeof text, _("The run failed, but not for GPU memory (%s). %s"), why,
+			 said);
+		status = finish(L, RETRY_OUT_NOT_OOM, ERR_DATA, head, said, text, NULL);
 	} else if (next != NEXT_FIX) {
 		char head[600];
-		const char *why = text;
-		if (next == NEXT_WORKER) {
+		if (next == NEXT_WORKER)
 			snprintf(head, sizeof head, "%s: %s → %s", label, words, fix_name(FIX_FRESH_WORKER));
-			why = _(fix_defs[FIX_FRESH_WORKER].why);
-		} else if (next == NEXT_UNKNOWN) {
+		else if (next == NEXT_UNKNOWN)
+			snprintf(head, sizeof head, _("%s: %s; oomfix diagnose %s shows what the log does "
+						      "show"), label, words, t->log);
+		else
 			snprintf(head, sizeof head, "%s: %s", label, words);
-			snprintf(text, sizeof text, _("The log does not show when the job ran out of "
-						      "memory, so no fix is chosen on a guess; oomfix "
-						      "diagnose %s shows what it does show."), t->log);
-		} else {
-			snprintf(head, sizeof head, "%s: %s", label, words);
-			plan_exhausted_text(&p, l->j, text, sizeof text);
-			if (!text[0])
-				snprintf(text, sizeof text, "%s", _("No fix is left for this failure."));
-		}
 		enum retry_outcome oc = next == NEXT_WORKER    ? RETRY_OUT_WORKER
 					: next == NEXT_UNKNOWN ? RETRY_OUT_UNKNOWN
 							       : RETRY_OUT_EXHAUSTED;
-		status = finish(L, oc, ERR_UNAVAILABLE, head, why, why, NULL);
+		status = finish(L, oc, ERR_UNAVAILABLE, head, said, said, NULL);
 	} else if (t->index == L->o->max_tries) {
 		/* One change, then a run: a change no run will test is not made. */
 		char head[600];
 		snprintf(head, sizeof head, _("try %d: %s; stopping after %d tries (the next fix would "
 					      "be %s)."), t->index, words, L->o->max_tries,
-			 fix_name(p.first_fix));
+			 fix_name(d.fix));
 		snprintf(text, sizeof text, _("Stopped after %d tries; the next fix would be %s."),
-			 L->o->max_tries, fix_name(p.first_fix));
+			 L->o->max_tries, fix_name(d.fix));
 		status = finish(L, RETRY_OUT_MAX_TRIES, ERR_UNAVAILABLE, head, NULL, text, NULL);
-	} else if (apply_fix(L, t, l, p.first_fix, label, words, &e) != ERR_OK) {
+	} else if (apply_fix(L, t, l, d.fix, label, words, &e) != ERR_OK) {
 		status = fail_err(L, &e);
 	} else {
 		L->prev_fail = v->failed_step > 0 ? v->failed_step : 0;
@@ -625,9 +635,14 @@ static int start_from_log(struct loop *L)
 	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j };
 	char line[1024];
 	if (source_log_untried(l.s, o->from_log, &changed)) {
-		err_set(&e, ERR_TEMPFAIL, o->from_log, 0, 0, "%s",
-			_("this log is older than the last change saved to the job, so it cannot show "
-			  "whether that change helped; retry without --log runs the job first"));
+		/* the one decision's answer, in its words (SPEC §3.4), and what the loop can do */
+		struct plan p;
+		char words[768];
+		plan_build(l.j, NULL, &p);
+		struct plan_decision d = plan_decide(&p, NULL, true);
+		plan_decision_text(&d, &p, l.j, words, sizeof words);
+		err_set(&e, ERR_TEMPFAIL, o->from_log, 0, 0, _("%s Retry without --log runs the job "
+							       "first."), words);
 		status = fail_err(L, &e);
 	} else if (source_running(l.s)) {
 		status = refuse_running(L, l.s);

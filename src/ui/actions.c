@@ -152,61 +152,108 @@ static void do_save(struct ui_app *a, unsigned flags)
 		a->quit = true;
 }
 
-static void answer_untried(struct ui_app *a, const struct ui_ctx *c, int key)
+static void answer_pick(struct ui_app *a, const struct ui_ctx *c, int key)
 {
 	if (key == 'y')
 		ui_apply_fix(a, a->pick_fix, true);
-	else
+	else if (ui_session_diag_stale(&a->s))
 		ui_status(c, false, "%s", _("Nothing changed. Save (s), run the job, and open its new "
 					   "log."));
+	else
+		ui_status(c, false, "%s", _("Nothing changed."));
 }
 
-static const struct ui_question ask_untried = {
-	.text = N_("The last change has not been tried yet: run the job first. Apply another change "
-		   "anyway? y = apply, n = not now"),
-	.answer = answer_untried,
+/* The decision's words lead it (the status); the walk-through asks the same with its own answer. */
+static const struct ui_question ask_pick = {
+	.text = N_("Apply the picked change anyway? y = apply, n = not now"),
+	.answer = answer_pick,
+	.named = true,
 };
 
-/* Applies `id` (the first fix, or a step picked in the Plan view). One change, then a run: while
- * an applied change has not been tried, another one is only made after a yes (`confirmed`). */
-void ui_apply_fix(struct ui_app *a, enum fix_id id, bool confirmed)
+/* a while the last change has not run: the fix the decision names once it has. */
+static const struct ui_question ask_next = {
+	.text = N_("Apply the next change anyway? y = apply, n = not now"),
+	.answer = answer_pick,
+	.named = true,
+};
+
+bool ui_pick_asks(const struct ui_app *a, enum fix_id id, char *lead, size_t sz)
+{
+	char words[768];
+	struct plan_decision d = ui_session_decide(&a->s, words, sizeof words);
+	bool helps = plan_fix_helps(id, a->s.plan.phase, a->s.plan.kind);
+
+	if (d.what == PLAN_NEXT_APPLY && helps)
+		return false;
+	int n = snprintf(lead, sz, "%s", words);
+	if (!helps && n > 0 && (size_t)n < sz)
+		snprintf(lead + n, sz - (size_t)n, _(" %s does not act on the phase that failed."),
+			 _(fix_defs[id].title));
+	return true;
+}
+
+/* Applies `id` now; `said` (or NULL) is the decision's sentence when it named this fix. */
+static void apply_now(struct ui_app *a, enum fix_id id, const char *said)
 {
 	struct ui_ctx c = ui_ctx_of(a);
 	struct err e;
-	char note[512];
+	char note[512], done[512];
 	bool changed;
+
+	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
+		ui_status_err(&c, &e);
+		return;
+	}
+	if (!changed)
+		snprintf(done, sizeof done, _("Nothing to change for: %s"), _(fix_defs[id].title));
+	else if (said && a->s.have_diag && a->s.diag.oom)
+		snprintf(done, sizeof done, _("Applied. Save (s) and run the job again: the next change "
+					      "comes from the new log. %s"), note);
+	else if (said)
+		snprintf(done, sizeof done, _("Applied. d diff, u undo, s save. %s"), note);
+	else if (a->s.have_diag && a->s.diag.oom)
+		snprintf(done, sizeof done, _("Applied: %s. Save (s) and run the job again: the next "
+					      "change comes from the new log. %s%s"),
+			 _(fix_defs[id].title),
+			 plan_fix_helps(id, a->s.diag.phase, a->s.plan.kind)
+				 ? "" : _("(It does not act on the phase that failed.) "), note);
+	else
+		snprintf(done, sizeof done, _("Applied: %s. d diff, u undo, s save. %s"),
+			 _(fix_defs[id].title), note);
+	ui_status(&c, false, "%s%s%s", said ? said : "", said ? " " : "", done);
+}
+
+/* Applies `id` (a step picked in the Plan view, or the answer to its question). It asks
+ * plan_decide first: a pick is made at once only where the decision would apply a fix and the
+ * step acts on the phase that failed; otherwise the decision's words are shown and a yes is
+ * needed (`confirmed`) — one change, then a run. */
+void ui_apply_fix(struct ui_app *a, enum fix_id id, bool confirmed)
+{
+	struct ui_ctx c = ui_ctx_of(a);
+	char words[768], lead[1024];
 
 	if (id == FIX_FRESH_WORKER) {
 		ui_status(&c, false, "%s", _("Nothing to change in the YAML: start a fresh worker (see "
 					    "Plan)."));
 		return;
 	}
-	if (!confirmed && ui_session_diag_stale(&a->s)) {
+	if (!confirmed && ui_pick_asks(a, id, lead, sizeof lead)) {
 		a->pick_fix = id;
-		ui_ask(a, &ask_untried, UI_M_NORMAL);
-		ui_status(&c, false, _("Next: %s."), _(fix_defs[id].title));
+		ui_ask(a, &ask_pick, UI_M_NORMAL);
+		ui_status(&c, false, "%s", lead);
 		return;
 	}
-	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
-		ui_status_err(&c, &e);
-		return;
-	}
-	if (!changed)
-		ui_status(&c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
-	else if (a->s.have_diag && a->s.diag.oom)
-		ui_status(&c, false, _("Applied: %s. Save (s) and run the job again: the next change "
-				       "comes from the new log. %s%s"), _(fix_defs[id].title),
-			  plan_fix_helps(id, a->s.diag.phase, a->s.plan.kind)
-				  ? "" : _("(It does not act on the phase that failed.) "), note);
-	else
-		ui_status(&c, false, _("Applied: %s. d diff, u undo, s save. %s"),
-			  _(fix_defs[id].title), note);
+	struct plan_decision d = ui_session_decide(&a->s, words, sizeof words);
+	apply_now(a, id, d.what == PLAN_NEXT_APPLY && d.fix == id ? words : NULL);
 }
 
+/* a: what the one decision says (SPEC §3.4), in its words: its fix is applied; while the last
+ * change has not been run, the fix it would name next is only applied after a yes; every other
+ * answer changes nothing. */
 void ui_apply_first_fix(struct ui_app *a)
 {
 	struct ui_ctx c = ui_ctx_of(a);
-	enum fix_id id;
+	char words[768];
 
 	if (!a->s.job) {
 		ui_status(&c, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
@@ -219,32 +266,20 @@ void ui_apply_first_fix(struct ui_app *a)
 					    "shown."));
 		return;
 	}
-	if (a->s.have_diag && !a->s.diag.oom) {
-		/* The fixes trade speed or quality for GPU memory; the log says memory was not the
-		 * problem, so none is "recommended". w still lets the user apply one deliberately. */
-		ui_status(&c, false, "%s", _("The log shows no GPU out-of-memory error, so there is no "
-					    "memory fix to apply: see the Diagnosis for the cause. w "
-					    "walks the memory fixes anyway."));
+	struct plan_decision d = ui_session_decide(&a->s, words, sizeof words);
+	if (d.what == PLAN_NEXT_APPLY) {
+		apply_now(a, d.fix, words);
 		return;
 	}
-	id = ui_session_next_fix(&a->s);
-	if (id == FIX_NONE && ui_session_diag_stale(&a->s)) {
-		/* What the plan says is left is about the old log: the new run will tell. */
-		ui_status(&c, false, "%s", _("The last change has not been tried yet: save, run the "
-					    "job, and open its new log."));
-		return;
+	if (d.what == PLAN_NEXT_UNTRIED) {
+		/* what the decision would name once that change has run */
+		struct plan_decision later = plan_decide(&a->s.plan, &a->s.diag, false);
+		if (later.what == PLAN_NEXT_APPLY) {
+			a->pick_fix = later.fix;
+			ui_ask(a, &ask_next, UI_M_NORMAL);
+		}
 	}
-	if (id == FIX_NONE && a->s.plan.exhausted) {
-		char buf[512];
-		plan_exhausted_text(&a->s.plan, a->s.job, buf, sizeof buf);
-		ui_status(&c, false, "%s", buf);
-		return;
-	}
-	if (id == FIX_NONE) {
-		ui_status(&c, false, "%s", _("Every step of the plan is already done."));
-		return;
-	}
-	ui_apply_fix(a, id, false);
+	ui_status(&c, false, "%s", words);
 }
 
 void ui_next_theme(struct ui_app *a)
@@ -288,6 +323,7 @@ static const struct ui_question ask_quit = {
 	.text = N_("Quit with unsaved changes? s = save them and quit, y = quit without saving, n = "
 		   "stay"),
 	.keys = "s",
+	.key_words = { N_("save+quit") },
 	.answer = answer_quit,
 };
 

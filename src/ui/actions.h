@@ -10,10 +10,15 @@
 bool ui_check_disk(struct ui_app *a, const struct ui_ctx *c);
 /* Asks to save (the save screen); its answer returns to mode `back`. */
 void ui_ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back);
-/* Applies `id`; while an applied change has not been tried, another one is only made after a
- * yes (`confirmed`). */
+/* Applies `id`, picked by hand (the Plan view's Enter): at once where the one decision
+ * (ui_session_decide) would apply a fix and the step acts on the phase that failed, else after
+ * a yes to a question led by the decision's words (`confirmed`: the yes was given). */
 void ui_apply_fix(struct ui_app *a, enum fix_id id, bool confirmed);
-/* a: the first fix of the plan for the verdict. */
+/* A hand-picked fix `id` (Plan Enter, the walk-through's a) must be asked about first: `lead`
+ * receives the decision's words, and says when the step does not act on the phase that failed.
+ * False when it is applied at once. */
+bool ui_pick_asks(const struct ui_app *a, enum fix_id id, char *lead, size_t sz);
+/* a: what the one decision says (plan_decide), in its words. */
 void ui_apply_first_fix(struct ui_app *a);
 /* q: quit, asking first when there are unsaved changes or a retry runs. */
 void ui_quit(struct ui_app *a);

@@ -140,6 +140,17 @@ static void draw_footer(struct ui_app *a)
 		e[n].pin = pinned(act->act);
 		e[n].on = true;
 		n++;
+		/* A question's other answers follow its n: the footer lists every key it takes. */
+		for (int k = 0; act->act == UI_A_NO && a->ask && a->ask->keys && a->ask->keys[k] &&
+				k < 4 && n < 32; k++) {
+			snprintf(e[n].keys, sizeof e[n].keys, "%c", a->ask->keys[k]);
+			snprintf(e[n].word, sizeof e[n].word, " %s",
+				 a->ask->key_words[k] ? _(a->ask->key_words[k]) : "");
+			e[n].w = 1 + text_width(e[n].word, strlen(e[n].word));
+			e[n].pin = false;
+			e[n].on = true;
+			n++;
+		}
 	}
 	/* Fit: first closer together, then leave out the last entries that are not pinned. */
 	for (;;) {

@@ -24,6 +24,7 @@
 struct ui_question {
 	const char *text;   /* N_(): the question, saying what each key does */
 	const char *keys;   /* the keys it takes beside y and n, lower case ("s", "p"), or NULL */
+	const char *key_words[4]; /* N_(): the footer's word for each of keys ("probe") */
 	/* The answer: 'y', 'n' or one of keys. The mode is back to the one it was asked from. */
 	void (*answer)(struct ui_app *a, const struct ui_ctx *c, int key);
 	bool named;         /* the status message (naming the file or the job) leads the question */

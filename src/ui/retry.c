@@ -79,7 +79,7 @@ static void clear_results(struct ui_retry *r)
 	r->text = NULL;
 	r->ended = false;
 	r->status = 0;
-	r->outcome[0] = '\0';
+	r->outcome = RETRY_OUT_ERROR;
 	r->errlen = 0;
 	r->err[0] = '\0';
 	r->len = 0;
@@ -427,7 +427,7 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 		r->status = (int)int_at(d, "status", ERR_SOFTWARE);
 		char *o = str_at(d, "outcome");
 		/* through the table: an outcome this build does not know is an error */
-		snprintf(r->outcome, sizeof r->outcome, "%s", retry_outcome_name(retry_outcome_parse(o)));
+		r->outcome = retry_outcome_parse(o);
 		free(o);
 		free(r->text);
 		r->text = str_at(d, "text");
@@ -545,7 +545,7 @@ unsigned ui_retry_poll(struct ui_retry *r)
 			/* it died without saying how the loop ended */
 			r->ended = true;
 			r->status = w == r->pid && WIFEXITED(st) ? WEXITSTATUS(st) : ERR_SOFTWARE;
-			snprintf(r->outcome, sizeof r->outcome, "%s", "error");
+			r->outcome = RETRY_OUT_ERROR;
 		}
 		r->pid = 0;
 		bits |= UI_RT_END | UI_RT_CHANGED;

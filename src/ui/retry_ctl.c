@@ -30,10 +30,11 @@ static void answer_retry(struct ui_app *a, const struct ui_ctx *c, int key)
 
 /* The probe's 20 steps are RETRY_PROBE_STEPS. */
 static const struct ui_question ask_retry = {
-	.text = N_("Retry until the job fits? y = yes, each run goes to its end; p = yes, and stop a "
-		   "run once it is 20 steps past the last failure and through a sampling round; n = "
-		   "no"),
+	.text = N_("Retry until the job fits? y = yes, each run goes to its end; p = probe: stop a "
+		   "run once it is 20 steps past the last failure and through a preview sampling "
+		   "round during training; n = no"),
 	.keys = "p",
+	.key_words = { N_("probe") },
 	.answer = answer_retry,
 };
 
@@ -161,7 +162,7 @@ static void retry_begin(struct ui_app *a, long long probe)
 {
 	struct ui_ctx c = ui_ctx_of(a);
 	struct err e;
-	const char *from = ui_session_retry_log(&a->s);
+	const char *from = ui_session_retry_log(&a->s, NULL);
 	bool web = source_row(a->s.src) != NULL;
 	const char *cmd = web ? NULL : a->retry_cmd;
 
@@ -170,7 +171,7 @@ static void retry_begin(struct ui_app *a, long long probe)
 		retry_cancelled(a, _("No command: no retry."));
 		return;
 	}
-	if (ui_retry_start(&a->retry, source_label(a->s.src), from, cmd, probe, UI_RETRY_MAX_TRIES,
+	if (ui_retry_start(&a->retry, source_label(a->s.src), from, cmd, probe, RETRY_DEFAULT_TRIES,
 			   &e)) {
 		a->view = a->retry.started ? UI_V_RETRY : a->s.log ? UI_V_LOG : UI_V_TRAINING;
 		ui_status_err(&c, &e);
@@ -260,7 +261,7 @@ bool ui_retryctl_tick(struct ui_app *a)
 		a->follow.bell_done = true;
 		ui_retry_last_error(r, buf, sizeof buf);
 		if (r->text)
-			ui_status(&c, !strcmp(r->outcome, "error"), _("Retry: %s"), r->text);
+			ui_status(&c, r->outcome == RETRY_OUT_ERROR, _("Retry: %s"), r->text);
 		else if (buf[0])
 			ui_status(&c, true, _("Retry: %s"), buf);
 		else

@@ -35,10 +35,40 @@ static const struct { unsigned ctx; const char *mark, *text; } help_marks[] = {
 	{ UI_CTX_LOG, "^[", N_("an escape character in the log, shown as text") },
 };
 
+/* Keys the action table does not list on their own: the answers a question takes beside y and n
+ * (prompt.h), and r where it stops a retry. Listed under their group as the actions are. */
+static const struct { unsigned ctx; const char *keys, *text; } help_extra[] = {
+	{ UI_CTX_RETRY, "r", N_("stop the retry that runs (its run is stopped first); once it has "
+				"ended, start another") },
+	{ UI_CTX_RETRY, "p", N_("answer to r's question: retry with the probe, which stops a run "
+				"once it is 20 steps past the last failure and through a preview "
+				"sampling round during training") },
+	{ UI_CTX_CONFIRM, "s", N_("answer to q's question: save the changes, then quit") },
+	{ UI_CTX_CONFIRM, "p", N_("answer to r's question: retry with the probe") },
+};
+
+/* A key line: the keys in a column, the text beside them wrapped under itself, never cut. */
+static void key_line(struct ui_lines *l, const char *keys, const char *text, int width)
+{
+	char col[128];
+	int w = text_width(keys, strlen(keys));
+	snprintf(col, sizeof col, "  %s%*s", keys, w < 18 ? 18 - w : 1, "");
+	struct ui_line *ln = ui_lines_add(l, UI_R_FOOTER_KEY, col);
+	int cw = text_width(col, strlen(col)), room = width - cw;
+	size_t len = strlen(text), next = len;
+	size_t cut = room > 10 ? text_wrap_next(text, len, room, &next) : len;
+	char first[512];
+	snprintf(first, sizeof first, "%.*s", (int)cut, text);
+	ui_line_append(ln, UI_R_NORMAL, first);
+	if (next < len && room > 10)
+		ui_lines_wrap(l, UI_R_NORMAL, text + next, width, cw);
+}
+
 void ui_help_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
 	char keys[64], col[128];
+	int width = c->r.w - 1;
 
 	ui_lines_add(&l, UI_R_HEADING, _("oomfix keys"));
 	for (size_t g = 0; g < sizeof help_groups / sizeof help_groups[0]; g++) {
@@ -54,11 +84,13 @@ void ui_help_draw(struct ui_app *a, const struct ui_ctx *c)
 				any = true;
 			}
 			ui_action_keys(act, keys, sizeof keys);
-			int w = text_width(keys, strlen(keys));
-			snprintf(col, sizeof col, "  %s%*s", keys, w < 18 ? 18 - w : 1, "");
-			struct ui_line *ln = ui_lines_add(&l, UI_R_FOOTER_KEY, col);
-			ui_line_append(ln, UI_R_NORMAL, _(act->help));
+			if (act->act == UI_A_GOTO_VIEW) /* the table holds 1; every digit works */
+				snprintf(keys, sizeof keys, "%s", "1-9");
+			key_line(&l, keys, _(act->help), width);
 		}
+		for (size_t i = 0; i < sizeof help_extra / sizeof help_extra[0]; i++)
+			if (help_extra[i].ctx == help_groups[g].ctx)
+				key_line(&l, help_extra[i].keys, _(help_extra[i].text), width);
 		bool marks = false;
 		for (size_t i = 0; i < sizeof help_marks / sizeof help_marks[0]; i++) {
 			if (help_marks[i].ctx != help_groups[g].ctx)

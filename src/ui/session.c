@@ -260,11 +260,21 @@ bool ui_session_recount(struct ui_session *s)
 	return true;
 }
 
-const char *ui_session_retry_log(const struct ui_session *s)
+const char *ui_session_retry_log(const struct ui_session *s, bool *older)
 {
+	if (older)
+		*older = false;
 	if (!s->log_path || !s->have_diag || s->diag_pending || !s->diag.oom || s->diag.survived ||
-	    ui_session_diag_stale(s) || ui_session_dirty(s))
+	    ui_session_dirty(s))
 		return NULL;
+	/* the loop refuses a log older than the last change saved (source_log_untried): the same
+	 * test, now, not the one made when the job was loaded */
+	bool untried = s->untried_saved || (s->src && source_log_untried(s->src, s->log_path, NULL));
+	if (untried || ui_session_diag_stale(s)) {
+		if (older)
+			*older = untried;
+		return NULL;
+	}
 	return s->log_path;
 }
 
@@ -794,13 +804,13 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 	return ERR_OK;
 }
 
-enum fix_id ui_session_next_fix(const struct ui_session *s)
+struct plan_decision ui_session_decide(const struct ui_session *s, char *words, size_t sz)
 {
-	/* With an out-of-memory verdict only a fix that acts on the failing phase is offered
-	 * (SPEC §3.4): never the next step of the whole order. */
-	if (s->have_diag && s->diag.oom && s->diag.timing != DIAG_T_NONE)
-		return s->plan.first_fix;
-	return plan_next_step(&s->plan);
+	const struct diag_result *v = s->have_diag && !s->diag_pending ? &s->diag : NULL;
+	struct plan_decision d = plan_decide(&s->plan, v, ui_session_diag_stale(s));
+	if (words && sz)
+		plan_decision_text(&d, &s->plan, s->job, words, sz);
+	return d;
 }
 
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e)

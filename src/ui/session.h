@@ -143,9 +143,11 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */
 int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, struct err *e);
 
-/* The fix the `a` key applies: with an OOM verdict the plan's first fix (FIX_NONE when nothing
- * that acts on the failing phase is left), else the first plan step not done. */
-enum fix_id ui_session_next_fix(const struct ui_session *s);
+/* The one decision (SPEC §3.4): plan_decide on the job as it is now, the log's verdict (none while
+ * it is read or without a log) and whether a change made since that log has not been run yet
+ * (ui_session_diag_stale). `words` (may be NULL) receives plan_decision_text: the sentence every
+ * front end shows for it. `a`, the Plan view's Enter and the walk-through all ask this. */
+struct plan_decision ui_session_decide(const struct ui_session *s, char *words, size_t sz);
 
 /* True when a fix was applied after the log was read (and not undone): the verdict is about a
  * job that no longer exists, so the next fix must come from the next run's log, not be stacked
@@ -160,8 +162,11 @@ void ui_session_job_failed(struct ui_session *s, const struct err *e);
 bool ui_session_recount(struct ui_session *s);
 
 /* The log a retry can start from: the one on screen, when its verdict is an out-of-memory that
- * the job as it is now has not answered yet (no change was made after it); else NULL. */
-const char *ui_session_retry_log(const struct ui_session *s);
+ * the job as it is now has not answered yet (no change was made after it, here or saved by
+ * another program — asked of the job's journal now, with the loop's own test); else NULL.
+ * *older (may be NULL) is set when the log is refused only because a change saved to the job
+ * is newer than it. */
+const char *ui_session_retry_log(const struct ui_session *s, bool *older);
 
 /* True when the log on disk is not the one the verdict was read from (it grew, was rewritten or
  * replaced): a run happened since. */

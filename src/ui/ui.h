@@ -42,6 +42,7 @@
 #include "oomfix/diag.h"
 #include "oomfix/doc.h"
 #include "oomfix/err.h"
+#include "oomfix/retry.h"
 #include "oomfix/job.h"
 #include "oomfix/logidx.h"
 #include "oomfix/plan.h"
@@ -99,8 +100,7 @@ struct ui_retry {
 	size_t ntries;
 	bool ended;                 /* the end event came, or the process is gone */
 	int status;                 /* its exit status */
-	char outcome[16];           /* fits, probe, not_oom, worker, exhausted, max_tries, interrupted,
-				     * stopped, error */
+	enum retry_outcome outcome; /* how it ended (retry_events.h), once `ended` */
 	char *text;                 /* the end in a sentence (NULL: see ui_retry_last_error) */
 	char *line;                 /* an event line still being read */
 	size_t len, cap;
@@ -347,7 +347,6 @@ void ui_jobs_reload(struct ui_app *a);
  * to do. */
 void ui_job_error_text(const struct ui_session *s, char *buf, size_t size);
 
-#define UI_RETRY_MAX_TRIES 6
 
 /* Builds the diagnosis panel's lines (view_diag.c; the Log view draws them). */
 struct ui_diag_layout {

@@ -47,9 +47,9 @@ static size_t plan_sel(const struct ui_app *a)
 		long long c = a->pos[UI_V_PLAN].cursor;
 		return c < 0 ? 0 : p->n && (size_t)c >= p->n ? p->n - 1 : (size_t)c;
 	}
-	enum fix_id next = ui_session_next_fix(&a->s);
-	for (size_t i = 0; i < p->n; i++)
-		if (p->steps[i].fix == next)
+	struct plan_decision d = ui_session_decide(&a->s, NULL, 0);
+	for (size_t i = 0; d.what == PLAN_NEXT_APPLY && i < p->n; i++)
+		if (p->steps[i].fix == d.fix)
 			return i;
 	return 0;
 }
@@ -59,10 +59,11 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long lon
 {
 	const struct ui_session *s = &a->s;
 	const struct job *j = s->job;
-	enum fix_id next = ui_session_next_fix(s);
+	char buf[1024], reason[512], words[768];
+	/* the one decision (SPEC §3.4): its fix is marked, its words are said */
+	struct plan_decision d = ui_session_decide(s, words, sizeof words);
 	size_t sel = plan_sel(a);
-	bool stale = ui_session_diag_stale(s);
-	char buf[1024], reason[512];
+	bool stale = d.what == PLAN_NEXT_UNTRIED, verdict = s->have_diag && s->diag.oom;
 	struct ui_line *ln;
 
 	ln = ui_lines_add(l, UI_R_HEADING, _("Quick checklist"));
@@ -91,13 +92,12 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long lon
 					  : _("Rollback order for an image model (one change per retry)"));
 	ui_lines_add(l, UI_R_HEADING, buf);
 	if (stale)
-		ui_lines_wrap(l, UI_R_MARK, _("The diagnosis is out of date: the last change has not "
-					      "been tried yet. Save, run the job, and its new log "
-					      "gives the next change."), width, 1);
+		ui_lines_wrap(l, UI_R_MARK, words, width, 1);
 	*sel_line = -1;
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct plan_step *ps = &s->plan.steps[i];
-		bool first = ps->fix == s->plan.first_fix && !stale, is_next = ps->fix == next && !stale;
+		bool marked = d.what == PLAN_NEXT_APPLY && ps->fix == d.fix;
+		bool first = marked && verdict, is_next = marked && !verdict;
 		bool picked = i == sel;
 		if (picked)
 			*sel_line = (long long)l->n;
@@ -131,15 +131,12 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long lon
 		if (j)
 			ui_lines_addf(l, UI_R_DIM, " %s", _("Enter applies the selected step anyway (it "
 							    "asks first)."));
-	} else if (s->plan.exhausted) {
-		plan_exhausted_text(&s->plan, j, buf, sizeof buf);
-		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
-	} else if (next == FIX_FRESH_WORKER)
-		ui_lines_wrap(l, UI_R_MARK, _("The log points at the worker, not the settings: start a "
-					      "fresh worker instead of changing the job."), width, 1);
-	else if (next != FIX_NONE && j) /* without a job a and w only say they need one */
+	} else if (d.what != PLAN_NEXT_APPLY) {
+		ui_lines_wrap(l, UI_R_MARK, words, width, 1);
+	} else if (j) { /* without a job a and w only say they need one */
 		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step, Enter the selected one; "
 						    "w walks through them all."));
+	}
 	ui_lines_add(l, UI_R_NORMAL, "");
 
 	ui_lines_add(l, UI_R_HEADING, _("Every fix"));

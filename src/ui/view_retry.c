@@ -56,22 +56,21 @@ static void under_way(const struct ui_app *a, const struct ui_try *t, char *buf,
 static enum ui_role ending(const struct ui_app *a, char *buf, size_t sz)
 {
 	const struct ui_retry *r = &a->retry;
-	const char *o = r->outcome;
 	char last[600];
 
-	if (!strcmp(o, "fits") || !strcmp(o, "probe")) {
+	if (retry_outcome_fits(r->outcome)) {
 		snprintf(buf, sz, _("%s The job that fits is saved; the journal (%s.oomfix.md) lists "
 				    "what each try changed."), r->text ? r->text : "",
 			 a->s.job_path ? a->s.job_path : "");
 		return UI_R_DONE;
 	}
-	if (!strcmp(o, "error")) {
+	if (r->outcome == RETRY_OUT_ERROR) {
 		ui_retry_last_error(r, last, sizeof last);
 		snprintf(buf, sz, _("The retry could not go on: %s"),
 			 r->text ? r->text : last[0] ? last : _("it ended without saying why"));
 		return UI_R_ERROR;
 	}
-	snprintf(buf, sz, "%s", r->text ? r->text : o);
+	snprintf(buf, sz, "%s", r->text ? r->text : retry_outcome_name(r->outcome));
 	return UI_R_TODO;
 }
 
@@ -114,19 +113,25 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		 _("A run that dies of GPU out-of-memory gets the first fix for that failure (one "
 		   "that acts on the phase that failed), saved with the previous version kept and a "
 		   "journal entry, and then the next run: one change, then a run, at most %d runs."),
-		 r->max_tries ? r->max_tries : UI_RETRY_MAX_TRIES);
+		 r->max_tries ? r->max_tries : RETRY_DEFAULT_TRIES);
 	ui_lines_wrap(l, UI_R_DIM, buf, width, 1);
-	if (a->retry_asking && ui_session_retry_log(&a->s))
+	bool older = false;
+	if (a->retry_asking && ui_session_retry_log(&a->s, &older))
 		ui_lines_wrap(l, UI_R_DIM, _("The log on screen already shows how the job as it is "
 					     "fails: its fix is applied first, then the first run."),
+			      width, 1);
+	else if (a->retry_asking && older)
+		ui_lines_wrap(l, UI_R_MARK, _("The log on screen is older than the last change saved "
+					      "to the job, so it cannot show whether that change "
+					      "helped: the first run is of the job as it is."),
 			      width, 1);
 	else if (a->retry_asking)
 		ui_lines_wrap(l, UI_R_DIM, _("The first run is of the job as it is."), width, 1);
 	if (!a->retry_asking) {
 		if (r->probe > 0)
 			snprintf(buf, sizeof buf, _("A run that gets %lld steps past the step the last "
-						    "one failed at, and through a sampling round, is "
-						    "stopped: it fits."), r->probe);
+						    "one failed at, and through a preview sampling round "
+						    "during training, is stopped: it fits."), r->probe);
 		else
 			snprintf(buf, sizeof buf, "%s", _("Each run goes on to its end: the run that "
 							  "finishes is the training run."));

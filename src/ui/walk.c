@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "oomfix/i18n.h"
+#include "actions.h"
+#include "prompt.h"
 #include "ui.h"
 
 enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c)
@@ -31,8 +33,10 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 {
 	const struct plan *p = &a->s.plan;
 	enum fix_id id = p->steps[a->walk_step].fix;
-	char reason[512] = "", buf[1024];
+	char reason[512] = "", buf[1024], words[768];
 	enum fix_status st = fix_status(a->s.job, id, reason, sizeof reason);
+	/* the one decision (SPEC §3.4): its words on every step, its fix marked */
+	struct plan_decision dc = ui_session_decide(&a->s, words, sizeof words);
 	struct ui_line *ln;
 	struct err e;
 
@@ -43,13 +47,14 @@ static void walk_lines(struct ui_app *a, struct ui_lines *l, int width)
 	snprintf(buf, sizeof buf, _("Step %zu of %zu: %s"), a->walk_step + 1, p->n,
 		 _(fix_defs[id].title));
 	ui_lines_add(l, UI_R_HEADING, buf);
+	ui_lines_wrap(l, UI_R_MARK, words, width, 1);
 
 	ln = ui_lines_add(l, UI_R_LABEL, _(" Status: "));
 	snprintf(buf, sizeof buf, "[%c] %s", st == FIX_DONE ? 'x' : st == FIX_TODO ? ' ' : '-',
 		 st == FIX_DONE ? _("already done") : st == FIX_TODO ? _("to do")
 								: _("not applicable"));
 	ui_line_append(ln, st == FIX_DONE ? UI_R_DONE : st == FIX_TODO ? UI_R_TODO : UI_R_NA, buf);
-	if (id == p->first_fix)
+	if (dc.what == PLAN_NEXT_APPLY && id == dc.fix)
 		ui_line_append(ln, UI_R_MARK, _("  <- the first change for this failure"));
 	if (reason[0])
 		ui_lines_wrap(l, UI_R_DIM, reason, width, 3);
@@ -121,12 +126,47 @@ static enum ui_req next_step(struct ui_app *a, const struct ui_ctx *c)
 	return UI_REQ_DONE;
 }
 
-enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+/* Applies the step on screen and moves on. */
+static enum ui_req walk_apply(struct ui_app *a, const struct ui_ctx *c, enum fix_id id)
 {
-	enum fix_id id;
 	struct err e;
 	char note[512];
 	bool changed;
+
+	if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
+		ui_status_err(c, &e);
+		return UI_REQ_DONE;
+	}
+	if (changed)
+		ui_status(c, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
+	else
+		ui_status(c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
+	return next_step(a, c);
+}
+
+static void answer_walk_pick(struct ui_app *a, const struct ui_ctx *c, int key)
+{
+	if (key != 'y') {
+		ui_status(c, false, "%s", _("Nothing changed."));
+		return;
+	}
+	if (a->walk_step < a->s.plan.n &&
+	    walk_apply(a, c, a->s.plan.steps[a->walk_step].fix) == UI_REQ_SAVE)
+		ui_ask_save(a, c, UI_M_NORMAL);
+}
+
+/* The same question as the Plan view's Enter (actions.c), answered here: a yes moves on. */
+static const struct ui_question ask_walk_pick = {
+	.text = N_("Apply the picked change anyway? y = apply, n = not now"),
+	.answer = answer_walk_pick,
+	.named = true,
+	.draw_behind = ui_walk_draw,
+};
+
+enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+{
+	enum fix_id id;
+	char lead[1024];
 
 	if (a->walk_step >= a->s.plan.n) {
 		a->mode = UI_M_NORMAL;
@@ -135,15 +175,13 @@ enum ui_req ui_walk_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act
 	id = a->s.plan.steps[a->walk_step].fix;
 	switch (act) {
 	case UI_A_WALK_APPLY:
-		if (ui_session_apply_fix(&a->s, id, &changed, note, sizeof note, &e)) {
-			ui_status_err(c, &e);
+		/* one change, then a run: the walk-through asks the one decision as a and Enter do */
+		if (id != FIX_FRESH_WORKER && ui_pick_asks(a, id, lead, sizeof lead)) {
+			ui_ask(a, &ask_walk_pick, UI_M_WALK);
+			ui_status(c, false, "%s", lead);
 			return UI_REQ_DONE;
 		}
-		if (changed)
-			ui_status(c, false, _("Applied: %s. %s"), _(fix_defs[id].title), note);
-		else
-			ui_status(c, false, _("Nothing to change for: %s"), _(fix_defs[id].title));
-		return next_step(a, c);
+		return walk_apply(a, c, id);
 	case UI_A_WALK_SKIP:
 		ui_status(c, false, _("Skipped: %s"), _(fix_defs[id].title));
 		return next_step(a, c);

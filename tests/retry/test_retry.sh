@@ -200,7 +200,7 @@ unknown_when() {
 		3>ev.jsonl >/dev/null 2>err.txt)
 	[ $? -eq 69 ] || { cat "$dir/err.txt"; return 1; }
 	grep -q "try 1: ?: out of memory, training (the log does not show the step)" "$dir/err.txt" &&
-		grep -q "so no fix is chosen on" "$dir/err.txt" && cmp -s "$dir/job.yaml" "$dir/orig.yaml" &&
+		tr -s '\n ' ' ' <"$dir/err.txt" | grep -q "so no change is chosen on a guess" && cmp -s "$dir/job.yaml" "$dir/orig.yaml" &&
 		jq -se '.[-1].outcome == "unknown" and .[-1].status == 69' "$dir/ev.jsonl" >/dev/null
 }
 check "an OOM in training with no step shown: no fix on a guess, 69 (outcome unknown), no change" unknown_when

@@ -328,7 +328,9 @@ check "big log: G before the count says so" has "$WORK/big/g.txt" "Still countin
 check "big log: after wait the verdict is shown" has "$WORK/big/done.txt" "It ran out of GPU memory"
 check "big log: after wait the count is shown" grep -qE 'big\.log  line [0-9]+ of [0-9]+' "$WORK/big/done.txt"
 check "big log: after wait no longer diagnosing" bash -c "! grep -qF 'Diagnosing' '$WORK/big/done.txt'"
-check "big log: after the verdict a applies the first change" has "$WORK/big/applied.txt" "Applied:"
+# Its log ends at a skip: the one decision (plan_decide) chooses no change on a guess, and a says so.
+check "big log: after the verdict a says the decision: nothing on a guess" has "$WORK/big/applied.txt" "no change is chosen"
+check "big log: ... and changes nothing" bash -c "! head -1 '$WORK/big/applied.txt' | grep -qF '[+]'"
 # Quitting while the worker still reads must not wait for it (nor hang).
 start=$(date +%s%N)
 printf 'async\nq\n' | (cd "$WORK/big" && "$OOMFIX" job.yaml big.log --script -) 2> /dev/null
@@ -378,6 +380,77 @@ K
 else
 	n=$((n + 1)); echo "ok $n - read-only dir # SKIP cannot mount a tmpfs (not root)"
 fi
+
+# 16. one change, then a run, whatever asks for the change (SPEC §3.4; review 3: D24, D25, D9,
+# D22, D35)
+# D24: the walk-through's a on a later step asks as a does while the last change has not run.
+fresh walk2
+run walk2 job.yaml train.log <<'K'
+w
+a
+a
+a
+dump asked.txt
+n
+q
+d
+dump diff.txt
+K
+check "walk: a on step 3 after step 2 was applied asks first" hasj "$WORK/walk2/asked.txt" "The last change has not been tried yet"
+check "walk: ... with the same question as a" hasj "$WORK/walk2/asked.txt" "Apply the picked change anyway? y = apply, n = not now"
+check "walk: n stacks nothing (the diff holds batch_size only)" bash -c "grep -qF '+        batch_size: 1' '$WORK/walk2/diff.txt' && ! grep -qF 'resolution: [ 512, 768 ]' '$WORK/walk2/diff.txt'"
+# D25: Enter on a Plan step that does not act on the failing phase asks before it applies.
+fresh nohelp
+run nohelp job.yaml train.log <<'K'
+Tab
+j
+j
+Enter
+dump asked.txt
+n
+dump after.txt
+K
+check "Plan: Enter on a step that does not help asks first" hasj "$WORK/nohelp/asked.txt" "Lighter preview samples does not act on the phase that failed. Apply the picked change anyway?"
+check "Plan: ... and n applies nothing" bash -c "! head -1 '$WORK/nohelp/after.txt' | grep -qF '[+]'"
+# D22: a question's footer lists every answer it takes.
+fresh quitq
+run quitq job.yaml train.log <<'K'
+a
+q
+dump quit.txt
+n
+K
+check "quit question: the footer lists s save+quit" bash -c "tail -1 '$WORK/quitq/quit.txt' | grep -qF 'y yes  n no  s save+quit'"
+# D35: the help lists 1-9 and every Retry key, and cuts no line at 80 columns.
+fresh help
+run help job.yaml train.log --size 80x120 <<'K'
+?
+dump help.txt
+K
+check "help: the view keys are 1-9" has "$WORK/help/help.txt" "  1-9               go to the view with that number"
+check "help: r's text is wrapped, not cut" hasj "$WORK/help/help.txt" "run again (in the Retry view, r stops it)"
+check "help: the Retry section says r stops the loop" hasj "$WORK/help/help.txt" "r stop the retry that runs"
+check "help: ... and p is the probe" hasj "$WORK/help/help.txt" "p answer to r's question: retry with the probe"
+check "help: the questions list s (save, then quit)" hasj "$WORK/help/help.txt" "s answer to q's question: save the changes, then quit"
+check "help: no line cut at the edge" bash -c "! grep -qE '[^ ]>\$' '$WORK/help/help.txt'"
+# D9: r over a log older than a change saved since the UI loaded the job (two restores that
+# end where they began): the same test as the loop's, said before it starts, in UI words.
+fresh d9
+(cd "$WORK/d9" && "$OOMFIX" fix -i job.yaml batch_size 2> /dev/null)
+sleep 1.1
+touch "$WORK/d9/train.log"
+(sleep 1.5; "$OOMFIX" restore "$WORK/d9/job.yaml" 2> /dev/null; "$OOMFIX" restore "$WORK/d9/job.yaml" 2> /dev/null) &
+run d9 job.yaml train.log --size 100x30 <<'K'
+sleep 4
+n
+n
+r
+dump r.txt
+K
+wait
+check "retry over an older log: said before it starts" hasj "$WORK/d9/r.txt" "The log on screen is older than the last change saved to the job"
+check "retry over an older log: no promise to start from it" bash -c "! grep -qF 'already shows' '$WORK/d9/r.txt'"
+check "retry over an older log: no command-line flag named" bash -c "! grep -qF -- '--log' '$WORK/d9/r.txt'"
 
 echo "1..$n"
 exit $((fails > 0))

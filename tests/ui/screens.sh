@@ -69,8 +69,9 @@ case_ "tiny-back-80x24" 1x1 "job.yaml train.log" "resize 80x24"
 case_ "edit-in-place-80x24" 80x24 "job.yaml" Down Enter Backspace "text:16"
 case_ "edit-long-80x24" 80x24 "job.yaml" Tab Enter \
 	"text:/data/a/rather/long/dataset/folder/that/does/not/fit/in/the/field/at/all"
-# The save screen's diff runs past the bottom: the question leaves room for where it is.
-case_ "save-scroll-80x24" 80x24 "job.yaml train.log" w a a a a a a a a
+# The save screen's diff runs past the bottom: the question leaves room for where it is. From
+# step 3 on, each a asks first (the last change has not been run): y applies it anyway.
+case_ "save-scroll-80x24" 80x24 "job.yaml train.log" w a a a y a y a y a y
 # A failure that is not out of memory: no OOM table, the evidence right under the verdict, and
 # a refuses to apply a memory fix.
 case_ "log-not-oom-80x24" 80x24 "job.yaml missing.log" a

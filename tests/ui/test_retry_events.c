@@ -179,7 +179,7 @@ static void test_events_read_as_they_come(void **state)
 	assert_null(r.tries[1].fix);
 	assert_true(r.ended);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.outcome, "fits");
+	assert_int_equal(r.outcome, RETRY_OUT_FITS);
 	assert_string_equal(r.text, "The run finished: the job fits.");
 	assert_string_equal(r.cmd, "python run.py job.yaml");
 	ui_retry_free(&r);
@@ -195,7 +195,7 @@ static void test_bad_lines_are_skipped(void **state)
 	assert_int_equal(r.tries[0].n, 7);
 	assert_null(r.tries[0].fix);
 	assert_int_equal(r.status, 69);
-	assert_string_equal(r.outcome, "exhausted");
+	assert_int_equal(r.outcome, RETRY_OUT_EXHAUSTED);
 	assert_null(r.text);
 	ui_retry_free(&r);
 }
@@ -210,7 +210,7 @@ static void test_death_without_end(void **state)
 	assert_true(bits & UI_RT_END);
 	assert_true(r.ended);
 	assert_int_equal(r.status, 73);
-	assert_string_equal(r.outcome, "error");
+	assert_int_equal(r.outcome, RETRY_OUT_ERROR);
 	ui_retry_last_error(&r, last, sizeof last);
 	assert_string_equal(last, "oomfix retry: cannot create runs/2.log: Permission denied");
 	ui_retry_free(&r);
@@ -250,7 +250,7 @@ static void test_stop(void **state)
 	assert_true(r.stopping);
 	run_to_end(&r);
 	assert_int_equal(r.status, 130);
-	assert_string_equal(r.outcome, "interrupted");
+	assert_int_equal(r.outcome, RETRY_OUT_INTERRUPTED);
 	/* the results of the last loop go when a new one starts */
 	start(&r, "normal", NULL, "true", 0);
 	assert_int_equal(r.ntries, 0);
@@ -270,7 +270,7 @@ static void test_unknown_names(void **state)
 	run_to_end(&r);
 	assert_int_equal(r.ntries, 0);
 	assert_true(r.ended);
-	assert_string_equal(r.outcome, "error");
+	assert_int_equal(r.outcome, RETRY_OUT_ERROR);
 	ui_retry_free(&r);
 }
 

@@ -26,7 +26,8 @@ fresh once
 start once once job.yaml train.log
 wait_for once "First change: Batch size 1" > /dev/null
 T send-keys -t once a
-check "a: the first change is applied" wait_for once "Applied: Batch size 1"
+# a says the one decision (plan_decide) in its words, then applies it
+check "a: the first change is applied" wait_for once "Next change: batch_size — Batch size 1, same effective batch. Applied."
 check "a: the diagnosis says it is out of date" wait_for once "Out of date: a change was applied"
 check "a: no first change is offered from the old log" absent once "First change:"
 T send-keys -t once a
@@ -55,7 +56,7 @@ check "a newer log is read again without a key press" wait_for once "while gener
 check "the new verdict gives the next change" wait_for once "First change: Lighter preview samples"
 check "no longer out of date" absent once "Out of date"
 T send-keys -t once a
-check "a after the run: applies without asking" wait_for once "Applied: Lighter preview samples"
+check "a after the run: applies without asking" wait_for once "Next change: lighter_sampling — Lighter preview samples. Applied."
 T send-keys -t once q
 wait_for once "Quit and lose" > /dev/null
 T send-keys -t once y
@@ -92,7 +93,7 @@ T send-keys -t plan j k
 check "k and j move back and forth" wait_for plan "> 3. [ ] Drop the largest"
 T send-keys -t plan Enter
 check "Enter applies the selected step" wait_for plan "Applied: Drop the largest resolution bucket"
-check "the Plan says the diagnosis is out of date" wait_for plan "The diagnosis is out of date"
+check "the Plan says the diagnosis is out of date" wait_for plan "The last change has not been tried yet"
 T send-keys -t plan j Enter
 check "a second Enter before a run asks first" wait_for plan "The last change has not been tried yet"
 T send-keys -t plan y

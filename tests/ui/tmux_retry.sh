@@ -48,7 +48,9 @@ T send-keys -t a Home
 check "  ... run from the toolkit's folder" wait_for a "Run the job with: cd $TK && venv/bin/python"
 check "the Retry view explains the loop before it starts" wait_for a "The log on screen already shows"
 type_cmd a "python3 $STANDIN --vram 20 job.yaml"
-check "then it asks, offering the probe" wait_for a "p = yes, and stop a run"
+check "then it asks, offering the probe" wait_for a "p = probe: stop a run"
+check "  ... the probe's round is one during training" wait_for a "preview sampling round during training"
+check "  ... the footer lists every answer it takes" wait_for a "y yes  n no  p probe"
 T send-keys -t a y
 check "the log on screen is the first entry, with its verdict" wait_for a "the log you opened  A: out of memory before training"
 check "its fix with path: old → new" wait_for a "config.process[0].model.low_vram: (absent) → true"
@@ -162,7 +164,7 @@ cp "$JOBS/zimage_small_card.yaml" "$P/job.yaml"
 start c 100x30 "$P" job.yaml first.log
 check "the failed log is diagnosed" wait_for c "before training started"
 T send-keys -t c a
-check "a applies the first fix (unsaved)" wait_for c "Applied:"
+check "a applies the first fix (unsaved)" wait_for c "Applied."
 T send-keys -t c r
 check "r is refused over unsaved edits" wait_for c "save them (s) or undo them (u)"
 T send-keys -t c u
