@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,37 @@ static void cell(const char *s, int cells, bool right)
 		printf("%s%*s", s, pad, "");
 }
 
+/* Prints a sentence wrapped to the report width (cli_report_width): its first line after `indent`
+ * blanks, its further lines after `indent` + 2, breaking where Japanese allows (cli_put_wrapped). */
+static void para(const char *s, int indent)
+{
+	int width = cli_report_width();
+	printf("%*s", indent, "");
+	cli_put_wrapped(s, width - indent, indent + 2, width, false);
+}
+
+/* para() over a formatted message; newlines at its ends (from the msgid) become blank lines
+ * before it and are dropped after it. */
+static void parap(int indent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void parap(int indent, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	char *s = buf;
+	for (; *s == '\n'; s++)
+		printf("\n");
+	for (; *s == ' '; s++)
+		indent++;
+	size_t n = strlen(s);
+	while (n && s[n - 1] == '\n')
+		s[--n] = '\0';
+	if (n)
+		para(s, indent);
+}
+
 static void print_estimate(const struct estimate *est, int64_t card)
 {
 	printf("  ");
@@ -133,14 +165,14 @@ static void print_verdict(enum est_verdict v, enum est_phase at)
 {
 	switch (v) {
 	case EST_V_FITS:
-		printf("%s\n", _("Verdict: fits."));
+		para(_("Verdict: fits."), 0);
 		break;
 	case EST_V_TIGHT:
-		printf(_("Verdict: tight at %s (the band straddles the card: it may or may not fit).\n"),
+		parap(0, _("Verdict: tight at %s (the band straddles the card: it may or may not fit).\n"),
 		       est_phase_label(at));
 		break;
 	case EST_V_NO:
-		printf(_("Verdict: will not fit at %s.\n"), est_phase_label(at));
+		parap(0, _("Verdict: will not fit at %s.\n"), est_phase_label(at));
 		break;
 	default:
 		break;
@@ -150,17 +182,17 @@ static void print_verdict(enum est_verdict v, enum est_phase at)
 static void print_notes(const struct estimate *est)
 {
 	if (est->notes & EST_NOTE_ARA)
-		printf("  %s\n", _("Note: an accuracy recovery adapter is in the qtype; layers it does "
-				    "not cover stay bf16, so the weights are a lower bound."));
+		para(_("Note: an accuracy recovery adapter is in the qtype; layers it does "
+				    "not cover stay bf16, so the weights are a lower bound."), 2);
 	if (est->notes & EST_NOTE_FULL_FT)
-		printf("  %s\n", _("Note: no network section, so this is a full fine-tune; its "
-				    "estimate is rough."));
+		para(_("Note: no network section, so this is a full fine-tune; its "
+				    "estimate is rough."), 2);
 	if (est->notes & EST_NOTE_NOMINAL)
-		printf("  %s\n", _("Note: this arch's parameter counts are nominal (not checked)."));
+		para(_("Note: this arch's parameter counts are nominal (not checked)."), 2);
 	if (est->notes & EST_NOTE_QTYPE)
-		printf("  %s\n", _("Note: a qtype oomfix does not know; 1 byte per weight assumed."));
+		para(_("Note: a qtype oomfix does not know; 1 byte per weight assumed."), 2);
 	if (est->notes & EST_NOTE_OFFLOAD)
-		printf("  %s\n", _("Note: layer offloading keeps most weights in host RAM."));
+		para(_("Note: layer offloading keeps most weights in host RAM."), 2);
 }
 
 static void json_phases(struct json *js, const struct estimate *est)
@@ -221,7 +253,7 @@ static void print_step(size_t i, const struct est_step *s)
 	const char *v = s->verdict == EST_V_FITS	? _("fits")
 			: s->verdict == EST_V_TIGHT ? _("tight")
 						    : _("does not fit yet");
-	printf(_("  %zu. %s (%s) → %s %s; peak %s %s, %s\n"), i + 1, fix_name(s->fix),
+	parap(0, _("  %zu. %s (%s) → %s %s; peak %s %s, %s\n"), i + 1, fix_name(s->fix),
 	       _(fix_defs[s->fix].title), est_phase_label(s->phase), b,
 	       est_phase_label(s->after.peak), pb, v);
 }
@@ -419,7 +451,7 @@ int cmd_estimate(int argc, char **argv)
 			json_obj_end(&js);
 			json_finish(&js);
 		} else {
-			printf(_("No estimate: oomfix has no memory table for arch '%s', so it gives no "
+			parap(0, _("No estimate: oomfix has no memory table for arch '%s', so it gives no "
 				 "number rather than a guess.\n"), j->arch[0] ? j->arch : "?");
 		}
 		goto done;
@@ -516,19 +548,19 @@ int cmd_estimate(int argc, char **argv)
 
 	char cb[32];
 	gib(card.bytes, cb, sizeof cb);
-	printf(_("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
+	parap(0, _("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
 	if (card.src == CARD_VRAM && card.table_gib > 0)
-		printf(_("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
+		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
 		       vram, vram);
 	else if (card.src == CARD_VRAM && card.approx)
-		printf(_("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
+		parap(0, _("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
 		       cb, vram);
 	else if (card.src == CARD_VRAM)
-		printf(_("Card: %s (--vram %s)\n"), cb, vram);
+		parap(0, _("Card: %s (--vram %s)\n"), cb, vram);
 	else if (card.src == CARD_SMI)
-		printf(_("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card.index, card.name);
+		parap(0, _("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card.index, card.name);
 	else
-		printf(_("Card: %s (the capacity in the last OOM message of %s)\n"), cb, log);
+		parap(0, _("Card: %s (the capacity in the last OOM message of %s)\n"), cb, log);
 	printf("\n");
 	print_estimate(&est, card.bytes);
 	printf("\n");
@@ -546,10 +578,11 @@ int cmd_estimate(int argc, char **argv)
 		}
 		printf("\n");
 		if (verdict_now != verdict || verdict_now == EST_V_NO)
-			printf("%s\n", verdict_now == EST_V_NO
+			para(verdict_now == EST_V_NO
 				? _("Beside them the job will not fit: stop them or use another card "
 				    "before the run (the settings are not what is too big).")
-				: _("Beside them it is tight: stop them or use another card before the run."));
+				: _("Beside them it is tight: stop them or use another card before the run."),
+			     0);
 	}
 	if (verdict != EST_V_FITS) {
 		if (epath.n) {
@@ -560,10 +593,10 @@ int cmd_estimate(int argc, char **argv)
 			for (size_t i = 0; i < epath.n; i++)
 				print_step(i, &epath.step[i]);
 			if (!apply)
-				printf("%s\n", _("Write it with: oomfix estimate --apply -i JOB"));
+				para(_("Write it with: oomfix estimate --apply -i JOB"), 0);
 		}
 		if (epath.exhausted)
-			printf(_("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
+			parap(0, _("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
 				 "smaller model.\n"), est_phase_label(epath.stuck));
 	}
 
@@ -598,20 +631,6 @@ static int64_t measured(const struct diag_result *v)
 	if (!v || !v->oom || !v->memory.present || v->memory.job < 0)
 		return -1;
 	return v->memory.job + (v->memory.requested > 0 ? v->memory.requested : 0);
-}
-
-/* Prints a sentence wrapped to 80 cells, its further lines indented by `indent` + 2. */
-static void para(const char *s, int indent)
-{
-	size_t len = strlen(s);
-	int in = indent;
-	while (len) {
-		size_t next, cut = text_wrap_next(s, len, 80 - in, &next);
-		printf("%*s%.*s\n", in, "", (int)cut, s);
-		s += next;
-		len -= next;
-		in = indent + 2;
-	}
 }
 
 void cli_estimate_text(const struct job *j, const struct diag_result *v)
