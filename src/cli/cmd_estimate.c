@@ -100,16 +100,23 @@ static void cell(const char *s, int cells, bool right)
 }
 
 /* Prints a sentence wrapped to the report width (cli_report_width): its first line after `indent`
- * blanks, its further lines after `indent` + 2, breaking where Japanese allows (cli_put_wrapped). */
-static void para(const char *s, int indent)
+ * blanks, its further lines after `hang`, breaking where Japanese allows (cli_put_wrapped). */
+static void para_hang(const char *s, int indent, int hang)
 {
 	int width = cli_report_width();
 	printf("%*s", indent, "");
-	cli_put_wrapped(s, width - indent, indent + 2, width, false);
+	cli_put_wrapped(s, width - indent, hang, width, false);
+}
+
+/* The estimate's prose: a paragraph at `indent`, its further lines in line with the first. */
+static void para(const char *s, int indent)
+{
+	para_hang(s, indent, indent);
 }
 
 /* para() over a formatted message; newlines at its ends (from the msgid) become blank lines
- * before it and are dropped after it. */
+ * before it and are dropped after it, and its leading blanks are its indent. A numbered step
+ * ("  1. ...") goes on under its text. */
 static void parap(int indent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void parap(int indent, const char *fmt, ...)
 {
@@ -127,7 +134,7 @@ static void parap(int indent, const char *fmt, ...)
 	while (n && s[n - 1] == '\n')
 		s[--n] = '\0';
 	if (n)
-		para(s, indent);
+		para_hang(s, indent, indent + (s[0] >= '0' && s[0] <= '9' ? 3 : 0));
 }
 
 static void print_estimate(const struct estimate *est, int64_t card)
@@ -643,7 +650,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	if (!est.known) {
 		snprintf(line, sizeof line, _("Estimate: none; oomfix has no memory table for arch "
 					      "'%s'."), j->arch[0] ? j->arch : "?");
-		para(line, 0);
+		para_hang(line, 0, 2);
 		return;
 	}
 	const struct est_phase_est *pk = &est.phase[est.peak];
@@ -654,7 +661,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	snprintf(line, sizeof line, _("Estimate before the run (not a measurement): peak %s at %s "
 				      "(%s to %s, %s, %d points)."), b, est_phase_label(est.peak),
 		 lo, hi, est_basis_name(pk->basis), pk->points);
-	para(line, 0);
+	para_hang(line, 0, 2);
 	int64_t card = v && v->memory.present ? v->memory.capacity : -1;
 	if (card > 0) {
 		enum est_phase at;
@@ -665,7 +672,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 			 ver == EST_V_FITS ? _("fits") : ver == EST_V_TIGHT ? _("tight")
 									   : _("does not fit"),
 			 est_phase_label(at));
-		para(line, 2);
+		para_hang(line, 2, 4);
 	}
 	int64_t m = measured(v);
 	if (m > 0) {
@@ -675,7 +682,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 		gib(est.phase[ph].bytes, eb, sizeof eb);
 		snprintf(line, sizeof line, _("Measured when it failed: at least %s at %s (held + "
 					      "requested); estimated %s."), mb, est_phase_label(ph), eb);
-		para(line, 2);
+		para_hang(line, 2, 4);
 	}
 }
 
