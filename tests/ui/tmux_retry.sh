@@ -48,7 +48,8 @@ T send-keys -t a Home
 check "  ... run from the toolkit's folder" wait_for a "Run the job with: cd $TK && venv/bin/python"
 check "the Retry view explains the loop before it starts" wait_for a "The log on screen already shows"
 type_cmd a "python3 $STANDIN --vram 20 job.yaml"
-check "then it asks, offering the probe" wait_for a "p = yes, and stop a run"
+# (the question wraps item by item: "p = yes," may end the line before "and stop a run")
+check "then it asks, offering the probe" wait_for a "stop a run once it is 20 steps past"
 T send-keys -t a y
 check "the log on screen is the first entry, with its verdict" wait_for a "the log you opened  A: out of memory before training"
 check "its fix with path: old → new" wait_for a "config.process[0].model.low_vram: (absent) → true"
