@@ -137,6 +137,12 @@ static void parap(int indent, const char *fmt, ...)
 		para_hang(s, indent, indent + (s[0] >= '0' && s[0] <= '9' ? 3 : 0));
 }
 
+/* The basis of a phase's number, in the reader's language (est_basis_name is the JSON word). */
+static const char *basis_label(enum est_basis b)
+{
+	return b == EST_CALIBRATED ? _("calibrated") : b == EST_ROUGH ? _("rough") : _("extrapolated");
+}
+
 static void print_estimate(const struct estimate *est, int64_t card)
 {
 	printf("  ");
@@ -164,7 +170,7 @@ static void print_estimate(const struct estimate *est, int64_t card)
 		cell(band, 19, false);
 		printf(" %5.0f%%  %s (%d)\n",
 		       card > 0 ? 100.0 * (double)ph->bytes / (double)card : 0.0,
-		       est_basis_name(ph->basis), ph->points);
+		       basis_label(ph->basis), ph->points);
 	}
 }
 
@@ -660,7 +666,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	gib(pk->high, hi, sizeof hi);
 	snprintf(line, sizeof line, _("Estimate before the run (not a measurement): peak %s at %s "
 				      "(%s to %s, %s, %d points)."), b, est_phase_label(est.peak),
-		 lo, hi, est_basis_name(pk->basis), pk->points);
+		 lo, hi, basis_label(pk->basis), pk->points);
 	para_hang(line, 0, 2);
 	int64_t card = v && v->memory.present ? v->memory.capacity : -1;
 	if (card > 0) {
