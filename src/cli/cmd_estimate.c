@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,50 @@ static void cell(const char *s, int cells, bool right)
 		printf("%s%*s", s, pad, "");
 }
 
+/* Prints a sentence wrapped to the report width (cli_report_width): its first line after `indent`
+ * blanks, its further lines after `hang`, breaking where Japanese allows (cli_put_wrapped). */
+static void para_hang(const char *s, int indent, int hang)
+{
+	int width = cli_report_width();
+	printf("%*s", indent, "");
+	cli_put_wrapped(s, width - indent, hang, width, false);
+}
+
+/* The estimate's prose: a paragraph at `indent`, its further lines in line with the first. */
+static void para(const char *s, int indent)
+{
+	para_hang(s, indent, indent);
+}
+
+/* para() over a formatted message; newlines at its ends (from the msgid) become blank lines
+ * before it and are dropped after it, and its leading blanks are its indent. A numbered step
+ * ("  1. ...") goes on under its text. */
+static void parap(int indent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void parap(int indent, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	char *s = buf;
+	for (; *s == '\n'; s++)
+		printf("\n");
+	for (; *s == ' '; s++)
+		indent++;
+	size_t n = strlen(s);
+	while (n && s[n - 1] == '\n')
+		s[--n] = '\0';
+	if (n)
+		para_hang(s, indent, indent + (s[0] >= '0' && s[0] <= '9' ? 3 : 0));
+}
+
+/* The basis of a phase's number, in the reader's language (est_basis_name is the JSON word). */
+static const char *basis_label(enum est_basis b)
+{
+	return b == EST_CALIBRATED ? _("calibrated") : b == EST_ROUGH ? _("rough") : _("extrapolated");
+}
+
 static void print_estimate(const struct estimate *est, int64_t card)
 {
 	printf("  ");
@@ -125,7 +170,7 @@ static void print_estimate(const struct estimate *est, int64_t card)
 		cell(band, 19, false);
 		printf(" %5.0f%%  %s (%d)\n",
 		       card > 0 ? 100.0 * (double)ph->bytes / (double)card : 0.0,
-		       est_basis_name(ph->basis), ph->points);
+		       basis_label(ph->basis), ph->points);
 	}
 }
 
@@ -133,14 +178,14 @@ static void print_verdict(enum est_verdict v, enum est_phase at)
 {
 	switch (v) {
 	case EST_V_FITS:
-		printf("%s\n", _("Verdict: fits."));
+		para(_("Verdict: fits."), 0);
 		break;
 	case EST_V_TIGHT:
-		printf(_("Verdict: tight at %s (the band straddles the card: it may or may not fit).\n"),
+		parap(0, _("Verdict: tight at %s (the band straddles the card: it may or may not fit).\n"),
 		       est_phase_label(at));
 		break;
 	case EST_V_NO:
-		printf(_("Verdict: will not fit at %s.\n"), est_phase_label(at));
+		parap(0, _("Verdict: will not fit at %s.\n"), est_phase_label(at));
 		break;
 	default:
 		break;
@@ -150,17 +195,17 @@ static void print_verdict(enum est_verdict v, enum est_phase at)
 static void print_notes(const struct estimate *est)
 {
 	if (est->notes & EST_NOTE_ARA)
-		printf("  %s\n", _("Note: an accuracy recovery adapter is in the qtype; layers it does "
-				    "not cover stay bf16, so the weights are a lower bound."));
+		para(_("Note: an accuracy recovery adapter is in the qtype; layers it does "
+				    "not cover stay bf16, so the weights are a lower bound."), 2);
 	if (est->notes & EST_NOTE_FULL_FT)
-		printf("  %s\n", _("Note: no network section, so this is a full fine-tune; its "
-				    "estimate is rough."));
+		para(_("Note: no network section, so this is a full fine-tune; its "
+				    "estimate is rough."), 2);
 	if (est->notes & EST_NOTE_NOMINAL)
-		printf("  %s\n", _("Note: this arch's parameter counts are nominal (not checked)."));
+		para(_("Note: this arch's parameter counts are nominal (not checked)."), 2);
 	if (est->notes & EST_NOTE_QTYPE)
-		printf("  %s\n", _("Note: a qtype oomfix does not know; 1 byte per weight assumed."));
+		para(_("Note: a qtype oomfix does not know; 1 byte per weight assumed."), 2);
 	if (est->notes & EST_NOTE_OFFLOAD)
-		printf("  %s\n", _("Note: layer offloading keeps most weights in host RAM."));
+		para(_("Note: layer offloading keeps most weights in host RAM."), 2);
 }
 
 static void json_phases(struct json *js, const struct estimate *est)
@@ -221,7 +266,7 @@ static void print_step(size_t i, const struct est_step *s)
 	const char *v = s->verdict == EST_V_FITS	? _("fits")
 			: s->verdict == EST_V_TIGHT ? _("tight")
 						    : _("does not fit yet");
-	printf(_("  %zu. %s (%s) → %s %s; peak %s %s, %s\n"), i + 1, fix_name(s->fix),
+	parap(0, _("  %zu. %s (%s) → %s %s; peak %s %s, %s\n"), i + 1, fix_name(s->fix),
 	       _(fix_defs[s->fix].title), est_phase_label(s->phase), b,
 	       est_phase_label(s->after.peak), pb, v);
 }
@@ -419,7 +464,7 @@ int cmd_estimate(int argc, char **argv)
 			json_obj_end(&js);
 			json_finish(&js);
 		} else {
-			printf(_("No estimate: oomfix has no memory table for arch '%s', so it gives no "
+			parap(0, _("No estimate: oomfix has no memory table for arch '%s', so it gives no "
 				 "number rather than a guess.\n"), j->arch[0] ? j->arch : "?");
 		}
 		goto done;
@@ -516,19 +561,19 @@ int cmd_estimate(int argc, char **argv)
 
 	char cb[32];
 	gib(card.bytes, cb, sizeof cb);
-	printf(_("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
+	parap(0, _("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
 	if (card.src == CARD_VRAM && card.table_gib > 0)
-		printf(_("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
+		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
 		       vram, vram);
 	else if (card.src == CARD_VRAM && card.approx)
-		printf(_("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
+		parap(0, _("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
 		       cb, vram);
 	else if (card.src == CARD_VRAM)
-		printf(_("Card: %s (--vram %s)\n"), cb, vram);
+		parap(0, _("Card: %s (--vram %s)\n"), cb, vram);
 	else if (card.src == CARD_SMI)
-		printf(_("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card.index, card.name);
+		parap(0, _("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card.index, card.name);
 	else
-		printf(_("Card: %s (the capacity in the last OOM message of %s)\n"), cb, log);
+		parap(0, _("Card: %s (the capacity in the last OOM message of %s)\n"), cb, log);
 	printf("\n");
 	print_estimate(&est, card.bytes);
 	printf("\n");
@@ -546,10 +591,11 @@ int cmd_estimate(int argc, char **argv)
 		}
 		printf("\n");
 		if (verdict_now != verdict || verdict_now == EST_V_NO)
-			printf("%s\n", verdict_now == EST_V_NO
+			para(verdict_now == EST_V_NO
 				? _("Beside them the job will not fit: stop them or use another card "
 				    "before the run (the settings are not what is too big).")
-				: _("Beside them it is tight: stop them or use another card before the run."));
+				: _("Beside them it is tight: stop them or use another card before the run."),
+			     0);
 	}
 	if (verdict != EST_V_FITS) {
 		if (epath.n) {
@@ -560,10 +606,10 @@ int cmd_estimate(int argc, char **argv)
 			for (size_t i = 0; i < epath.n; i++)
 				print_step(i, &epath.step[i]);
 			if (!apply)
-				printf("%s\n", _("Write it with: oomfix estimate --apply -i JOB"));
+				para(_("Write it with: oomfix estimate --apply -i JOB"), 0);
 		}
 		if (epath.exhausted)
-			printf(_("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
+			parap(0, _("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
 				 "smaller model.\n"), est_phase_label(epath.stuck));
 	}
 
@@ -600,20 +646,6 @@ static int64_t measured(const struct diag_result *v)
 	return v->memory.job + (v->memory.requested > 0 ? v->memory.requested : 0);
 }
 
-/* Prints a sentence wrapped to 80 cells, its further lines indented by `indent` + 2. */
-static void para(const char *s, int indent)
-{
-	size_t len = strlen(s);
-	int in = indent;
-	while (len) {
-		size_t next, cut = text_wrap_next(s, len, 80 - in, &next);
-		printf("%*s%.*s\n", in, "", (int)cut, s);
-		s += next;
-		len -= next;
-		in = indent + 2;
-	}
-}
-
 void cli_estimate_text(const struct job *j, const struct diag_result *v)
 {
 	char line[512];
@@ -624,7 +656,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	if (!est.known) {
 		snprintf(line, sizeof line, _("Estimate: none; oomfix has no memory table for arch "
 					      "'%s'."), j->arch[0] ? j->arch : "?");
-		para(line, 0);
+		para_hang(line, 0, 2);
 		return;
 	}
 	const struct est_phase_est *pk = &est.phase[est.peak];
@@ -634,8 +666,8 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	gib(pk->high, hi, sizeof hi);
 	snprintf(line, sizeof line, _("Estimate before the run (not a measurement): peak %s at %s "
 				      "(%s to %s, %s, %d points)."), b, est_phase_label(est.peak),
-		 lo, hi, est_basis_name(pk->basis), pk->points);
-	para(line, 0);
+		 lo, hi, basis_label(pk->basis), pk->points);
+	para_hang(line, 0, 2);
 	int64_t card = v && v->memory.present ? v->memory.capacity : -1;
 	if (card > 0) {
 		enum est_phase at;
@@ -646,7 +678,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 			 ver == EST_V_FITS ? _("fits") : ver == EST_V_TIGHT ? _("tight")
 									   : _("does not fit"),
 			 est_phase_label(at));
-		para(line, 2);
+		para_hang(line, 2, 4);
 	}
 	int64_t m = measured(v);
 	if (m > 0) {
@@ -656,7 +688,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 		gib(est.phase[ph].bytes, eb, sizeof eb);
 		snprintf(line, sizeof line, _("Measured when it failed: at least %s at %s (held + "
 					      "requested); estimated %s."), mb, est_phase_label(ph), eb);
-		para(line, 2);
+		para_hang(line, 2, 4);
 	}
 }
 

@@ -197,7 +197,10 @@ static int draw_wrapped(struct ui_app *a, int last, enum ui_role role, const cha
 	while (n < STATUS_MAX_LINES && (p < len || n == 0)) {
 		size_t next = len;
 		off[n] = p;
-		cut[n] = p < len ? text_wrap_next(msg + p, len - p, width, &next) : 0;
+		/* A question's list of answers (「y = 保存、n = 後で」) wraps item by item. */
+		cut[n] = p >= len	      ? 0
+			 : role == UI_R_DIALOG ? text_wrap_items(msg + p, len - p, width, &next)
+					       : text_wrap_next(msg + p, len - p, width, &next);
 		if (n == STATUS_MAX_LINES - 1)
 			cut[n] = len - p; /* the last row takes the rest, clipped at the edge */
 		p += next ? next : len - p;
@@ -238,6 +241,8 @@ static void draw_status(struct ui_app *a)
 			snprintf(buf, sizeof buf, "%s %s", a->msg.text, ui_question_text(a));
 		else
 			snprintf(buf, sizeof buf, "%s", ui_question_text(a));
+		/* 「。 」 where the status and the question were joined */
+		buf[text_tidy_spaces(buf, strlen(buf))] = '\0';
 		/* The question ends on the status row: the footer below keeps the y and n keys. */
 		if (draw_wrapped(a, y, UI_R_DIALOG, NULL, buf) == 1)
 			draw_scroll_info(a, y, 1 + text_width(buf, strlen(buf)));

@@ -48,7 +48,7 @@ static void table_row(struct ui_lines *l, enum ui_role role, const char *mark, c
 	}
 	for (bool first = true; first || left[0] || left[1] || left[2]; first = false) {
 		for (int k = 0; k < 3; k++) {
-			size_t next = 0, cut = left[k] ? text_wrap_next(p[k], left[k], w[k], &next) : 0;
+			size_t next = 0, cut = left[k] ? text_wrap_items(p[k], left[k], w[k], &next) : 0;
 			cell_col(col[k], sizeof col[k], p[k], cut, w[k]);
 			p[k] += next;
 			left[k] -= next;
@@ -86,14 +86,14 @@ static void first_change_lines(struct ui_lines *l, const char *what, int width, 
 	}
 }
 
-/* Lines a cell takes when wrapped at `w` cells. */
+/* Lines a cell takes when wrapped at `w` cells, item by item as table_row() wraps it. */
 static int wrapped_lines(const char *s, int w)
 {
 	size_t len = strlen(s), next;
 	int n = 0;
 
 	while (len > 0) {
-		text_wrap_next(s, len, w, &next);
+		text_wrap_items(s, len, w, &next);
 		s += next;
 		len -= next;
 		n++;

@@ -49,12 +49,14 @@ sys.exit(1 if bad else 0)
 PYEOF
 
 shot() { # NAME COLSxROWS LIMIT COMMAND...: runs the command in a terminal of that size and checks
-	# its output, each line within LIMIT cells
+	# its output, each line within LIMIT cells. The shell stays (sleep) until the pane is read:
+	# when it exits at once, a loaded tmux can mark the pane dead before it has drawn the end of
+	# the output, and __END__ never shows ("ends" failed under load).
 	local name=$1 size=$2 limit=$3 s=s$n
 	shift 3
 	printf '%q ' "$@" > "$WORK/cmd"
 	T new-session -d -s "$s" -x "${size%x*}" -y "${size#*x}" -c "$WORK" \
-		"LANGUAGE=ja LANG=C.UTF-8 LC_ALL= NO_COLOR=1 $(cat "$WORK/cmd") > /dev/tty 2>&1; echo; echo __END__"
+		"LANGUAGE=ja LANG=C.UTF-8 LC_ALL= NO_COLOR=1 $(cat "$WORK/cmd") > /dev/tty 2>&1; echo; echo __END__; sleep 60"
 	if ! wait_for "$s" __END__ 20 > "$WORK/why"; then
 		nok "$name at $size ends"
 		sed 's/^/# /' "$WORK/why"

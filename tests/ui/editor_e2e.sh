@@ -97,9 +97,10 @@ keys utf q
 
 # 3. at 80x24 the marked timing row and its first change are on screen for every verdict
 CASES=$HERE/../diag
-for v in "C|cases-verdicts/c-sampling-after-save|C while sampling|lighter sampling, then" \
+# (the cells wrap item by item: the first item of the change is on the row's first line)
+for v in "C|cases-verdicts/c-sampling-after-save|C while sampling|lighter sampling," \
 	 "D|cases-verdicts/d-skips-survived|D later, or skips|drop the largest bucket" \
-	 "E|cases-archs-captures/e-cublas-model-load-conservative|E environment|fresh worker; escalate"; do
+	 "E|cases-archs-captures/e-cublas-model-load-conservative|E environment|fresh worker;"; do
 	IFS='|' read -r id dir when change <<< "$v"
 	fresh "t$id"
 	cp "$CASES/$dir/train.log" "$WORK/t$id/case.log"
