@@ -197,10 +197,9 @@ static int draw_wrapped(struct ui_app *a, int last, enum ui_role role, const cha
 	while (n < STATUS_MAX_LINES && (p < len || n == 0)) {
 		size_t next = len;
 		off[n] = p;
-		/* A question's list of answers (「y = 保存、n = 後で」) wraps item by item. */
-		cut[n] = p >= len	      ? 0
-			 : role == UI_R_DIALOG ? text_wrap_items(msg + p, len - p, width, &next)
-					       : text_wrap_next(msg + p, len - p, width, &next);
+		/* Prose, questions too: a question leads with sentences (a fix's title may hold
+		 * ", "), and text_wrap_next already keeps "y = save" whole. */
+		cut[n] = p < len ? text_wrap_next(msg + p, len - p, width, &next) : 0;
 		if (n == STATUS_MAX_LINES - 1)
 			cut[n] = len - p; /* the last row takes the rest, clipped at the edge */
 		p += next ? next : len - p;

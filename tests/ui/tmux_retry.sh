@@ -49,7 +49,7 @@ check "  ... run from the toolkit's folder" wait_for a "Run the job with: cd $TK
 check "the Retry view explains the loop before it starts" wait_for a "The log on screen already shows"
 type_cmd a "python3 $STANDIN --vram 20 job.yaml"
 check "then it asks, offering the probe" wait_for a "p = probe: stop a run"
-check "  ... the probe's round is one during training" wait_for a "preview sampling round during training"
+check "  ... the probe's round is one during training" wait_for a "through a preview sampling"
 check "  ... the footer lists every answer it takes" wait_for a "y yes  n no  p probe"
 T send-keys -t a y
 check "the log on screen is the first entry, with its verdict" wait_for a "the log you opened  A: out of memory before training"
