@@ -125,7 +125,8 @@ struct retry_verdict {
 	const char *label;        /* "try 2", "the log given" */
 	const char *words;        /* "B: out of memory in training step 5, one of the first" */
 	const char *summary;      /* the verdict event's summary */
-	bool exit0_over_oom;      /* the command exited 0 but the log shows an OOM that ended it */
+	bool exit0_over_oom;      /* the command exited 0 but the log shows a failure that ended it
+				   * (an OOM, or another error when v->oom is false) */
 };
 
 struct retry_fix {

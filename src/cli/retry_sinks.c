@@ -84,9 +84,12 @@ static void text_line(void *d, const struct retry_try *t, const char *text)
 
 static void text_verdict(void *d, const struct retry_try *t, const struct retry_verdict *v)
 {
-	if (v->exit0_over_oom)
+	if (v->exit0_over_oom && v->v->oom)
 		fprintf(stderr, _("oomfix retry: %s: the command exited 0, but its log shows the job "
 				  "ran out of memory.\n"), v->label);
+	else if (v->exit0_over_oom)
+		fprintf(stderr, _("oomfix retry: %s: the command exited 0, but its log shows the run "
+				  "failed.\n"), v->label);
 }
 
 static void text_fix(void *d, const struct retry_try *t, const struct retry_fix *f)

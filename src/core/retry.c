@@ -536,7 +536,9 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 	bool probing = probe && probe->steps > 0;
 	/* The log decides, not the exit status alone: a command that hides the trainer's status
 	 * (`... | tee log`, a wrapper script) exits 0 over an out-of-memory that ended the run. */
-	bool finished = tr->exited_zero && !(v->oom && (!v->survived || probing));
+	/* The same for a failure that is not of memory: a traceback the log ends on is no "fits". */
+	bool finished = tr->exited_zero && !(v->oom && (!v->survived || probing)) &&
+			!(!v->oom && v->other != DIAG_O_NONE);
 	summary_of(v, finished, words, summary, sizeof summary);
 	struct retry_verdict rv = { v, label, words, summary,
 				    tr->exited_zero && !finished &&

@@ -228,6 +228,18 @@ not_oom() {
 	cmp -s "$WORK/notoom/job.yaml" "$WORK/notoom/orig.yaml" # nothing was changed
 }
 check "a run that fails for another reason: 65, the job untouched" not_oom
+# A trainer behind a pipe exits 0 over any error: a log that ends on a traceback is no "fits".
+piped_not_oom() {
+	local dir="$WORK/pipednotoom"
+	mkdir -p "$dir" && cp "$JOBS/conservative.yaml" "$dir/job.yaml" && cp "$dir/job.yaml" "$dir/orig.yaml"
+	(cd "$dir" && "$OOMFIX" retry job.yaml -- cat "$TESTS_DIR/retry/logs/safe_not_oom.log" \
+		>out.txt 2>err.txt)
+	local rc=$?
+	[ $rc -eq 65 ] || { echo "exit $rc, want 65"; cat "$dir/err.txt"; return 1; }
+	! grep -q "fits" "$dir/err.txt" && grep -q "exited 0, but its log shows the run failed" "$dir/err.txt" &&
+		cmp -s "$dir/job.yaml" "$dir/orig.yaml" || { cat "$dir/err.txt"; return 1; }
+}
+check "a command that exits 0 over a failure that is not of memory: 65, never 'fits'" piped_not_oom
 env_e() {
 	stop_case env conservative.yaml 69 "E: out of memory with the card held elsewhere.*fresh_worker" \
 		-- --vram 16 --other-process 10 || return 1
