@@ -120,6 +120,8 @@ const struct ui_action ui_actions[] = {
 	  N_("retry") },
 	{ UI_A_THEME, V, { 't' }, N_("next colour theme"), NULL },
 	{ UI_A_JOBS, V, { 'J' }, N_("back to the web UI's job list (with --aitk)"), NULL },
+	{ UI_A_QUEUE_JOB, V, { 'Q' }, N_("a web UI job: queue it again for its worker (asks first)"),
+	  NULL },
 	{ UI_A_HELP, V, { '?', F(KEY_F(1)) }, N_("this help"), N_("help") },
 	{ UI_A_REDRAW, V | S | UI_CTX_WALK | UI_CTX_CONFIRM | UI_CTX_HELP, { UI_CTRL('l') },
 	  N_("redraw the screen"), NULL },
