@@ -406,6 +406,8 @@ int ui_main(int argc, char **argv)
 		a->view = UI_V_JOBS;
 
 	scr = start_screen(a, &o, &out, &in);
+	if (*ui_running_note(a) && !a->msg.text[0])
+		snprintf(a->msg.text, sizeof a->msg.text, "%s", ui_running_note(a));
 
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
 	ui_session_diag_start(&a->s);

@@ -352,6 +352,9 @@ bool ui_jobs_refuses(enum ui_act act);
 /* The sentence shown while the job given could not be loaded (views.c): where and why, and what
  * to do. */
 void ui_job_error_text(const struct ui_session *s, char *buf, size_t size);
+/* What a view says when no job is open: file_text (N_()) translated, or, with the web UI's job
+ * list, to pick a job there. */
+const char *ui_no_job_text(const struct ui_app *a, const char *file_text);
 
 #define UI_RETRY_MAX_TRIES 6
 

@@ -266,9 +266,12 @@ static void detail_text(const struct jobs_priv *jp, size_t i, const char *step, 
 	verdict_text(jp, i, verdict, sizeof verdict);
 	const struct source_verdict *v = jp->w && i < jp->w->n && atomic_load(&jp->w->ready[i])
 						 ? &jp->w->v[i] : NULL;
-	if (v && v->oom && jp->w->untried[i])
-		snprintf(more, sizeof more, "%s", _("a change was saved after its log: run it (Q "
-						    "queues it) and its new log gives the next change"));
+	if (v && v->oom && jp->w->untried[i] && aitkdb_was_queued(r->status))
+		snprintf(more, sizeof more, "%s", _("a change was saved after its log and it is "
+						    "queued: waiting for the run"));
+	else if (v && v->oom && jp->w->untried[i])
+		snprintf(more, sizeof more, "%s", _("a change was saved after its log: Q queues it, "
+						    "and its new log gives the next change"));
 	else if (v && v->oom && v->first_fix)
 		snprintf(more, sizeof more, _("%s; first change: %s"), diag_timing_words(v->when),
 			 _(fix_defs[fix_by_name(v->first_fix)].title));
