@@ -440,7 +440,7 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		p->cursor = jp->n ? (long long)jp->n - 1 : 0;
 	if (p->cursor < 0)
 		p->cursor = 0;
-	/* The job under the cursor in full, on the last two rows, under a rule. */
+	/* The job under the cursor in full, on the last rows (two or three), under a title. */
 	struct ui_rect r = c->r;
 	if (jp->n && r.h >= 8) {
 		struct ui_lines d = { 0 };
@@ -449,7 +449,7 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		detail_text(jp, (size_t)p->cursor, step, text, sizeof text);
 		ui_lines_wrap(&d, UI_R_VALUE, text, r.w - 2, 2);
 		long long dtop = 0;
-		int dh = d.n < 2 ? (int)d.n : 2;
+		int most = r.h >= 14 ? 3 : 2, dh = (int)d.n < most ? (int)d.n : most;
 		struct ui_rect dr = { .y = r.y + r.h - dh, .x = r.x, .h = dh, .w = r.w };
 		ui_fill(c->win, dr.y - 1, r.x, r.w, UI_R_DIM);
 		ui_put(c->win, dr.y - 1, r.x + 2, r.w - 2, UI_R_DIM, _("Selected job:"));
