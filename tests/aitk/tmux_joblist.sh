@@ -50,9 +50,11 @@ start() { # SESSION COLS ROWS ARGS...
 		"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' $*"
 }
 row() { screen "$1" | grep -m1 -- "$2"; }
-selected() { screen "$1" | grep -A2 -F "Selected job:" | tr -s ' \n' ' '; }
+selected() { screen "$1" | grep -A3 -F "Selected job:" | tr -s ' \n' ' '; }
 has() { printf '%s' "$1" | grep -qF -- "$2"; }
 footer() { screen "$1" | tail -1; }
+# one session stays for the whole test, so the server outlives the others
+T new-session -d -s keep "sleep 600"
 top_has() { for _ in $(seq 30); do screen "$1" | head -1 | grep -qF -- "$2" && return 0; sleep 0.1; done; screen "$1" | sed 's/^/#   /'; return 1; }
 
 # ---- D13: a running job says at once that it cannot be saved ----
