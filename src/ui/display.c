@@ -111,9 +111,12 @@ static void draw_tabs(struct ui_app *a)
 		ui_put(stdscr, 0, a->cols - right + 1, right - 1, UI_R_TABBAR, plus);
 }
 
-/* Actions that only work with a job file open: without one the footer does not offer them. */
+/* Actions that only work with a job file open (Q: a web UI job): without one the footer does not
+ * offer them. */
 static bool needs_job(const struct ui_app *a, enum ui_act act)
 {
+	if (act == UI_A_QUEUE_JOB) /* a web UI job's, in its list or open */
+		return a->view != UI_V_JOBS && !(a->s.src && source_row(a->s.src));
 	if (a->s.job && !a->s.read_only)
 		return false;
 	switch (act) {
