@@ -66,7 +66,7 @@ static void draw_tabs(struct ui_app *a)
 	}
 	int nw = text_width(name, strlen(name));
 	bool name_on = name[0] && all + 1 + nw <= a->cols;
-	const char *plus = _("[+]");
+	const char *plus = "[+]";
 	int right = !name_on && dirty ? text_width(plus, strlen(plus)) + 1 : 0;
 	int room = a->cols - right;
 	for (;;) {

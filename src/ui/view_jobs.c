@@ -474,7 +474,7 @@ static void queue_now(struct ui_app *a, const struct ui_ctx *c, const char *save
 		return;
 	struct err e;
 	err_clear(&e);
-	char *root = NULL, *was = NULL, shown[512];
+	char *root = NULL, *was = NULL, shown[512], said[700];
 	struct aitk_db *db = NULL;
 	text_sanitize(name, strlen(name), shown, sizeof shown);
 	int rc = aitkdb_find(source_aitk_dir(), &root, &e);
@@ -485,11 +485,13 @@ static void queue_now(struct ui_app *a, const struct ui_ctx *c, const char *save
 	if (rc)
 		ui_status_err(c, &e);
 	else if (aitkdb_was_queued(was))
-		ui_status(c, false, _("%s%s is queued already: left as it is, in its place in the "
-				      "queue."), saved, shown);
+		snprintf(said, sizeof said, _("%s is queued already: left as it is, in its place in "
+					      "the queue."), shown);
 	else
-		ui_status(c, false, _("%sQueued %s (it was %s); the web UI's worker starts it."),
-			  saved, shown, was ? was : "?");
+		snprintf(said, sizeof said, _("Queued %s (it was %s); the web UI's worker starts it."),
+			 shown, was ? was : "?");
+	if (!rc)
+		ui_status(c, false, "%s%s", saved, said);
 	free(was);
 	free(root);
 	aitkdb_close(&db);
