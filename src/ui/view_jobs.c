@@ -362,9 +362,6 @@ static struct jobs_cols jobs_layout(const struct jobs_priv *jp, int w)
 	const int status = 9 + 2, step = 11 + 2, updated = 16 + 2, info = 16;
 #define JOBS_WIDTH (2 + k.name + 2 + status + (k.step ? step : 0) + (k.updated ? updated : 0) + \
 		    k.verdict + 2)
-	/* The verdicts arrive later: where there is room the columns do not jump for most. */
-	while (k.verdict < 22 && JOBS_WIDTH + info < w)
-		k.verdict++;
 	if (JOBS_WIDTH + info > w)
 		k.updated = false;
 	if (JOBS_WIDTH > w)
@@ -377,6 +374,9 @@ static struct jobs_cols jobs_layout(const struct jobs_priv *jp, int w)
 		int over = JOBS_WIDTH - w;
 		k.verdict = k.verdict - over > 8 ? k.verdict - over : 8;
 	}
+	/* The verdicts arrive later: where there is room the columns do not jump for most. */
+	while (k.verdict < 22 && JOBS_WIDTH + info < w)
+		k.verdict++;
 #undef JOBS_WIDTH
 	return k;
 }
