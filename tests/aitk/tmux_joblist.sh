@@ -178,6 +178,8 @@ T kill-session -t j
 # ---- D30: 60x20 ----
 start n 60 20 "--aitk '$WORK/ai'"
 check "D30: the list opens at 60x20" wait_for n "Selected job:"
+# the widths follow the verdicts: wait for them all
+check "D30: the verdicts arrive" wait_for n "B gradient_checkpointing"
 check "D30: VERDICT stays and STEP gives way" \
 	bash -c 'printf "%s" "$1" | grep -q VERDICT && ! printf "%s" "$1" | grep -q STEP' _ \
 	"$(screen n | grep -m1 NAME)"
