@@ -118,6 +118,12 @@ void ui_ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 		ui_status(c, false, "%s", _("Nothing to save: no unsaved changes."));
 		return;
 	}
+	if (!strcmp(a->s.job_status, "running")) { /* before the save screen, not after its y */
+		a->quit_after_save = false;
+		ui_status(c, true, "%s", _("It is running in the web UI: it cannot be saved until it "
+					   "stops."));
+		return;
+	}
 	/* A newer file on disk is offered first: saving would overwrite it. */
 	if (ui_check_disk(a, c))
 		return;

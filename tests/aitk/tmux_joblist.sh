@@ -61,6 +61,15 @@ top_has() { for _ in $(seq 30); do screen "$1" | head -1 | grep -qF -- "$2" && r
 start r 80 24 "--aitk '$WORK/ai' aitk:runner"
 check "D13: a running job says on open that it cannot be saved" \
 	wait_for r "It is running in the web UI: it cannot be saved until it stops."
+T send-keys -t r a
+wait_for r "[+]" > /dev/null
+T send-keys -t r s
+check "D13: s on a running job refuses at once" wait_for r "error: It is running in the web UI"
+check "D13: ... without the save screen" bash -c '! printf "%s" "$1" | grep -q "Write these changes"' _ \
+	"$(screen r)"
+# undone, so that the hang-up of the session leaves no emergency save behind
+T send-keys -t r u q
+sleep 0.3
 T kill-session -t r
 
 # ---- 200 columns: nothing is cut ----
