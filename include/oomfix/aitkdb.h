@@ -47,7 +47,8 @@ int aitkdb_list(struct aitk_db *db, struct aitk_job **rows, size_t *n, struct er
 void aitkdb_rows_free(struct aitk_job *rows, size_t n);
 
 /* Orders rows for a person looking for the job that just died: failed (error) first, then
- * stopped, queued, running, completed, others; newest change first within each. */
+ * stopped, running (the one being watched), queued, completed, others; newest change first
+ * within each. */
 void aitkdb_sort_failed_first(struct aitk_job *rows, size_t n);
 
 /* The job NAME. ERR_NOINPUT when there is none (the message lists close names). The row's

@@ -83,6 +83,9 @@ int save_journal_titled(const char *path, const char *title, const char *note,
  * epoch, from its "## 2026-12-02T21:47:12+00:00" heading). Returns false when there is no journal
  * or no entry in it. Only the journal's last 64 KiB are read. */
 bool save_journal_last(const char *path, time_t *when);
+/* The same, and the fix ids of that entry ("low_vram" or "batch_size, num_frames") into fixes
+ * ("" for hand edits). */
+bool save_journal_last_fixes(const char *path, time_t *when, char *fixes, size_t size);
 
 /* One entry of the change journal as read back. */
 struct save_journal_entry {

@@ -119,6 +119,10 @@ char *source_saved_message(const struct source *s, bool journal_ok);
  * last written, so the log cannot show whether that change helped. *when receives the change's
  * time (may be NULL). False when there is no journal or the log cannot be stat'ed. */
 bool source_log_untried(const struct source *s, const char *log, time_t *when);
+/* The same for the job whose backup and journal are named after `path` (source_path), without
+ * opening it (the job list), with the fix ids of that change into fixes ("" for hand edits). */
+bool source_path_untried(const char *path, const char *log, time_t *when, char *fixes,
+			 size_t size);
 
 /* Reads the previous version (the backup) into *text (malloc'd, caller frees). ERR_NOINPUT when
  * there is none. */

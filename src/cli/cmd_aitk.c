@@ -14,6 +14,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
 #include "oomfix/json.h"
+#include "oomfix/plan.h"
 #include "oomfix/retry.h"
 #include "oomfix/source.h"
 #include "oomfix/text.h"
@@ -143,6 +144,13 @@ static void pad_print(const char *s, int cells)
 	printf("%.*s%*s", (int)n, s, cells - used + 2, "");
 }
 
+/* The wider of w and the cells of s plus `extra`. */
+static int cell_max(int w, const char *s, int extra)
+{
+	int c = text_width(s, strlen(s)) + extra;
+	return c > w ? c : w;
+}
+
 static int open_db(struct aitk_db **db, struct err *e)
 {
 	char *root = NULL;
@@ -204,17 +212,30 @@ int cmd_jobs(int argc, char **argv)
 	if (json)
 		setlocale(LC_MESSAGES, "C");
 	struct json js;
+	int nw = 0, vw = 0;
 	if (json) {
 		json_init(&js, stdout, true);
 		json_arr_begin(&js);
 	} else if (n == 0) {
 		printf("%s\n", _("No jobs in this database."));
 	} else {
-		pad_print(_("NAME"), 24);
+		/* NAME and VERDICT as wide as their longest text: a name is never cut. */
+		const char *words[] = { _("VERDICT"), _("no log"), _("no OOM") };
+		for (size_t i = 0; i < 3; i++)
+			vw = cell_max(vw, words[i], 0);
+		nw = cell_max(nw, _("NAME"), 0);
+		for (int f = 0; f < FIX_COUNT; f++)
+			vw = cell_max(vw, fix_defs[f].name, 2);
+		for (size_t i = 0; i < n; i++) {
+			char name[256];
+			text_sanitize(rows[i].name, strlen(rows[i].name), name, sizeof name);
+			nw = cell_max(nw, name, 0);
+		}
+		pad_print(_("NAME"), nw);
 		pad_print(_("STATUS"), 9);
 		pad_print(_("STEP"), 11);
 		pad_print(_("UPDATED"), 16);
-		pad_print(_("VERDICT"), 24);
+		pad_print(_("VERDICT"), vw);
 		printf("%s\n", _("INFO"));
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -286,11 +307,11 @@ int cmd_jobs(int argc, char **argv)
 				when[10] = ' ';
 				when[16] = '\0';
 			}
-			pad_print(name, 24);
+			pad_print(name, nw);
 			pad_print(r->status ? r->status : "?", 9);
 			pad_print(step, 11);
 			pad_print(when[0] ? when : "-", 16);
-			pad_print(verdict, 24);
+			pad_print(verdict, vw);
 			int used;
 			size_t k = text_fit(info, strlen(info), 60, &used);
 			printf("%.*s\n", (int)k, info);

@@ -874,7 +874,7 @@ int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struc
 
 static int status_rank(const char *s)
 {
-	static const char *const order[] = { "error", "stopped", "queued", "running", "completed" };
+	static const char *const order[] = { "error", "stopped", "running", "queued", "completed" };
 	for (int i = 0; s && i < 5; i++)
 		if (!strcmp(s, order[i]))
 			return i;

@@ -847,11 +847,18 @@ static bool parse_iso(const char *s, time_t *out)
 
 bool save_journal_last(const char *path, time_t *when)
 {
+	return save_journal_last_fixes(path, when, NULL, 0);
+}
+
+bool save_journal_last_fixes(const char *path, time_t *when, char *fixes, size_t size)
+{
 	char *name = save_journal_name(path);
 	char buf[64 * 1024 + 1];
 	bool found = false;
 	FILE *f;
 
+	if (fixes && size)
+		fixes[0] = '\0';
 	if (!name)
 		return false;
 	f = fopen(name, "rb");
@@ -859,20 +866,34 @@ bool save_journal_last(const char *path, time_t *when)
 	if (!f)
 		return false;
 	if (fseek(f, 0, SEEK_END) == 0) {
-		long size = ftell(f);
-		if (size > (long)(sizeof buf - 1))
-			fseek(f, size - (long)(sizeof buf - 1), SEEK_SET);
+		long size_ = ftell(f);
+		if (size_ > (long)(sizeof buf - 1))
+			fseek(f, size_ - (long)(sizeof buf - 1), SEEK_SET);
 		else
 			rewind(f);
 	}
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = '\0';
+	const char *entry = NULL;
 	for (char *p = buf; (p = strstr(p, "\n## ")) != NULL; p += 4) {
 		time_t t;
 		if (parse_iso(p + 4, &t)) {
 			*when = t;
 			found = true;
+			entry = p + 4;
+		}
+	}
+	/* The entry's first line after its heading: "Fixes: a, b" in the language it was written
+	 * in (the ids after the colon), or "Manual edits" (no colon: no fix). */
+	if (found && fixes && size) {
+		const char *l = strchr(entry, '\n');
+		l = l ? l + strspn(l, "\n") : "";
+		size_t ll = strcspn(l, "\n");
+		const char *colon = memchr(l, ':', ll);
+		if (colon) {
+			colon += strspn(colon + 1, " ") + 1;
+			snprintf(fixes, size, "%.*s", (int)(l + ll - colon), colon);
 		}
 	}
 	return found;

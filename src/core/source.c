@@ -366,10 +366,18 @@ char *source_saved_message(const struct source *s, bool journal_ok)
 
 bool source_log_untried(const struct source *s, const char *log, time_t *when)
 {
+	return source_path_untried(s->path, log, when, NULL, 0);
+}
+
+bool source_path_untried(const char *path, const char *log, time_t *when, char *fixes,
+			 size_t size)
+{
 	struct stat st;
 	time_t last;
 
-	if (!log || stat(log, &st) != 0 || !save_journal_last(s->path, &last))
+	if (fixes && size)
+		fixes[0] = '\0';
+	if (!log || stat(log, &st) != 0 || !save_journal_last_fixes(path, &last, fixes, size))
 		return false;
 	if (when)
 		*when = last;

@@ -118,6 +118,12 @@ void ui_ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 		ui_status(c, false, "%s", _("Nothing to save: no unsaved changes."));
 		return;
 	}
+	if (!strcmp(a->s.job_status, "running")) { /* before the save screen, not after its y */
+		a->quit_after_save = false;
+		ui_status(c, true, "%s", _("It is running in the web UI: it cannot be saved until it "
+					   "stops."));
+		return;
+	}
 	/* A newer file on disk is offered first: saving would overwrite it. */
 	if (ui_check_disk(a, c))
 		return;
@@ -150,6 +156,12 @@ static void do_save(struct ui_app *a, unsigned flags)
 			  a->s.job_path, a->s.job_path, a->s.job_path);
 	if (a->quit_after_save && !ui_session_dirty(&a->s))
 		a->quit = true;
+	else if (source_row(a->s.src)) { /* what comes next for a web UI job, first */
+		char said[sizeof a->msg.text];
+		snprintf(said, sizeof said, "%s", a->msg.text);
+		ui_status(&c, a->msg.error, "%s %s", _("Next: Q queues it for the web UI's worker, or "
+							"r retries until it fits."), said);
+	}
 }
 
 static void answer_pick(struct ui_app *a, const struct ui_ctx *c, int key)

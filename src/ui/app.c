@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
 #include "actions.h"
 #include "args.h"
@@ -91,8 +92,22 @@ static void app_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 		a->view = UI_V_JOBS;
 		break;
 	case UI_A_GOTO_VIEW:
-		a->view = (enum ui_view)(key - '1');
+		/* The job list's digit is J: refused the same way without a web UI database. */
+		if (key - '1' == UI_V_JOBS)
+			app_action(a, c, UI_A_JOBS, key);
+		else if (ui_view_shown(a, (enum ui_view)(key - '1')))
+			a->view = (enum ui_view)(key - '1');
 		break;
+	case UI_A_QUEUE_JOB: {
+		/* Q in the job's own views: the same question as in the list, about the open job. */
+		const struct aitk_job *row = a->s.src ? source_row(a->s.src) : NULL;
+		if (row && row->name)
+			ui_jobs_ask_queue(a, c, row->name, a->s.job_status);
+		else
+			ui_status(c, false, "%s", _("Q queues a web UI job (aitk:NAME) for its worker; "
+						     "this job is a file."));
+		break;
+	}
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
 		/* Text views clamp when drawn, so any large bound works here. */
@@ -391,6 +406,8 @@ int ui_main(int argc, char **argv)
 		a->view = UI_V_JOBS;
 
 	scr = start_screen(a, &o, &out, &in);
+	if (*ui_running_note(a) && !a->msg.text[0])
+		snprintf(a->msg.text, sizeof a->msg.text, "%s", ui_running_note(a));
 
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
 	ui_session_diag_start(&a->s);

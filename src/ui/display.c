@@ -40,62 +40,83 @@ bool ui_view_shown(const struct ui_app *a, enum ui_view v)
 static void draw_tabs(struct ui_app *a)
 {
 	int x = 0;
-	char buf[256];
+	char buf[256], name[256] = "";
 
 	ui_fill(stdscr, 0, 0, a->cols, UI_R_TABBAR);
-	/* When the names are too wide for the terminal (long translations), the bar starts at a
-	 * later tab so that the current one is always on screen; "<" says some are left out. */
+	/* When the names are too wide for the terminal (long translations, 60 columns), the bar
+	 * starts at a later tab so that the current one is always on screen; "<" says some are left
+	 * out before it, ">" after it. Unsaved edits keep their "[+]" at the right even when the
+	 * job's name gives way. */
 	bool mode_tab = a->mode == UI_M_WALK || a->mode == UI_M_HELP;
 	const char *mode_name = a->mode == UI_M_WALK ? _("Walk-through") : _("Help");
 	int first = 0, widths[UI_V_COUNT], active = mode_tab ? UI_V_COUNT - 1 : (int)a->view;
+	int all = mode_tab ? text_width(mode_name, strlen(mode_name)) + 2 : 0;
 	for (int v = 0; v < UI_V_COUNT; v++) {
-		const char *name = ui_view_name((enum ui_view)v);
-		widths[v] = ui_view_shown(a, (enum ui_view)v) ? text_width(name, strlen(name)) + 2 : 0;
+		const char *vn = ui_view_name((enum ui_view)v);
+		widths[v] = ui_view_shown(a, (enum ui_view)v) ? text_width(vn, strlen(vn)) + 2 : 0;
+		all += widths[v];
 	}
+	/* The file name and whether it has unsaved edits, at the right when there is room. */
+	bool dirty = ui_session_dirty(&a->s);
+	if (a->s.job_path) {
+		/* A web UI job is called aitk:NAME, not by the name of its backup. */
+		const char *base = source_row(a->s.src) ? NULL : strrchr(a->s.job_path, '/');
+		const char *shown = source_row(a->s.src) ? source_label(a->s.src) : a->s.job_path;
+		snprintf(name, sizeof name, "%s%s ", base ? base + 1 : shown, dirty ? _(" [+]") : "");
+	}
+	int nw = text_width(name, strlen(name));
+	bool name_on = name[0] && all + 1 + nw <= a->cols;
+	const char *plus = "[+]";
+	int right = !name_on && dirty ? text_width(plus, strlen(plus)) + 1 : 0;
+	int room = a->cols - right;
 	for (;;) {
 		int end = (first ? 1 : 0) + (mode_tab ? text_width(mode_name, strlen(mode_name)) + 2 : 0);
 		for (int v = first; v <= active; v++)
 			end += widths[v];
-		if (end <= a->cols || first == active)
+		if (end <= room - 1 || first == active)
 			break;
 		first++;
 	}
+	int rest = (first ? 1 : 0) + (mode_tab ? text_width(mode_name, strlen(mode_name)) + 2 : 0);
+	for (int v = first; v < UI_V_COUNT; v++)
+		rest += widths[v];
+	bool cut = rest > room;
+	if (cut)
+		room--; /* the last cell says more tabs follow */
 	for (int v = 0; v < UI_V_COUNT; v++)
 		a->tab_x0[v] = a->tab_x1[v] = -1;
 	if (first) {
 		ui_put(stdscr, 0, 0, 1, UI_R_TABBAR, "<");
 		x = 1;
 	}
-	for (int v = first; v < UI_V_COUNT; v++) {
+	for (int v = first; v < UI_V_COUNT && x < room; v++) {
 		bool on = v == (int)a->view && a->mode != UI_M_WALK && a->mode != UI_M_HELP;
 		if (!ui_view_shown(a, (enum ui_view)v))
 			continue;
 		/* Brackets mark the current tab without colour. */
 		snprintf(buf, sizeof buf, on ? "[%s]" : " %s ", ui_view_name((enum ui_view)v));
 		a->tab_x0[v] = x;
-		x += ui_put(stdscr, 0, x, a->cols - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
+		x += ui_put(stdscr, 0, x, room - x, on ? UI_R_TAB_ACTIVE : UI_R_TABBAR, buf);
 		a->tab_x1[v] = x;
 	}
-	if (mode_tab) {
+	if (mode_tab && x < room) {
 		snprintf(buf, sizeof buf, "[%s]", mode_name);
-		x += ui_put(stdscr, 0, x, a->cols - x, UI_R_TAB_ACTIVE, buf);
+		x += ui_put(stdscr, 0, x, room - x, UI_R_TAB_ACTIVE, buf);
 	}
-	/* The file name and whether it has unsaved edits, at the right when there is room. */
-	if (a->s.job_path) {
-		/* A web UI job is called aitk:NAME, not by the name of its backup. */
-		const char *base = source_row(a->s.src) ? NULL : strrchr(a->s.job_path, '/');
-		const char *shown = source_row(a->s.src) ? source_label(a->s.src) : a->s.job_path;
-		snprintf(buf, sizeof buf, "%s%s ", base ? base + 1 : shown,
-			 ui_session_dirty(&a->s) ? _(" [+]") : "");
-		int w = text_width(buf, strlen(buf));
-		if (x + 1 + w <= a->cols)
-			ui_put(stdscr, 0, a->cols - w, w, UI_R_TABBAR, buf);
-	}
+	if (cut)
+		ui_put(stdscr, 0, room, 1, UI_R_TABBAR, ">");
+	if (name_on)
+		ui_put(stdscr, 0, a->cols - nw, nw, UI_R_TABBAR, name);
+	else if (right)
+		ui_put(stdscr, 0, a->cols - right + 1, right - 1, UI_R_TABBAR, plus);
 }
 
-/* Actions that only work with a job file open: without one the footer does not offer them. */
+/* Actions that only work with a job file open (Q: a web UI job): without one the footer does not
+ * offer them. */
 static bool needs_job(const struct ui_app *a, enum ui_act act)
 {
+	if (act == UI_A_QUEUE_JOB) /* a web UI job's, in its list or open */
+		return a->view != UI_V_JOBS && !(a->s.src && source_row(a->s.src));
 	if (a->s.job && !a->s.read_only)
 		return false;
 	switch (act) {
@@ -125,7 +146,8 @@ static void draw_footer(struct ui_app *a)
 	for (size_t i = 0; i < ui_nactions && n < 32; i++) {
 		const struct ui_action *act = &ui_actions[i];
 		if (!act->footer || !(act->ctx & ctx) || needs_job(a, act->act) ||
-		    (locked && ui_retryctl_locks(act->act)))
+		    (locked && ui_retryctl_locks(act->act)) ||
+		    (a->mode == UI_M_NORMAL && a->view == UI_V_JOBS && ui_jobs_refuses(act->act)))
 			continue;
 		ui_action_keys(act, e[n].keys, sizeof e[n].keys);
 		/* Only the first key in the footer: it is a hint, the help lists them all. */

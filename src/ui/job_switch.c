@@ -1,11 +1,20 @@
 /* job_switch.c — opening another job of the web UI's job list in place of the current one. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "oomfix/i18n.h"
 #include "emergency.h"
 #include "follow.h"
 #include "job_switch.h"
+
+const char *ui_running_note(const struct ui_app *a)
+{
+	/* Said before any edit rather than at the save: the save is refused while it runs. */
+	return !strcmp(a->s.job_status, "running")
+		       ? _("It is running in the web UI: it cannot be saved until it stops.")
+		       : "";
+}
 
 /* Opens the job under the job list's cursor in place of the current one. */
 void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
@@ -49,7 +58,11 @@ void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 	ui_session_diag_start(&a->s);
 	if (a->script)
 		ui_take_verdict(a, true);
-	ui_status(c, false, _("Opened %s; J goes back to the job list."), arg);
+	if (*ui_running_note(a))
+		ui_status(c, false, _("Opened %s; J goes back to the job list. %s"), arg,
+			  ui_running_note(a));
+	else
+		ui_status(c, false, _("Opened %s; J goes back to the job list."), arg);
 	free(arg);
 	ui_offer_recovery(a);
 }

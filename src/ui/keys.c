@@ -88,8 +88,6 @@ const struct ui_action ui_actions[] = {
 	/* the web UI's job list */
 	{ UI_A_OPEN_JOB, UI_CTX_JOBS, { ENTER_KEYS }, N_("open the job under the cursor with its log"),
 	  N_("open") },
-	{ UI_A_QUEUE_JOB, UI_CTX_JOBS, { 'Q' }, N_("queue the job again, as the web UI's start button"),
-	  N_("queue") },
 
 	/* the Retry view's list of tries */
 	{ UI_A_SHOW_TRY, UI_CTX_RETRY, { ENTER_KEYS }, N_("show the selected try's log in the Log view"),
@@ -120,6 +118,10 @@ const struct ui_action ui_actions[] = {
 	  N_("retry") },
 	{ UI_A_THEME, V, { 't' }, N_("next colour theme"), NULL },
 	{ UI_A_JOBS, V, { 'J' }, N_("back to the web UI's job list (with --aitk)"), NULL },
+	/* In the job list, the job under the cursor; elsewhere the open web UI job. */
+	{ UI_A_QUEUE_JOB, V, { 'Q' }, N_("queue the job again, as the web UI's start button (the job "
+					 "under the cursor in the list, else the open one; asks first)"),
+	  N_("queue") },
 	{ UI_A_HELP, V, { '?', F(KEY_F(1)) }, N_("this help"), N_("help") },
 	{ UI_A_REDRAW, V | S | UI_CTX_WALK | UI_CTX_CONFIRM | UI_CTX_HELP, { UI_CTRL('l') },
 	  N_("redraw the screen"), NULL },

@@ -342,10 +342,19 @@ size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, si
  * on its next draw. */
 const char *ui_jobs_selected(struct ui_app *a);
 void ui_jobs_reload(struct ui_app *a);
+/* Q on a web UI job (the list's cursor, or the open job): refused while it runs, said when it is
+ * queued, else asked (with s = save and queue when it is the open job and has unsaved changes). */
+void ui_jobs_ask_queue(struct ui_app *a, const struct ui_ctx *c, const char *name,
+		       const char *status);
+/* The keys the list refuses (and its footer does not offer): they act on the open job. */
+bool ui_jobs_refuses(enum ui_act act);
 
 /* The sentence shown while the job given could not be loaded (views.c): where and why, and what
  * to do. */
 void ui_job_error_text(const struct ui_session *s, char *buf, size_t size);
+/* What a view says when no job is open: file_text (N_()) translated, or, with the web UI's job
+ * list, to pick a job there. */
+const char *ui_no_job_text(const struct ui_app *a, const char *file_text);
 
 
 /* Builds the diagnosis panel's lines (view_diag.c; the Log view draws them). */

@@ -190,7 +190,16 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 	}
 	diag_sentence(d, buf, sizeof buf);
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
-	if (ui_session_diag_stale(s) && lay->compact >= 2) {
+	/* A web UI job whose change is saved: what it waits for is a run, not a save. */
+	bool saved = ui_session_diag_stale(s) && !ui_session_dirty(s) && s->src && source_row(s->src);
+	if (saved && !strcmp(s->job_status, "queued")) {
+		ui_lines_wrap(l, UI_R_MARK, _("Saved and queued; waiting for the run: its log gives "
+					      "the next change."), width, 1);
+	} else if (saved) {
+		ui_lines_wrap(l, UI_R_MARK, _("Saved, not run yet: Q queues it for the web UI's worker "
+					      "(or r retries), and its new log gives the next change."),
+			      width, 1);
+	} else if (ui_session_diag_stale(s) && lay->compact >= 2) {
 		/* A short pane keeps the marked timing row in sight: the status line has just said
 		 * the rest (applied; save and run again). */
 		ui_lines_wrap(l, UI_R_MARK, _("Out of date: save, then run the job again."), width, 1);

@@ -313,7 +313,8 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 	}
 	if (!a->s.job) {
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
-		       _("No job file is open. Start oomfix with JOB.yaml to see its settings."));
+		       ui_no_job_text(a, N_("No job file is open. Start oomfix with JOB.yaml to see "
+					    "its settings.")));
 		return;
 	}
 	n = ui_fields_rows(a, a->view, rows, MAX_ROWS);

@@ -1,7 +1,11 @@
 /* view_jobs.c — the job list of the AI Toolkit web UI (`oomfix --aitk DIR`): every job of its
- * database, failed first, with status, progress, last change, the first line of its info and
- * the verdict of its current log. The list comes at once; the verdicts are filled in by a
- * worker thread that reads the logs. Enter opens a job in the panels, J comes back here. */
+ * database, failed first, then running, with status, progress, last change, the first line of
+ * its info and the verdict of its current log, and a detail line for the job under the cursor.
+ * The list comes at once; the verdicts are filled in by a worker thread that reads the logs.
+ * Enter opens a job in the panels, J comes back here. The keys that change a job (a, s, u, d,
+ * ...) act on the open job, so the list refuses them; Q queues the job under the cursor (or,
+ * from the other views, the open one). The cursor stays on its job when the list is sorted
+ * again. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,7 +13,9 @@
 #include <string.h>
 
 #include "oomfix/aitkdb.h"
+#include "oomfix/diag.h"
 #include "oomfix/i18n.h"
+#include "oomfix/plan.h"
 #include "oomfix/source.h"
 #include "oomfix/text.h"
 #include "prompt.h"
@@ -18,8 +24,10 @@
 /* What the worker reads and writes: its own copies, freed by whichever side lets go last. */
 struct jobs_work {
 	size_t n;
-	char **label, **cfg, **log;
+	char **label, **cfg, **log, **jpath;
 	struct source_verdict *v;
+	bool *untried;          /* a change was saved after the log: not run yet */
+	char (*applied)[96];    /* ... its fix ids ("" for hand edits) */
 	atomic_bool *ready;
 	atomic_bool cancel;
 	atomic_int refs;
@@ -37,6 +45,9 @@ struct jobs_priv {
 	size_t n;
 	struct jobs_work *w;
 	size_t seen;            /* verdicts shown so far, to know when to redraw */
+	char *keep;             /* the job the cursor stays on when the list is read again */
+	char *ask_name;         /* the job the queue question is about */
+	char ask_status[16];
 };
 
 static struct jobs_priv *jobs_priv(const struct ui_app *a)
@@ -52,11 +63,15 @@ static void work_unref(struct jobs_work *w)
 		free(w->label[i]);
 		free(w->cfg[i]);
 		free(w->log[i]);
+		free(w->jpath[i]);
 	}
 	free(w->label);
 	free(w->cfg);
 	free(w->log);
+	free(w->jpath);
 	free(w->v);
+	free(w->untried);
+	free(w->applied);
 	free(w->ready);
 	free(w);
 }
@@ -68,6 +83,8 @@ static void *work_run(void *arg)
 		struct err e;
 		err_clear(&e);
 		source_verdict_of(w->label[i], w->cfg[i], strlen(w->cfg[i]), w->log[i], &w->v[i], &e);
+		w->untried[i] = source_path_untried(w->jpath[i], w->log[i], NULL, w->applied[i],
+						    sizeof w->applied[i]);
 		atomic_store(&w->ready[i], true);
 	}
 	atomic_store(&w->done, true);
@@ -105,23 +122,29 @@ static void work_start(struct jobs_priv *jp, struct aitk_db *db, bool inline_)
 	w->label = calloc(jp->n + 1, sizeof *w->label);
 	w->cfg = calloc(jp->n + 1, sizeof *w->cfg);
 	w->log = calloc(jp->n + 1, sizeof *w->log);
+	w->jpath = calloc(jp->n + 1, sizeof *w->jpath);
 	w->v = calloc(jp->n + 1, sizeof *w->v);
+	w->untried = calloc(jp->n + 1, sizeof *w->untried);
+	w->applied = calloc(jp->n + 1, sizeof *w->applied);
 	w->ready = calloc(jp->n + 1, sizeof *w->ready);
 	atomic_init(&w->refs, 2);
-	bool ok = w->label && w->cfg && w->log && w->v && w->ready;
+	bool ok = w->label && w->cfg && w->log && w->jpath && w->v && w->ready && w->untried &&
+		  w->applied;
 	for (size_t i = 0; ok && i < jp->n; i++) {
 		atomic_init(&w->ready[i], false);
 		w->label[i] = dupf(SOURCE_AITK_PREFIX, jp->rows[i].name, "");
 		w->cfg[i] = strdup(jp->rows[i].job_config ? jp->rows[i].job_config : "");
 		w->log[i] = dupf(aitkdb_training_folder(db), "/", jp->rows[i].name);
 		char *full = w->log[i] ? dupf(w->log[i], "/log.txt", "") : NULL;
+		/* what a database job's backup and journal are named after (source_path) */
+		w->jpath[i] = w->log[i] ? dupf(w->log[i], "/job_config.json", "") : NULL;
 		free(w->log[i]);
 		w->log[i] = full;
-		ok = w->label[i] && w->cfg[i] && w->log[i];
+		ok = w->label[i] && w->cfg[i] && w->log[i] && w->jpath[i];
 	}
 	if (!ok) {
 		atomic_init(&w->refs, 1);
-		if (!w->label || !w->cfg || !w->log)
+		if (!w->label || !w->cfg || !w->log || !w->jpath)
 			w->n = 0;
 		work_unref(w);
 		return;
@@ -136,6 +159,10 @@ static void work_start(struct jobs_priv *jp, struct aitk_db *db, bool inline_)
 static void jobs_load(struct ui_app *a)
 {
 	struct jobs_priv *jp = jobs_priv(a);
+	/* The cursor follows its job, not its row, when the list comes back in a new order. */
+	long long cur = a->pos[UI_V_JOBS].cursor;
+	if (!jp->keep && cur >= 0 && (size_t)cur < jp->n)
+		jp->keep = strdup(jp->rows[cur].name);
 	work_drop(jp);
 	aitkdb_rows_free(jp->rows, jp->n);
 	jp->rows = NULL;
@@ -163,6 +190,11 @@ static void jobs_load(struct ui_app *a)
 	}
 	snprintf(jp->where, sizeof jp->where, "%s", aitkdb_path(db));
 	aitkdb_sort_failed_first(jp->rows, jp->n);
+	for (size_t i = 0; jp->keep && i < jp->n; i++)
+		if (!strcmp(jp->rows[i].name, jp->keep))
+			a->pos[UI_V_JOBS].cursor = (long long)i;
+	free(jp->keep);
+	jp->keep = NULL;
 	work_start(jp, db, a->script);
 	aitkdb_close(&db);
 }
@@ -202,6 +234,8 @@ const char *ui_jobs_selected(struct ui_app *a)
 	return c >= 0 && (size_t)c < jp->n ? jp->rows[c].name : NULL;
 }
 
+/* The verdict of job i in a few words: "B batch_size", or, when a change was saved after its
+ * log, "A (low_vram applied, not run yet)". */
 static void verdict_text(const struct jobs_priv *jp, size_t i, char *buf, size_t size)
 {
 	if (!jp->w || i >= jp->w->n || !atomic_load(&jp->w->ready[i])) {
@@ -209,24 +243,83 @@ static void verdict_text(const struct jobs_priv *jp, size_t i, char *buf, size_t
 		return;
 	}
 	const struct source_verdict *v = &jp->w->v[i];
+	char t = v->timing ? v->timing : '?';
 	if (!v->have_log)
 		snprintf(buf, size, "%s", _("no log"));
 	else if (!v->oom)
 		snprintf(buf, size, "%s", _("no OOM"));
+	else if (jp->w->untried[i] && jp->w->applied[i][0])
+		snprintf(buf, size, _("%c (%s applied, not run yet)"), t, jp->w->applied[i]);
+	else if (jp->w->untried[i])
+		snprintf(buf, size, _("%c (changed, not run yet)"), t);
 	else
-		snprintf(buf, size, "%c %s", v->timing ? v->timing : '?',
-			 v->first_fix ? v->first_fix : "-");
+		snprintf(buf, size, "%c %s", t, v->first_fix ? v->first_fix : "-");
 }
 
-/* Pads `raw` to `cells` cells (cut when longer) plus two spaces, appended to the line; it is
- * measured as drawn, after its escapes (a job name can hold any) are taken out. */
+/* The detail line of job i: its full name, status and step, the verdict in words and the first
+ * change, so that nothing a narrow column cuts is lost. */
+static void detail_text(const struct jobs_priv *jp, size_t i, const char *step, char *buf,
+			size_t size)
+{
+	const struct aitk_job *r = &jp->rows[i];
+	char verdict[160], more[400] = "";
+	verdict_text(jp, i, verdict, sizeof verdict);
+	const struct source_verdict *v = jp->w && i < jp->w->n && atomic_load(&jp->w->ready[i])
+						 ? &jp->w->v[i] : NULL;
+	if (v && v->oom && jp->w->untried[i] && aitkdb_was_queued(r->status))
+		snprintf(more, sizeof more, "%s", _("a change was saved after its log and it is "
+						    "queued: waiting for the run"));
+	else if (v && v->oom && jp->w->untried[i])
+		snprintf(more, sizeof more, "%s", _("a change was saved after its log: Q queues it, "
+						    "and its new log gives the next change"));
+	else if (v && v->oom && v->first_fix)
+		snprintf(more, sizeof more, _("%s; first change: %s"), diag_timing_words(v->when),
+			 _(fix_defs[fix_by_name(v->first_fix)].title));
+	else if (v && v->oom)
+		snprintf(more, sizeof more, "%s", diag_timing_words(v->when));
+	snprintf(buf, size, _("%s: %s, step %s. Verdict: %s%s%s"), r->name,
+		 r->status ? r->status : "?", step, verdict, more[0] ? " — " : "", more);
+}
+
+/* `s` in at most `cells` cells; a longer one loses its middle, marked, so that the end, which
+ * tells "..._v1" from "..._v2", stays. */
+static void cut_middle(const char *s, int cells, char *out, size_t size)
+{
+	size_t len = strlen(s);
+	int used = 0;
+	if (text_width(s, len) <= cells || cells < 3) {
+		size_t n = text_fit(s, len, cells, &used);
+		snprintf(out, size, "%.*s", (int)n, s);
+		return;
+	}
+	const char *mark = ui_ascii() ? "~" : "\u2026";
+	int tail = (cells - 1) * 2 / 5, head = cells - 1 - tail;
+	size_t h = text_fit(s, len, head, &used), t = h;
+	while (t < len && text_width(s + t, len - t) > tail) {
+		uint32_t cp;
+		size_t k = text_utf8_decode((const unsigned char *)s + t, len - t, &cp);
+		t += k ? k : 1;
+	}
+	snprintf(out, size, "%.*s%s%s", (int)h, s, mark, s + t);
+}
+
+/* Pads `raw` to `cells` cells (its middle cut when longer) plus two spaces, appended to the
+ * line; it is measured as drawn, after its escapes (a job name can hold any) are taken out. */
 static void column(struct ui_line *ln, enum ui_role role, const char *raw, int cells)
 {
-	char s[512], buf[600];
-	int used = 0;
-	size_t n = text_fit(s, text_sanitize(raw, strlen(raw), s, sizeof s), cells, &used);
-	snprintf(buf, sizeof buf, "%.*s%*s", (int)n, s, cells - used + 2, "");
+	char s[512], cut[520], buf[600];
+	text_sanitize(raw, strlen(raw), s, sizeof s);
+	cut_middle(s, cells, cut, sizeof cut);
+	int used = text_width(cut, strlen(cut));
+	snprintf(buf, sizeof buf, "%s%*s", cut, cells - used + 2, "");
 	ui_line_append(ln, role, buf);
+}
+
+static int cells_of(const char *raw)
+{
+	char s[512];
+	size_t n = text_sanitize(raw, strlen(raw), s, sizeof s);
+	return text_width(s, n);
 }
 
 static enum ui_role status_role(const char *st)
@@ -240,6 +333,52 @@ static enum ui_role status_role(const char *st)
 	if (!strcmp(st, "running") || !strcmp(st, "queued"))
 		return UI_R_TODO;
 	return UI_R_DIM;
+}
+
+static void step_text(const struct aitk_job *r, char *step, size_t size)
+{
+	if (r->total_steps >= 0)
+		snprintf(step, size, "%lld/%lld", r->step < 0 ? 0 : r->step, r->total_steps);
+	else
+		snprintf(step, size, "%lld", r->step < 0 ? 0 : r->step);
+}
+
+/* The widths of the columns for a content area `w` cells wide. NAME and VERDICT get what their
+ * longest text needs; when that does not fit, UPDATED goes first, then INFO, then STEP, and only
+ * then are the names cut (in the middle, marked), then the verdicts. */
+struct jobs_cols { int name, verdict; bool step, updated; };
+
+static struct jobs_cols jobs_layout(const struct jobs_priv *jp, int w)
+{
+	struct jobs_cols k = { cells_of(_("NAME")), cells_of(_("VERDICT")), true, true };
+	for (size_t i = 0; i < jp->n; i++) {
+		char v[160];
+		int nw = cells_of(jp->rows[i].name), vw;
+		verdict_text(jp, i, v, sizeof v);
+		vw = cells_of(v);
+		k.name = nw > k.name ? nw : k.name;
+		k.verdict = vw > k.verdict ? vw : k.verdict;
+	}
+	const int status = 9 + 2, step = 11 + 2, updated = 16 + 2, info = 16;
+#define JOBS_WIDTH (2 + k.name + 2 + status + (k.step ? step : 0) + (k.updated ? updated : 0) + \
+		    k.verdict + 2)
+	if (JOBS_WIDTH + info > w)
+		k.updated = false;
+	if (JOBS_WIDTH > w)
+		k.step = false;
+	if (JOBS_WIDTH > w) {
+		int over = JOBS_WIDTH - w, min = 12;
+		k.name = k.name - over > min ? k.name - over : (k.name < min ? k.name : min);
+	}
+	if (JOBS_WIDTH > w) {
+		int over = JOBS_WIDTH - w;
+		k.verdict = k.verdict - over > 8 ? k.verdict - over : 8;
+	}
+	/* The verdicts arrive later: where there is room the columns do not jump for most. */
+	while (k.verdict < 22 && JOBS_WIDTH + info < w)
+		k.verdict++;
+#undef JOBS_WIDTH
+	return k;
 }
 
 static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
@@ -260,26 +399,22 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 	snprintf(head, sizeof head, _("Jobs of the web UI (%s): Enter opens one, failed first"),
 		 jp->where);
 	struct ui_line *ln = ui_lines_add(&l, UI_R_HEADING, head);
+	struct jobs_cols k = jobs_layout(jp, c->r.w);
 	ln = ui_lines_add(&l, UI_R_LABEL, "  ");
-	column(ln, UI_R_LABEL, _("NAME"), 24);
+	column(ln, UI_R_LABEL, _("NAME"), k.name);
 	column(ln, UI_R_LABEL, _("STATUS"), 9);
-	column(ln, UI_R_LABEL, _("STEP"), 11);
-	/* Under 110 columns the time of the last change gives way to the verdict, which matters
-	 * more here. */
-	bool wide = c->r.w >= 110;
-	if (wide)
+	if (k.step)
+		column(ln, UI_R_LABEL, _("STEP"), 11);
+	if (k.updated)
 		column(ln, UI_R_LABEL, _("UPDATED"), 16);
-	column(ln, UI_R_LABEL, _("VERDICT"), 22);
+	column(ln, UI_R_LABEL, _("VERDICT"), k.verdict);
 	ui_line_append(ln, UI_R_LABEL, _("INFO"));
 	if (!jp->n)
 		ui_lines_add(&l, UI_R_DIM, _("  No jobs in this database."));
 	for (size_t i = 0; i < jp->n; i++) {
 		const struct aitk_job *r = &jp->rows[i];
-		char step[48], when[40] = "-", verdict[96], info[300];
-		if (r->total_steps >= 0)
-			snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step, r->total_steps);
-		else
-			snprintf(step, sizeof step, "%lld", r->step < 0 ? 0 : r->step);
+		char step[48], when[40] = "-", verdict[160], info[300];
+		step_text(r, step, sizeof step);
 		if (r->updated_ms >= 0) {
 			aitkdb_iso8601(r->updated_ms, when, sizeof when);
 			when[10] = ' ';
@@ -289,12 +424,13 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		const char *inf = r->info ? r->info : "";
 		snprintf(info, sizeof info, "%.*s", (int)strcspn(inf, "\r\n"), inf);
 		ln = ui_lines_add(&l, UI_R_NORMAL, "  ");
-		column(ln, UI_R_VALUE, r->name, 24);
+		column(ln, UI_R_VALUE, r->name, k.name);
 		column(ln, status_role(r->status), r->status ? r->status : "?", 9);
-		column(ln, UI_R_NORMAL, step, 11);
-		if (wide)
+		if (k.step)
+			column(ln, UI_R_NORMAL, step, 11);
+		if (k.updated)
 			column(ln, UI_R_DIM, when, 16);
-		column(ln, UI_R_MARK, verdict, 22);
+		column(ln, UI_R_MARK, verdict, k.verdict);
 		ui_line_append(ln, UI_R_DIM, info);
 		ln->selectable = true;
 		ln->target = (long long)i;
@@ -304,28 +440,41 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		p->cursor = jp->n ? (long long)jp->n - 1 : 0;
 	if (p->cursor < 0)
 		p->cursor = 0;
+	/* The job under the cursor in full, on the last rows (two or three), under a title. */
+	struct ui_rect r = c->r;
+	if (jp->n && r.h >= 8) {
+		struct ui_lines d = { 0 };
+		char step[48], text[1400];
+		step_text(&jp->rows[p->cursor], step, sizeof step);
+		detail_text(jp, (size_t)p->cursor, step, text, sizeof text);
+		ui_lines_wrap(&d, UI_R_VALUE, text, r.w - 2, 2);
+		long long dtop = 0;
+		int most = r.h >= 14 ? 3 : 2, dh = (int)d.n < most ? (int)d.n : most;
+		struct ui_rect dr = { .y = r.y + r.h - dh, .x = r.x, .h = dh, .w = r.w };
+		ui_fill(c->win, dr.y - 1, r.x, r.w, UI_R_DIM);
+		ui_put(c->win, dr.y - 1, r.x + 2, r.w - 2, UI_R_DIM, _("Selected job:"));
+		ui_draw_lines(c->win, dr, &d, -1, &dtop, false);
+		ui_lines_free(&d);
+		r.h -= dh + 1;
+	}
 	/* The cursor is a job index; on screen the jobs start after the two heading lines. */
 	long long top = p->top;
-	ui_draw_lines(c->win, c->r, &l, jp->n ? p->cursor + 2 : -1, &top, jp->n > 0);
+	ui_draw_lines(c->win, r, &l, jp->n ? p->cursor + 2 : -1, &top, jp->n > 0);
 	p->top = top;
 	ui_lines_free(&l);
 }
 
-/* The yes to the queue question: queues the job under the list's cursor and says in the status
- * line what happened: queued, queued already (left in its place), or why not. */
-static void answer_queue(struct ui_app *a, const struct ui_ctx *c, int key)
+/* Queues the job of the question and says in the status line what happened: queued, queued
+ * already (left in its place), or why not. */
+static void queue_now(struct ui_app *a, const struct ui_ctx *c, const char *saved)
 {
 	struct jobs_priv *jp = jobs_priv(a);
-	if (key != 'y') {
-		ui_status(c, false, "%s", _("Not queued: the job was left as it is."));
-		return;
-	}
-	const char *name = ui_jobs_selected(a);
+	const char *name = jp->ask_name;
 	if (!name)
 		return;
 	struct err e;
 	err_clear(&e);
-	char *root = NULL, *was = NULL, shown[512];
+	char *root = NULL, *was = NULL, shown[512], said[700];
 	struct aitk_db *db = NULL;
 	text_sanitize(name, strlen(name), shown, sizeof shown);
 	int rc = aitkdb_find(source_aitk_dir(), &root, &e);
@@ -336,15 +485,51 @@ static void answer_queue(struct ui_app *a, const struct ui_ctx *c, int key)
 	if (rc)
 		ui_status_err(c, &e);
 	else if (aitkdb_was_queued(was))
-		ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
-				      "queue."), shown);
+		snprintf(said, sizeof said, _("%s is queued already: left as it is, in its place in "
+					      "the queue."), shown);
 	else
-		ui_status(c, false, _("Queued %s (it was %s); the web UI's worker starts it."),
-			  shown, was ? was : "?");
+		snprintf(said, sizeof said, _("Queued %s (it was %s); the web UI's worker starts it."),
+			 shown, was ? was : "?");
+	if (!rc)
+		ui_status(c, false, "%s%s", saved, said);
 	free(was);
 	free(root);
 	aitkdb_close(&db);
-	jp->loaded = false; /* show the new status */
+	/* show the new status, the cursor still on this job */
+	free(jp->keep);
+	jp->keep = strdup(name);
+	jp->loaded = false;
+	ui_session_job_status(&a->s);
+}
+
+/* The open job is the one asked about. */
+static bool is_open_job(const struct ui_app *a, const char *name)
+{
+	const struct aitk_job *row = a->s.src ? source_row(a->s.src) : NULL;
+	return row && row->name && name && !strcmp(row->name, name);
+}
+
+static void answer_queue(struct ui_app *a, const struct ui_ctx *c, int key)
+{
+	struct jobs_priv *jp = jobs_priv(a);
+	if (key == 's') {
+		/* save and queue: the open job's edits are written first; a failed save queues
+		 * nothing */
+		struct err e;
+		err_clear(&e);
+		if (!is_open_job(a, jp->ask_name) || ui_session_save(&a->s, 0, &e) != ERR_OK) {
+			if (e.msg[0])
+				ui_status_err(c, &e);
+			return;
+		}
+		queue_now(a, c, _("Saved. "));
+		return;
+	}
+	if (key != 'y') {
+		ui_status(c, false, "%s", _("Not queued: the job was left as it is."));
+		return;
+	}
+	queue_now(a, c, "");
 }
 
 static const struct ui_question ask_queue = {
@@ -354,10 +539,61 @@ static const struct ui_question ask_queue = {
 	.named = true,
 };
 
+static const struct ui_question ask_queue_unsaved = {
+	.text = N_("It has unsaved changes: the run would use the saved version. s = save them and "
+		   "queue, y = queue the saved version, n = cancel"),
+	.keys = "s",
+	.answer = answer_queue,
+	.named = true,
+};
+
+void ui_jobs_ask_queue(struct ui_app *a, const struct ui_ctx *c, const char *name,
+		       const char *status)
+{
+	struct jobs_priv *jp = jobs_priv(a);
+	char shown[512];
+	text_sanitize(name, strlen(name), shown, sizeof shown);
+	/* Refused before asking when the job is running, said when it is queued already. */
+	if (status && !strcmp(status, "running")) {
+		ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
+				     "first."), shown);
+		return;
+	}
+	if (aitkdb_was_queued(status)) {
+		ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
+				      "queue."), shown);
+		return;
+	}
+	free(jp->ask_name);
+	jp->ask_name = strdup(name);
+	if (!jp->ask_name)
+		return;
+	ui_status(c, false, _("Job %s (status %s)."), shown, status && *status ? status : "?");
+	ui_ask(a, is_open_job(a, name) && ui_session_dirty(&a->s) ? &ask_queue_unsaved : &ask_queue,
+	       UI_M_NORMAL);
+}
+
+bool ui_jobs_refuses(enum ui_act act)
+{
+	switch (act) {
+	case UI_A_APPLY_FIRST: case UI_A_UNDO: case UI_A_REDO: case UI_A_DIFF: case UI_A_SAVE:
+	case UI_A_WALK: case UI_A_RETRY:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
 {
 	struct jobs_priv *jp = jobs_priv(a);
 	struct ui_pos *p = &a->pos[UI_V_JOBS];
+	if (ui_jobs_refuses(act)) {
+		/* They change the open job, which may not be the one under the cursor. */
+		ui_status(c, false, "%s", _("These keys act on an open job: open the one under the "
+					    "cursor first (Enter)."));
+		return UI_REQ_DONE;
+	}
 	switch (act) {
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
@@ -366,26 +602,9 @@ static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	case UI_A_OPEN_JOB:
 		return jp->n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
 	case UI_A_QUEUE_JOB: {
-		/* Asked first; refused before asking when the list already shows the job running,
-		 * or says so when it is queued. */
 		long long i = p->cursor;
-		if (i < 0 || (size_t)i >= jp->n)
-			return UI_REQ_DONE;
-		const struct aitk_job *j = &jp->rows[i];
-		char name[512];
-		text_sanitize(j->name, strlen(j->name), name, sizeof name);
-		if (j->status && !strcmp(j->status, "running")) {
-			ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
-					     "first."), name);
-			return UI_REQ_DONE;
-		}
-		if (aitkdb_was_queued(j->status)) {
-			ui_status(c, false, _("%s is queued already: left as it is, in its place in the "
-					      "queue."), name);
-			return UI_REQ_DONE;
-		}
-		ui_status(c, false, _("Job %s (status %s)."), name, j->status ? j->status : "?");
-		ui_ask(a, &ask_queue, UI_M_NORMAL);
+		if (i >= 0 && (size_t)i < jp->n)
+			ui_jobs_ask_queue(a, c, jp->rows[i].name, jp->rows[i].status);
 		return UI_REQ_DONE;
 	}
 	default:
@@ -403,6 +622,8 @@ static void jobs_fini(struct ui_app *a)
 	struct jobs_priv *jp = jobs_priv(a);
 	work_drop(jp);
 	aitkdb_rows_free(jp->rows, jp->n);
+	free(jp->keep);
+	free(jp->ask_name);
 	memset(jp, 0, sizeof *jp);
 }
 

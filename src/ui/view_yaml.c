@@ -143,7 +143,8 @@ static void yaml_draw(struct ui_app *a, const struct ui_ctx *c)
 
 	if (!ui_session_cur(&a->s)) {
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
-		       _("No job file is open. Start oomfix with JOB.yaml to see it here."));
+		       ui_no_job_text(a, N_("No job file is open. Start oomfix with JOB.yaml to see "
+					    "it here.")));
 		return;
 	}
 	build(a, &l);

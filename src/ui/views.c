@@ -35,6 +35,13 @@ void ui_status_err(const struct ui_ctx *c, const struct err *e)
 		ui_status(c, true, "%s", e->msg);
 }
 
+const char *ui_no_job_text(const struct ui_app *a, const char *file_text)
+{
+	/* With the web UI's job list there is no file to start with: a job is picked there. */
+	return a->jobs_on ? _("No job is open: pick one in the Jobs tab (J) and press Enter.")
+			  : _(file_text);
+}
+
 void ui_job_error_text(const struct ui_session *s, char *buf, size_t size)
 {
 	const struct err *e = &s->job_err;

@@ -392,6 +392,42 @@ def json_file():
     shutil.rmtree(d)
 
 
+def no_gc(name, root):
+    """A job without gradient checkpointing: its B verdict's first fix has the longest id."""
+    cfg = json.loads(uidb.job_config(name, os.path.join(root, "output")))
+    cfg["config"]["process"][0]["train"]["gradient_checkpointing"] = False
+    return json.dumps(cfg, separators=(",", ":"))
+
+
+def jobs_table():
+    """D4: `oomfix jobs` cuts neither the names (two jobs that differ at their end read
+    differently) nor the verdicts; the running job comes before the queued ones."""
+    root = tempfile.mkdtemp(prefix="oomfix-aitk-")
+    v1, v2 = "portrait_flux_lora_rank32_v1", "portrait_flux_lora_rank32_v2"
+    uidb.create(root, "wal", [
+        {"name": v1, "status": "error", "step": 6, "job_config": no_gc(v1, root)},
+        {"name": v2, "status": "error", "step": 6},
+        {"name": "waiting", "status": "queued"},
+        {"name": "runner", "status": "running"},
+    ])
+    for name in (v1, v2):
+        os.makedirs(os.path.join(root, "output", name))
+        shutil.copy(LOG, os.path.join(root, "output", name, "log.txt"))
+    rc, out, err = run("--aitk", root, "jobs")
+    lines = out.splitlines()
+    ok(rc == 0 and any(l.startswith(v1 + " ") for l in lines) and
+       any(l.startswith(v2 + " ") for l in lines), "D4: jobs shows the whole names", out + err)
+    ok(any(l.startswith(v1 + " ") and " B gradient_checkpointing " in l for l in lines),
+       "D4: jobs does not cut the verdict", out + err)
+    head = lines[0] if lines else ""
+    ok(all(l.index(" error ") == head.index(" STATUS ") for l in lines if " error " in l),
+       "D4: the columns stay aligned with the wider names", out + err)
+    names = [l.split()[0] for l in lines[1:]]
+    ok(names.index("runner") < names.index("waiting"),
+       "jobs lists the running job before the queued one", out + err)
+    shutil.rmtree(root)
+
+
 happy("wal")
 happy("delete")
 faults()
@@ -399,4 +435,5 @@ runs()
 runs_history_D3()
 review3()
 json_file()
+jobs_table()
 sys.exit(end())

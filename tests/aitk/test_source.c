@@ -362,17 +362,22 @@ static void db_source_changed_between(void **state)
 static void db_sort_and_time(void **state)
 {
 	(void)state;
-	struct aitk_job rows[4] = {
+	struct aitk_job rows[6] = {
 		{ .name = "c", .status = "completed", .updated_ms = 5 },
 		{ .name = "e1", .status = "error", .updated_ms = 1 },
+		{ .name = "q", .status = "queued", .updated_ms = 9 },
 		{ .name = "s", .status = "stopped", .updated_ms = 9 },
+		{ .name = "r", .status = "running", .updated_ms = 2 },
 		{ .name = "e2", .status = "error", .updated_ms = 3 },
 	};
-	aitkdb_sort_failed_first(rows, 4);
+	aitkdb_sort_failed_first(rows, 6);
 	assert_string_equal(rows[0].name, "e2");
 	assert_string_equal(rows[1].name, "e1");
 	assert_string_equal(rows[2].name, "s");
-	assert_string_equal(rows[3].name, "c");
+	/* the running job, the one people watch, before the queued ones */
+	assert_string_equal(rows[3].name, "r");
+	assert_string_equal(rows[4].name, "q");
+	assert_string_equal(rows[5].name, "c");
 	char buf[40];
 	aitkdb_iso8601(1755783062123LL, buf, sizeof buf);
 	assert_string_equal(buf, "2025-08-21T13:31:02.123Z");

@@ -69,7 +69,7 @@ T send-keys -t j y
 check "y saves" wait_for j "Saved"
 T send-keys -t j J
 check "J goes back to the list" wait_for j "Jobs of the web UI"
-check "the list shows the next fix for the saved job" wait_for j "B drop_largest_bucket"
+check "the list shows the saved fix, not run yet (D11)" wait_for j "B (batch_size applied, not run yet)"
 # Q asks first, naming the job; n leaves the database alone
 row0=$(qrow "my lora")
 T send-keys -t j Q
@@ -92,7 +92,7 @@ st, pos, info = con.execute("SELECT status, queue_position, info FROM Job WHERE 
 top = con.execute("SELECT MAX(queue_position) FROM Job WHERE name != 'my lora'").fetchone()[0]
 sys.exit(not (st == "queued" and info == "Job queued" and pos == top + 1000))
 PY
-# the list now shows it queued (newest queued first, so still under the cursor): Q says so and
+# the list now shows it queued (after the running job; the cursor followed it): Q says so and
 # writes nothing
 check "the list shows it queued" wait_for j "Job queued"
 T send-keys -t j Q
@@ -100,12 +100,12 @@ check "Q on a queued job says it is queued already" wait_for j "my lora is queue
 check "without a question" no_question
 check "and without a write: it keeps its place" bash -c '[ "$1" = "$2" ]' _ "$row1" "$(qrow "my lora")"
 # a running job is refused before any question
-T send-keys -t j Down Down Q
+T send-keys -t j Up Q
 check "Q on a running job refuses at once" wait_for j "runner is running: it cannot be queued"
 check "without a question" no_question
 check "the running job is untouched" bash -c 'printf "%s" "$1" | grep -q "^(.running., 0, "' _ "$(qrow runner)"
 # queued by someone else while the question was up: the yes finds it queued and writes nothing
-T send-keys -t j Down Q
+T send-keys -t j Down Down Down Q
 check "Q on a completed job asks" wait_for j "Job finished (status completed)."
 python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE Job SET status=?, queue_position=7 WHERE name=?", ("queued", "finished")); c.commit()' "$WORK/ai/aitk_db.db"
 row2=$(qrow finished)
