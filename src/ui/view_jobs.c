@@ -543,6 +543,7 @@ static const struct ui_question ask_queue_unsaved = {
 	.text = N_("It has unsaved changes: the run would use the saved version. s = save them and "
 		   "queue, y = queue the saved version, n = cancel"),
 	.keys = "s",
+	.key_words = { N_("save+queue") },
 	.answer = answer_queue,
 	.named = true,
 };

@@ -130,6 +130,7 @@ check "D7: Q on a job with unsaved changes asks about them" wait_for j "It has u
 check "D7: ... s = save and queue, y = the saved version, n = cancel" \
 	bash -c 'printf "%s" "$1" | tr -s " \n" " " | grep -qF "s = save them and queue, y = queue the saved version, n = cancel"' _ "$(screen j)"
 check "D7: the question names the job" wait_for j "Job $V2 (status error)."
+check "D7 (D22): the footer lists the s answer too" wait_for j "y yes  n no  s save+queue"
 T send-keys -t j n
 check "D7: n cancels" wait_for j "Not queued"
 check "D7: ... and writes nothing" bash -c '[ "$1" = "$2" ] && [ "$3" = error ]' _ \
