@@ -106,6 +106,10 @@ int aitkdb_request_stop(struct aitk_db *db, const char *name, bool *asked, struc
  * this themselves. */
 int aitkdb_about_job(const char *db_path, const char *name, struct err *e, int rc);
 
+/* The error for a job that is running (75): nothing is written under a running trainer. Names
+ * the database and the job, its controls made visible, as every refusal does. */
+int aitkdb_refuse_running(struct aitk_db *db, const char *name, struct err *e);
+
 /* "2026-08-21T13:31:02.123Z" for milliseconds since the epoch (UTC), into buf. */
 void aitkdb_iso8601(long long ms, char *buf, size_t size);
 

@@ -82,6 +82,9 @@ bool source_status(struct source *s, struct aitk_status *out);
 
 /* True when the job is a web UI job whose status is now running (read from the database). */
 bool source_running(struct source *s);
+/* ERR_OK when the job may be saved now; for a web UI job that runs, the refusal a save would give
+ * (75, naming the database and the job), so a command can refuse before it says anything else. */
+int source_refuse_running(struct source *s, struct err *e);
 
 enum { SOURCE_FORCE = 1 << 0 }; /* overwrite even when it changed since it was loaded */
 

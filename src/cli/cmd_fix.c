@@ -547,12 +547,8 @@ static int fix_open(const struct fix_opts *o, struct fix_run *r)
 		return fail(&r->e);
 	r->cur = r->orig;
 	/* Nothing can be saved under a running trainer: say so before any "applied" line. */
-	if (o->inplace && source_running(r->src)) {
-		err_set(&r->e, ERR_TEMPFAIL, NULL, 0, 0,
-			_("the job '%s' is running: stop it first (in the web UI), then try again"),
-			source_row(r->src)->name);
+	if (o->inplace && source_refuse_running(r->src, &r->e) != ERR_OK)
 		return fail(&r->e);
-	}
 	struct err le;
 	r->log = o->log;
 	if (!r->log && cli_job_log(r->src, &r->log, &le) != ERR_OK)

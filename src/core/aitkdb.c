@@ -604,7 +604,7 @@ static int commit(struct aitk_db *db, struct err *e)
 	return ERR_OK;
 }
 
-static int refuse_running(struct aitk_db *db, const char *name, struct err *e)
+int aitkdb_refuse_running(struct aitk_db *db, const char *name, struct err *e)
 {
 	return err_set(e, ERR_TEMPFAIL, db->path, 0, 0,
 		       _("the job '%s' is running: stop it first (in the web UI), then try again"),
@@ -621,7 +621,7 @@ static int begin_idle(struct aitk_db *db, const char *name, struct rowstate *r, 
 		return rc;
 	if ((rc = read_state(db, name, r, e)) == ERR_OK && r->status &&
 	    !strcmp(r->status, "running"))
-		rc = refuse_running(db, name, e);
+		rc = aitkdb_refuse_running(db, name, e);
 	if (rc) {
 		rowstate_free(r);
 		rollback(db);

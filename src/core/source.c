@@ -672,3 +672,8 @@ bool source_running(struct source *s)
 	aitkdb_job_clear(&now);
 	return r;
 }
+
+int source_refuse_running(struct source *s, struct err *e)
+{
+	return source_running(s) ? aitkdb_refuse_running(s->db, s->row.name, e) : ERR_OK;
+}

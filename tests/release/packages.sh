@@ -96,7 +96,7 @@ else
 	head -n 3 "$WORK/ja.txt" | show
 	bare "$V/bin" LANGUAGE=ja LANG=C.UTF-8 oomfix diagnose "$V/share/oomfix/examples/train.log" \
 		> "$WORK/ja-diag.txt" 2>&1
-	check "a Japanese diagnosis from the venv" grep -q 'ステップ6' "$WORK/ja-diag.txt"
+	check "a Japanese diagnosis from the venv" grep -q 'ステップ 6' "$WORK/ja-diag.txt"
 	head -n 4 "$WORK/ja-diag.txt" | show
 	printf 'dump theme.txt\n' > "$WORK/home/script"
 	(cd "$WORK/home" && bare "$V/bin" LANG=C.UTF-8 NO_COLOR=1 oomfix \
