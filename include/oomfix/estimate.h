@@ -31,6 +31,9 @@ enum est_basis { EST_CALIBRATED, EST_ROUGH, EST_EXTRAPOLATED };
 
 enum est_verdict { EST_V_UNKNOWN = 0, EST_V_FITS, EST_V_TIGHT, EST_V_NO };
 
+/* The largest estimate (2^60 bytes): values past it saturate there. */
+#define EST_BYTES_MAX ((int64_t)1 << 60)
+
 struct est_phase_est {
 	bool on;                /* the phase happens (sampling off → false) */
 	int64_t bytes;          /* the estimate */

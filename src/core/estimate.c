@@ -188,9 +188,16 @@ static const char *pstr(const struct job *j, const char *rel, const char *def)
 	return n && n->kind == DOC_SCALAR && n->value && n->value[0] ? n->value : def;
 }
 
+/* Bytes of `gib`, saturated: a job read from a file can ask for anything (a 25-megapixel bucket,
+ * a rank of 1e300), and no number may wrap or turn NaN into a size. */
 static int64_t to_bytes(double gib)
 {
-	return (int64_t)llround(gib * GIB);
+	double b = gib * GIB;
+	if (!(b > 0))
+		return 0;
+	if (b >= (double)EST_BYTES_MAX)
+		return EST_BYTES_MAX;
+	return (int64_t)llround(b);
 }
 
 /* A phase of `gib`, of which `weights` is arithmetic (± LOAD_BAND) and the rest calibrated
@@ -276,6 +283,8 @@ int estimate_job(const struct job *j, struct estimate *out)
 	const char *opt = pstr(j, "train.optimizer", "adamw");
 	if (net) {
 		double rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
+		if (!(rank >= 1) || !isfinite(rank))
+			rank = 16; /* 0, negative or not a number: the trainer would refuse it */
 		lora_p = rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
 		lora_w = lora_p * 4.0 / GIB;
 		lora_state = lora_p * (4.0 + opt_bytes(opt)) / GIB;

@@ -3,7 +3,7 @@
 # src/core/*.c, and run each one for SECONDS (default 60) seeded from tests/fuzz/corpus/<target>.
 #
 # Usage: tests/fuzz/run-libfuzzer.sh [SECONDS [TARGET...]]
-#        TARGET: doc diag text memacct json retry theme dbjob fix (default all)
+#        TARGET: doc diag text memacct json retry theme dbjob fix estimate (default all)
 #        SECONDS 0 only builds $FUZZ_BUILD/fuzz_<target> (run one with a file to replay it).
 # Environment: CC (default clang, else clang-14), FUZZ_BUILD (default build-libfuzzer at the top
 # of the tree), FUZZ_FLAGS (more libFuzzer flags, e.g. "-fork=1 -ignore_crashes=1"), FUZZ_CFLAGS
@@ -16,7 +16,7 @@ set -eu
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-all="doc diag text memacct json retry theme dbjob fix"
+all="doc diag text memacct json retry theme dbjob fix estimate"
 targets=${*:-$all}
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -101,7 +101,7 @@ for t in $targets; do
 	echo "== fuzz_$t for ${secs}s" >&2
 	# the YAML and job words serve every reader of jobs and JSON, the log words the account
 	case $t in
-	fix | dbjob | theme | retry | json) d=doc ;;
+	fix | dbjob | theme | retry | json | estimate) d=doc ;;
 	memacct) d=diag ;;
 	*) d=$t ;;
 	esac
