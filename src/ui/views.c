@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "oomfix/i18n.h"
+#include "oomfix/text.h"
 #include "ui.h"
 
 /* The context the views are given this turn: the content area, the page and the status line. */
@@ -22,6 +23,8 @@ void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->msg->text, sizeof c->msg->text, fmt, ap);
 	va_end(ap);
+	/* 「。 」 where a message was joined from sentences ("%s %s") */
+	c->msg->text[text_tidy_spaces(c->msg->text, strlen(c->msg->text))] = '\0';
 	c->msg->error = error;
 }
 

@@ -458,5 +458,15 @@ check "retry over an older log: said before it starts" hasj "$WORK/d9/r.txt" "Th
 check "retry over an older log: no promise to start from it" bash -c "! grep -qF 'already shows' '$WORK/d9/r.txt'"
 check "retry over an older log: no command-line flag named" bash -c "! grep -qF -- '--log' '$WORK/d9/r.txt'"
 
+# A status joined from two Japanese sentences has no space after 「。」 (the UI's status line, as
+# the command line's reports).
+fresh jatidy
+LANGUAGE=ja run jatidy job.yaml train.log <<'K'
+a
+dump applied.txt
+K
+check "ja: the status after a reads 「。適用しました」, no space after 「。」" \
+	bash -c "grep -qF '。適用しました' '$WORK/jatidy/applied.txt' && ! grep -qF '。 ' '$WORK/jatidy/applied.txt'"
+
 echo "1..$n"
 exit $((fails > 0))
