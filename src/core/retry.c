@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "oomfix/doc.h"
+#include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
 #include "oomfix/retry.h"
@@ -201,12 +202,14 @@ struct loop {
 	bool ended;
 	int status;
 	char fixes[256];         /* the fixes this invocation saved, for the closing line */
+	int64_t card;            /* the card (opts, else the first OOM message's), 0: unknown */
 };
 
 /* A try is over: the end can still name it by its numbers (its log and job are gone). */
 static void forget_try(struct loop *L, const struct retry_try *t)
 {
-	L->last_copy = (struct retry_try){ t->n, t->index, t->max_tries, NULL, -1, NULL, NULL };
+	L->last_copy = (struct retry_try){ t->n, t->index, t->max_tries, NULL, -1, NULL, NULL,
+					   NULL, t->card };
 	L->last = &L->last_copy;
 }
 
@@ -421,7 +424,21 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	if (rc)
 		return rc;
 	struct doc *nd = NULL;
-	rc = doc_apply(l->d, fl.edits, fl.n, &nd, e);
+	int rungs = 1;
+	bool fits = false;
+	if (L->card > 0 && (id == FIX_NUM_FRAMES || id == FIX_DROP_LARGEST_BUCKET)) {
+		/* A step fix may go down several rungs at once: to the first whose band top fits
+		 * the card. The estimate chooses how far; what is changed is still the plan's. */
+		struct err re;
+		err_clear(&re);
+		if (estimate_rungs(l->j, id, L->card, &rungs, &fits, &nd, &re) != ERR_OK ||
+		    !fits || rungs < 2) {
+			doc_free(&nd);
+			rungs = 1;
+		}
+	}
+	if (!nd)
+		rc = doc_apply(l->d, fl.edits, fl.n, &nd, e);
 	char note[512];
 	snprintf(note, sizeof note, "%s", fl.note);
 	fix_edits_free(&fl);
@@ -445,7 +462,8 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	if (save_journal_note(source_path(l->s), jnote, fixes, 1, (const char *const *)changes,
 			      nchanges, &je) != ERR_OK)
 		retry_tell_note(L->sinks, t, je.msg);
-	struct retry_fix f = { id, label, words, changes, nchanges, note };
+	struct retry_fix f = { id, label, words, changes, nchanges, note, rungs,
+			       rungs > 1 ? L->card : 0 };
 	TELL(L->sinks, on_fix, t, &f);
 	doc_changes_free(changes, nchanges);
 	doc_free(&nd);
@@ -517,6 +535,8 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 		free(v);
 		return fail_err(L, &e);
 	}
+	if (L->card <= 0 && v->memory.present && v->memory.capacity > 0)
+		L->card = v->memory.capacity; /* no --vram, no nvidia-smi: the OOM message's card */
 	char words[400], label[64], summary[1024], text[1024];
 	verdict_words(v, words, sizeof words);
 	try_label(t, label, sizeof label);
@@ -622,7 +642,7 @@ static int start_from_log(struct loop *L)
 	if (open_job(o->job, &l, &e) != ERR_OK)
 		return fail_err(L, &e);
 	time_t changed;
-	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j };
+	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j, NULL, L->card };
 	char line[1024];
 	if (source_log_untried(l.s, o->from_log, &changed)) {
 		err_set(&e, ERR_TEMPFAIL, o->from_log, 0, 0, "%s",
@@ -679,7 +699,9 @@ static int one_try(struct loop *L, const struct retry_runner_ops *rops, void *ru
 		status = fail_err(L, &e);
 		goto out;
 	}
-	struct retry_try t = { n, index, o->max_tries, logpath, logfd, l.s, l.j };
+	struct estimate est;
+	estimate_job(l.j, &est);
+	struct retry_try t = { n, index, o->max_tries, logpath, logfd, l.s, l.j, &est, L->card };
 	L->last = &t;
 	TELL(L->sinks, on_try, &t);
 	struct retry_probe probe;
@@ -711,7 +733,7 @@ out:
 int retry_run(const struct retry_opts *o, const struct retry_runner_ops *rops, void *runner,
 	      const struct retry_sinks *sinks)
 {
-	struct loop L = { .o = o, .sinks = sinks };
+	struct loop L = { .o = o, .sinks = sinks, .card = o->card };
 	struct err e;
 	err_clear(&e);
 	struct loaded l;
