@@ -426,7 +426,7 @@ estimate_rungs() {
 	printf '#!/bin/sh\nexit 9\n' >"$dir/none/bin/nvidia-smi" && chmod +x "$dir/none/bin/nvidia-smi"
 	(cd "$dir/none" && PATH="$dir/none/bin:$PATH" "$OOMFIX" retry --max-tries 1 job.yaml -- python3 "$STANDIN" \
 		--vram 11.5 job.yaml >/dev/null 2>err.txt)
-	grep -q "Estimate of this try's job: peak [0-9.]* GiB at training (--vram gives a verdict)" "$dir/none/err.txt" || { cat "$dir/none/err.txt"; return 1; }
+	tr '\n' ' ' <"$dir/none/err.txt" | grep -q "Estimate of this try's job: peak [0-9.]* GiB at training (--vram gives a *verdict)" || { cat "$dir/none/err.txt"; return 1; }
 }
 check "--vram: each try tells its estimate; a step fix goes down two rungs at once" estimate_rungs
 
