@@ -14,8 +14,13 @@ static void diff_draw(struct ui_app *a, const struct ui_ctx *c)
 	else if (!d || !*d)
 		ui_lines_add(&l, UI_R_DIM, _(" No unsaved changes. a applies the first fix; the "
 					     "panels edit values."));
-	else
+	else {
+		/* what the change does to the estimate (SPEC §12), then the change */
+		ui_fit_change_lines(&a->s, &l, c->r.w - 2);
+		if (l.n)
+			ui_lines_add(&l, UI_R_NORMAL, "");
 		ui_lines_diff(&l, d);
+	}
 	free(d);
 	ui_draw_scrolled(c, &l, &a->pos[UI_V_DIFF]);
 	ui_lines_free(&l);
