@@ -18,7 +18,7 @@ sed 's/arch: "flux"/arch: "nosuchmodel"/' "$FIX/job.yaml" > "$WORK/odd.yaml"
 mkdir -p "$WORK/bin"
 printf '#!/bin/sh\nexit 9\n' > "$WORK/bin/nvidia-smi"
 chmod +x "$WORK/bin/nvidia-smi"
-echo "1..21"
+echo "1..19"
 start() { # start SESSION COLSxROWS LOCALE ARGS...
 	local s=$1 cols=${2%x*} rows=${2#*x} loc=$3
 	shift 3
@@ -55,7 +55,7 @@ check "lowering the batch size lowers the estimated peak at once ($before -> $af
 keys big d
 screen big > "$WORK/diff.txt"
 check "the Diff shows the estimate before the change" grep -qF "Estimate before: peak $before GiB at training" "$WORK/diff.txt"
-check "... and after it" grep -qE "→ after: peak $after GiB at training" "$WORK/diff.txt"
+check "... and after it" grep -qE "→ after: peak $after GiB at " "$WORK/diff.txt"
 keys big Escape
 # Low VRAM in the Model panel: the model load bar shrinks at once
 keys big Tab Tab Tab
