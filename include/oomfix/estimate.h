@@ -163,6 +163,11 @@ void estimate_path_free(struct est_path *p);
 int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
 		   struct doc **out, struct err *e);
 
+/* The job after n rungs of step fix `step` (fewer when its floor comes first), whatever the
+ * estimate: for saying which rung the estimate ruled out. *out as estimate_rungs'. */
+int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
+		      struct err *e);
+
 /* The first fix not yet done that acts on phase `at` of job j (SPEC §3.4: never the batch size
  * for a load), or FIX_NONE. The one place the estimator chooses a change. */
 enum fix_id est_next_fix(const struct job *j, enum est_phase at);

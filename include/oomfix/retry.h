@@ -143,6 +143,7 @@ struct retry_fix {
 	int rungs;                /* a step fix: the rungs it went down at once (1 as a rule; more
 				   * when the estimate says the rungs between would not fit) */
 	int64_t card;             /* the card the estimate chose them on, 0 when none */
+	const char *ruled_out;    /* rungs > 1: the value of the last rung passed over ("41") */
 };
 
 struct retry_end {

@@ -104,9 +104,14 @@ static void text_fix(void *d, const struct retry_try *t, const struct retry_fix 
 	if (f->rungs > 1) {
 		char line[512], cb[32];
 		estimate_gib(f->card, cb, sizeof cb);
-		snprintf(line, sizeof line, _("%s went down %d rungs at once: the estimate says the "
-					      "rungs between would not fit the %s card."),
-			 fix_name(f->id), f->rungs, cb);
+		if (f->ruled_out && f->ruled_out[0])
+			snprintf(line, sizeof line, _("%s: %d rungs at once: the estimate says %s would "
+						      "not fit the %s card."),
+				 fix_name(f->id), f->rungs, f->ruled_out, cb);
+		else
+			snprintf(line, sizeof line, _("%s went down %d rungs at once: the estimate says "
+						      "the rungs between would not fit the %s card."),
+				 fix_name(f->id), f->rungs, cb);
 		put_wrapped(line, 2);
 	}
 	if (f->note[0])
@@ -260,6 +265,8 @@ static void json_fix(void *d, const struct retry_try *t, const struct retry_fix 
 	json_arr_end(&j);
 	json_key(&j, "rungs");
 	json_int(&j, f->rungs);
+	json_key(&j, "ruled_out");
+	json_str(&j, f->rungs > 1 && f->ruled_out && f->ruled_out[0] ? f->ruled_out : NULL);
 	json_key(&j, "note");
 	json_str(&j, f->note);
 	json_key(&j, "lesson");

@@ -723,8 +723,9 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 	return ERR_OK;
 }
 
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
-		   struct doc **out, struct err *e)
+/* Down the rungs of `step`: until one fits `card` (never when card <= 0), its floor, or `max`. */
+static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int max, int *rungs,
+		      bool *fits, struct doc **out, struct err *e)
 {
 	*rungs = 0;
 	*fits = false;
@@ -738,7 +739,7 @@ int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *run
 	struct job *cur = NULL;
 	const struct job *at = j;
 	int rc = ERR_OK;
-	for (int i = 0; i < 32; i++) {
+	for (int i = 0; i < max; i++) {
 		struct fix_edit_list l;
 		if (fix_status(at, step, NULL, 0) != FIX_TODO)
 			break;
@@ -772,4 +773,18 @@ int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *run
 	else
 		*out = cur_doc;
 	return rc;
+}
+
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e)
+{
+	return walk_rungs(j, step, card, 32, rungs, fits, out, e);
+}
+
+int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
+		      struct err *e)
+{
+	int rungs;
+	bool fits;
+	return walk_rungs(j, step, 0, n, &rungs, &fits, out, e);
 }

@@ -414,6 +414,25 @@ static enum retry_next retry_decide(const struct job *j, const struct diag_resul
 }
 /* ==== end of THE DECISION ======================================================================= */
 
+/* The value a step fix gives its setting after n rungs ("41" of "num_frames: 81 → 41"), for
+ * saying which rung the estimate ruled out; "" when it cannot be told. */
+static void rung_value(const struct loaded *l, enum fix_id id, int n, char *buf, size_t sz)
+{
+	struct doc *d = NULL;
+	struct err e;
+	err_clear(&e);
+	buf[0] = 0;
+	if (estimate_rung_doc(l->j, id, n, &d, &e) != ERR_OK || !d)
+		return;
+	char **changes;
+	size_t nchanges = doc_changes(l->d, d, &changes);
+	const char *arrow = nchanges ? strstr(changes[0], " → ") : NULL;
+	if (arrow)
+		snprintf(buf, sz, "%s", arrow + strlen(" → "));
+	doc_changes_free(changes, nchanges);
+	doc_free(&d);
+}
+
 /* Applies fix `id` to the job, keeps the original the first time, saves with the careful save
  * and a journal entry naming the try, and tells the sinks. */
 static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l, enum fix_id id,
@@ -462,8 +481,11 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	if (save_journal_note(source_path(l->s), jnote, fixes, 1, (const char *const *)changes,
 			      nchanges, &je) != ERR_OK)
 		retry_tell_note(L->sinks, t, je.msg);
+	char ruled_out[128] = "";
+	if (rungs > 1)
+		rung_value(l, id, rungs - 1, ruled_out, sizeof ruled_out);
 	struct retry_fix f = { id, label, words, changes, nchanges, note, rungs,
-			       rungs > 1 ? L->card : 0 };
+			       rungs > 1 ? L->card : 0, ruled_out };
 	TELL(L->sinks, on_fix, t, &f);
 	doc_changes_free(changes, nchanges);
 	doc_free(&nd);

@@ -417,7 +417,8 @@ estimate_rungs() {
 		--vram 11.5 job.yaml 3>ev.jsonl >/dev/null 2>err.txt) || { cat "$dir/err.txt"; return 1; }
 	[ "$(grep -c "Estimate of this try's job: peak [0-9.]* GiB at training, 86.0 GiB card:" "$dir/err.txt")" -eq 2 ] || { echo "no estimate per try"; cat "$dir/err.txt"; return 1; }
 	grep -q 'resolution: \[512, 768, 1024\] → \[512\]' "$dir/err.txt" || { echo "not two rungs"; cat "$dir/err.txt"; return 1; }
-	grep -q "drop_largest_bucket went down 2 rungs at once" "$dir/err.txt" || return 1
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -qF "drop_largest_bucket: 2 rungs at once: the estimate says [512, 768] would not fit the 86.0 GiB card." || { echo "not said"; return 1; }
+	[ "$(jq -r 'select(.event == "fix") | .ruled_out' "$dir/ev.jsonl")" = "[512, 768]" ] || return 1
 	[ "$(jq -r 'select(.event == "try") | .estimate.verdict' "$dir/ev.jsonl" | tr '\n' ' ')" = "tight fits " ] || { cat "$dir/ev.jsonl"; return 1; }
 	[ "$(jq -r 'select(.event == "fix") | .rungs' "$dir/ev.jsonl")" = 2 ] || return 1
 	# without a card before the first OOM message, the first try's estimate has no verdict

@@ -125,6 +125,7 @@ struct rec {
 	char head[1024], detail[2048], text[2048];
 	int end_try;                /* the end's try number, -1 when none */
 	int rungs;                  /* the last fix's rungs */
+	char ruled_out[64];         /* ... and the rung the estimate passed over */
 	int estimates;              /* tries told with a known estimate */
 };
 
@@ -150,6 +151,7 @@ static void rec_fix(void *d, const struct retry_try *t, const struct retry_fix *
 	snprintf(r->fixes + n, sizeof r->fixes - n, "%s%s", n ? " " : "", fix_name(f->id));
 	r->nfix++;
 	r->rungs = f->rungs;
+	snprintf(r->ruled_out, sizeof r->ruled_out, "%s", f->ruled_out ? f->ruled_out : "");
 }
 
 static void rec_end(void *d, const struct retry_try *t, const struct retry_end *end)
@@ -370,6 +372,7 @@ static void step_fix_takes_rungs_the_estimate_rules_out(void **state)
 	case_card = 0;
 	assert_string_equal(c.rec.fixes, "drop_largest_bucket");
 	assert_int_equal(c.rec.rungs, 2);
+	assert_string_equal(c.rec.ruled_out, "[512, 768]");
 	assert_int_equal(c.rec.estimates, 2);
 	assert_true(file_has(c.job, "resolution: [512]"));
 	cleanup(&c);
