@@ -152,13 +152,13 @@ int ui_fit_draw(const struct ui_app *a, WINDOW *win, struct ui_rect r)
 	struct estimate est;
 	fit_words(&a->s, j, &l, r.w - 2, &est);
 	int nw = r.h >= 12 && l.n > 1 ? 2 : 1;
-	int cells = r.h >= 16 && est.known ? bar_cells(&est, r.w - 2) : 0;
+	int cells = r.h >= 16 && est.known ? bar_cells(&est, r.w - 3) : 0;
 	int n = nw + (cells ? 1 : 0);
 	for (int i = 0; i < nw && i < (int)l.n; i++)
 		ui_draw_line(win, r.y + r.h - n + i, r.x + 1, r.w - 1, &l.v[i], false);
 	ui_lines_free(&l);
 	if (cells)
-		draw_bars(win, r.y + r.h - 1, r.x + 1, r.w - 2, &est, card_of(&a->s), cells);
+		draw_bars(win, r.y + r.h - 1, r.x + 2, r.w - 3, &est, card_of(&a->s), cells);
 	return n;
 }
 
