@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
@@ -22,6 +23,7 @@
 static int64_t vram;                 /* --vram, 0 when not given */
 static int64_t smi_card;             /* nvidia-smi's first card, once the worker is done */
 static atomic_int smi_state;         /* 0 not asked, 1 asking, 2 done (redraw), 3 taken */
+static time_t smi_started;           /* when it was asked (monotonic seconds) */
 
 static void *smi_run(void *arg)
 {
@@ -45,6 +47,9 @@ void ui_fit_start(int64_t vram_bytes)
 	sigfillset(&all);
 	/* signals are the main thread's (SIGWINCH, the emergency save) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	smi_started = now.tv_sec;
 	atomic_store(&smi_state, 1);
 	if (pthread_create(&th, NULL, smi_run, NULL) == 0)
 		pthread_detach(th);
@@ -59,9 +64,13 @@ bool ui_fit_tick(struct ui_app *a)
 	return atomic_compare_exchange_strong(&smi_state, &want, 3);
 }
 
+/* Busy (the loop wakes up often to take the answer) for a few seconds at most: an nvidia-smi
+ * that hangs must not keep the loop awake; a later answer still shows at the next key. */
 bool ui_fit_busy(const struct ui_app *a)
 {
-	return atomic_load(&smi_state) == 1;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return atomic_load(&smi_state) == 1 && now.tv_sec - smi_started < 5;
 }
 
 /* The card and where it came from (a short word for the line), 0 when none is known. */
