@@ -18,7 +18,7 @@ sed 's/arch: "flux"/arch: "nosuchmodel"/' "$FIX/job.yaml" > "$WORK/odd.yaml"
 mkdir -p "$WORK/bin"
 printf '#!/bin/sh\nexit 9\n' > "$WORK/bin/nvidia-smi"
 chmod +x "$WORK/bin/nvidia-smi"
-echo "1..19"
+echo "1..20"
 start() { # start SESSION COLSxROWS LOCALE ARGS...
 	local s=$1 cols=${2%x*} rows=${2#*x} loc=$3
 	shift 3
@@ -96,6 +96,17 @@ wait_for logcard "GPU memory when it failed" > /dev/null
 keys logcard 1
 wait_for logcard "Estimate:" > /dev/null
 check "no --vram: the card of the log's OOM message" bash -c 'grep -qF "47.5 GiB card:" <(tmux -L "$0" -f "$1" capture-pane -p -t logcard)' "$SOCK" "$WORK/tmux.conf"
+# ... nvidia-smi gives it, asked in the background: a 4090 (24564 MiB)
+mkdir -p "$WORK/smi"
+printf '#!/bin/sh\nsleep 2\ncase "$1" in --query-gpu=*) echo "0, GPU-aaa, NVIDIA GeForce RTX 4090, 24564, 0" ;; esac\nexit 0\n' > "$WORK/smi/nvidia-smi"
+chmod +x "$WORK/smi/nvidia-smi"
+T new-session -d -s smi -x 80 -y 24 -c "$WORK" \
+	"exec env PATH='$WORK/smi:$PATH' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' job.yaml"
+wait_for smi "Estimate:" > /dev/null
+first=$(fitrow smi)
+wait_for smi "24.0 GiB card:" > /dev/null
+check "nvidia-smi: the first screen does not wait for it, its card comes after" \
+	bash -c '[[ "$0" == *"(--vram gives a verdict)"* ]] && tmux -L "$1" -f "$2" capture-pane -p -t smi | grep -qE "Estimate: peak [0-9.]+ GiB at training, 24.0 GiB card: "' "$first" "$SOCK" "$WORK/tmux.conf"
 # an arch without a table row: no number
 start odd 80x24 C.UTF-8 --vram 24 odd.yaml
 wait_for odd "Estimate:" > /dev/null
