@@ -73,7 +73,7 @@ bool ui_fit_busy(const struct ui_app *a)
 	return atomic_load(&smi_state) == 1 && now.tv_sec - smi_started < 5;
 }
 
-/* The card and where it came from (a short word for the line), 0 when none is known. */
+/* The card: --vram, nvidia-smi once it answered, the OOM message's; 0 when none is known. */
 static int64_t card_of(const struct ui_session *s)
 {
 	if (vram > 0)
