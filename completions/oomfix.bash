@@ -70,7 +70,7 @@ _oomfix() {
 	case $sub in
 	"")
 		if [[ $cur == -* ]]; then
-			words=(--help --version --theme --no-color --aitk)
+			words=(--help --version --theme --no-color --vram --aitk)
 		else
 			COMPREPLY=($(compgen -W "$subs" -- "$cur"))
 			[[ $cur == a* ]] && COMPREPLY+=($(compgen -W "$(_oomfix_aitk_jobs "$cmd" "$aitk")" -- "$cur"))
@@ -87,7 +87,7 @@ _oomfix() {
 	queue) words=(--aitk --help) ;;
 	restore) words=(--force --first --aitk --help) ;;
 	runs) words=(--aitk --json --help) ;;
-	retry) words=(--max-tries --probe --grace --log --events --aitk --help --) ;;
+	retry) words=(--max-tries --probe --grace --log --events --vram --aitk --help --) ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))

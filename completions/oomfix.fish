@@ -61,6 +61,7 @@ complete -c oomfix -n "not __fish_seen_subcommand_from $__oomfix_subs" -s h -l h
 complete -c oomfix -n "not __fish_seen_subcommand_from $__oomfix_subs" -s V -l version -d 'version and libraries'
 complete -c oomfix -n "not __fish_seen_subcommand_from $__oomfix_subs" -l theme -x -a 'default-dark light high-contrast mono'
 complete -c oomfix -n "not __fish_seen_subcommand_from $__oomfix_subs" -l no-color -d 'no colours'
+complete -c oomfix -n "not __fish_seen_subcommand_from $__oomfix_subs" -l vram -x -a '8 12 16 24 32 40 48 80 96' -d 'the card, for the fit line'
 complete -c oomfix -l aitk -x -a '(__fish_complete_directories)' -d 'AI Toolkit folder'
 
 complete -c oomfix -n '__fish_seen_subcommand_from diagnose' -F
@@ -92,4 +93,5 @@ complete -c oomfix -n '__fish_seen_subcommand_from retry' -l probe -x -d 'steps 
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l grace -x -d 'seconds before SIGTERM, then SIGKILL'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l log -r -d 'a failed run whose fix comes first'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l events -x -d 'file descriptor for JSON events'
+complete -c oomfix -n '__fish_seen_subcommand_from retry' -l vram -x -a '8 12 16 24 32 40 48 80 96' -d 'the card, for each try estimate'
 complete -c oomfix -n "__fish_seen_subcommand_from $__oomfix_subs" -l help -d 'usage'

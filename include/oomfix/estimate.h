@@ -78,6 +78,20 @@ const char *est_phase_label(enum est_phase p);   /* translated */
 const char *est_basis_name(enum est_basis b);    /* "calibrated", "rough", "extrapolated" */
 const char *est_verdict_name(enum est_verdict v); /* "fits", "tight", "no"; NULL when unknown */
 
+/* "21.3 GiB" (one decimal). */
+void estimate_gib(int64_t bytes, char *buf, size_t sz);
+
+/* The verdict in a few words (translated): "fits", "tight at sampling", "will not fit at model
+ * load"; "" when unknown. */
+void estimate_verdict_words(enum est_verdict v, enum est_phase at, char *buf, size_t sz);
+
+/* The estimate in one line, for the UI's fit line, its diff screen and each retry try
+ * (translated): "peak 21.3 GiB at training, 23.6 GiB card: fits"; without a card (card <= 0)
+ * "peak 21.3 GiB at training (--vram gives a verdict)"; an arch without a table row "no estimate
+ * for arch 'x' (no memory table)". *verdict and *at (may be NULL) get the verdict. */
+void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
+		   enum est_verdict *verdict, enum est_phase *at);
+
 /* The card. `arg` is --vram's value: a bare number is the size a card is sold as (24 → what
  * PyTorch reports for a 24 GB card); a number with a unit (GiB, GB, MiB) is taken as is.
  * *bytes gets the capacity; *table_gib (may be NULL) the table value used, or 0 when a unit was
@@ -151,6 +165,11 @@ void estimate_path_free(struct est_path *p);
  * 0). ERR_DATA when `step` is not a step fix or does not apply to the job. */
 int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
 		   struct doc **out, struct err *e);
+
+/* The job after n rungs of step fix `step` (fewer when its floor comes first), whatever the
+ * estimate: for saying which rung the estimate ruled out. *out as estimate_rungs'. */
+int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
+		      struct err *e);
 
 /* The first fix not yet done that acts on phase `at` of job j (SPEC §3.4: never the batch size
  * for a load), or FIX_NONE. The one place the estimator chooses a change. */

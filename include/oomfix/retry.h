@@ -17,12 +17,14 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "oomfix/diag.h"
 #include "oomfix/err.h"
 #include "oomfix/plan.h"
 #include "oomfix/retry_events.h"
 
+struct estimate;
 struct job;
 struct source;
 
@@ -34,6 +36,8 @@ struct retry_opts {
 	long long probe;              /* --probe STEPS; 0: no probe */
 	const char *from_log;         /* --log: a failed run of the job as it is; its fix comes first */
 	volatile sig_atomic_t *stop;  /* counts the stop requests (Ctrl-C, SIGTERM, SIGHUP) */
+	int64_t card;                 /* the card's capacity in bytes (--vram, nvidia-smi), 0 when
+				       * unknown: then the first OOM message's capacity is used */
 };
 
 /* One try, as the runner and the sinks see it. */
@@ -45,6 +49,8 @@ struct retry_try {
 	int logfd;             /* open for writing the run's output (-1 for --log) */
 	struct source *src;    /* the job as loaded before the run */
 	const struct job *job;
+	const struct estimate *est; /* the job's estimate (SPEC §12), NULL for --log */
+	int64_t card;          /* the card it is judged on, 0 when unknown */
 };
 
 /* ---- the probe: what a run has shown so far, and whether it has shown enough ---------------- */
@@ -135,6 +141,10 @@ struct retry_fix {
 	char *const *changes;     /* "path: old → new" */
 	size_t nchanges;
 	const char *note;         /* the fix's note for this job ("" when none) */
+	int rungs;                /* a step fix: the rungs it went down at once (1 as a rule; more
+				   * when the estimate says the rungs between would not fit) */
+	int64_t card;             /* the card the estimate chose them on, 0 when none */
+	const char *ruled_out;    /* rungs > 1: the value of the last rung passed over ("41") */
 };
 
 struct retry_end {

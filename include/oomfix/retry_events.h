@@ -2,11 +2,14 @@
  * (the CLI's JSON sink) and the reader (the UI's retry view, which runs the loop as a child).
  *
  * One JSON object per line, flushed as it happens:
- *   {"event":"try","try":N,"index":T,"max_tries":M,"log":PATH}  a run starts (or is queued)
+ *   {"event":"try","try":N,"index":T,"max_tries":M,"log":PATH,"estimate":E}  a run starts (or
+ *       is queued); E = {"known":B,"peak_phase":S,"bytes":N,"high":N,"card":N|null,
+ *       "verdict":"fits"|"tight"|"no"|null,"verdict_phase":S|null}, or null
  *   {"event":"taken","try":N,"status":S}          the web UI's worker took the queued job
  *   {"event":"waiting","try":N,"text":S}          it has not, for long: what the worker needs
  *   {"event":"verdict","try":N,"oom":B,"timing":T,"phase":P,"step":K,"summary":S}
- *   {"event":"fix","try":N,"fix":ID,"title":S,"changes":[...],"note":S,"lesson":S}
+ *   {"event":"fix","try":N,"fix":ID,"title":S,"changes":[...],"rungs":N,"ruled_out":S|null,
+ *       "note":S,"lesson":S}
  *   {"event":"end","try":N,"status":X,"outcome":O,"text":S}   the loop is over; X its exit status
  * N is the run's number (its log is <runs folder>/<N>.log; 0 is the log given with --log), T the
  * try's place in this invocation (1..M).

@@ -83,11 +83,6 @@ static int job_gpu(const struct source *src)
 	return end != row->gpu_ids && v >= 0 && v < 1024 ? (int)v : -1;
 }
 
-static void gib(int64_t b, char *buf, size_t sz)
-{
-	snprintf(buf, sz, "%.1f GiB", (double)b / 1073741824.0);
-}
-
 /* Prints s padded with spaces to `cells` columns as the terminal draws them (Japanese labels
  * are two cells a character). */
 static void cell(const char *s, int cells, bool right)
@@ -162,9 +157,9 @@ static void print_estimate(const struct estimate *est, int64_t card)
 			continue;
 		}
 		char b[32], lo[32], hi[32], band[64];
-		gib(ph->bytes, b, sizeof b);
-		gib(ph->low, lo, sizeof lo);
-		gib(ph->high, hi, sizeof hi);
+		estimate_gib(ph->bytes, b, sizeof b);
+		estimate_gib(ph->low, lo, sizeof lo);
+		estimate_gib(ph->high, hi, sizeof hi);
 		snprintf(band, sizeof band, "%.1f–%s", (double)ph->low / 1073741824.0, hi);
 		printf("%10s  ", b);
 		cell(band, 19, false);
@@ -261,8 +256,8 @@ static void json_step(struct json *js, const struct est_step *s)
 static void print_step(size_t i, const struct est_step *s)
 {
 	char b[32], pb[32];
-	gib(s->after.phase[s->phase].bytes, b, sizeof b);
-	gib(s->after.phase[s->after.peak].bytes, pb, sizeof pb);
+	estimate_gib(s->after.phase[s->phase].bytes, b, sizeof b);
+	estimate_gib(s->after.phase[s->after.peak].bytes, pb, sizeof pb);
 	const char *v = s->verdict == EST_V_FITS	? _("fits")
 			: s->verdict == EST_V_TIGHT ? _("tight")
 						    : _("does not fit yet");
@@ -560,7 +555,7 @@ int cmd_estimate(int argc, char **argv)
 	}
 
 	char cb[32];
-	gib(card.bytes, cb, sizeof cb);
+	estimate_gib(card.bytes, cb, sizeof cb);
 	parap(0, _("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
 	if (card.src == CARD_VRAM && card.table_gib > 0)
 		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
@@ -581,12 +576,12 @@ int cmd_estimate(int argc, char **argv)
 	print_notes(&est);
 	if (card.gpu && others > 0) {
 		char ob[32], fb[32];
-		gib(others, ob, sizeof ob);
-		gib(free_now > 0 ? free_now : 0, fb, sizeof fb);
+		estimate_gib(others, ob, sizeof ob);
+		estimate_gib(free_now > 0 ? free_now : 0, fb, sizeof fb);
 		printf(_("Other processes hold %s on this card now, leaving %s:"), ob, fb);
 		for (size_t i = 0; i < card.gpu->napps; i++) {
 			char pb[32];
-			gib(card.gpu->app[i].bytes, pb, sizeof pb);
+			estimate_gib(card.gpu->app[i].bytes, pb, sizeof pb);
 			printf(_(" pid %lld (%s)"), card.gpu->app[i].pid, pb);
 		}
 		printf("\n");
@@ -661,9 +656,9 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	}
 	const struct est_phase_est *pk = &est.phase[est.peak];
 	char b[32], lo[32], hi[32];
-	gib(pk->bytes, b, sizeof b);
-	gib(pk->low, lo, sizeof lo);
-	gib(pk->high, hi, sizeof hi);
+	estimate_gib(pk->bytes, b, sizeof b);
+	estimate_gib(pk->low, lo, sizeof lo);
+	estimate_gib(pk->high, hi, sizeof hi);
 	snprintf(line, sizeof line, _("Estimate before the run (not a measurement): peak %s at %s "
 				      "(%s to %s, %s, %d points)."), b, est_phase_label(est.peak),
 		 lo, hi, basis_label(pk->basis), pk->points);
@@ -673,7 +668,7 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 		enum est_phase at;
 		enum est_verdict ver = estimate_verdict(&est, card, &at);
 		char cb[32];
-		gib(card, cb, sizeof cb);
+		estimate_gib(card, cb, sizeof cb);
 		snprintf(line, sizeof line, _("On the card of the OOM message (%s): %s at %s."), cb,
 			 ver == EST_V_FITS ? _("fits") : ver == EST_V_TIGHT ? _("tight")
 									   : _("does not fit"),
@@ -684,8 +679,8 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 	if (m > 0) {
 		enum est_phase ph = phase_of(v->phase);
 		char mb[32], eb[32];
-		gib(m, mb, sizeof mb);
-		gib(est.phase[ph].bytes, eb, sizeof eb);
+		estimate_gib(m, mb, sizeof mb);
+		estimate_gib(est.phase[ph].bytes, eb, sizeof eb);
 		snprintf(line, sizeof line, _("Measured when it failed: at least %s at %s (held + "
 					      "requested); estimated %s."), mb, est_phase_label(ph), eb);
 		para_hang(line, 2, 4);

@@ -19,6 +19,7 @@
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/err.h"
+#include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "cli.h"
@@ -66,6 +67,10 @@ static void help(FILE *fp)
 		"                    the first run instead of repeating that run\n"
 		"  --events FD       also write each try, verdict, fix and the end as one JSON\n"
 		"                    object per line to file descriptor FD (for programs)\n"
+		"  --vram GB         the card, for the estimate each try prints (as in oomfix\n"
+		"                    estimate); without it nvidia-smi, else the first OOM message.\n"
+		"                    With a card known, a step fix (num_frames,\n"
+		"                    drop_largest_bucket) goes down to the first rung that fits\n"
 		"\n"
 		"Exit status: 0 a run finished or passed the probe; 65 a run failed for a reason that\n"
 		"is not GPU memory, or the job is invalid; 69 the worker is at fault (verdict E), no\n"
@@ -117,13 +122,14 @@ static int run_loop(const struct retry_opts *o, char **cmd, double grace, FILE *
 
 int cmd_retry(int argc, char **argv)
 {
-	enum { O_PROBE = 256, O_GRACE, O_EVENTS, O_LOG };
+	enum { O_PROBE = 256, O_GRACE, O_EVENTS, O_LOG, O_VRAM };
 	static const struct option opts[] = {
 		{ "max-tries", required_argument, NULL, 'n' },
 		{ "probe", required_argument, NULL, O_PROBE },
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "events", required_argument, NULL, O_EVENTS },
 		{ "log", required_argument, NULL, O_LOG },
+		{ "vram", required_argument, NULL, O_VRAM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -157,6 +163,15 @@ int cmd_retry(int argc, char **argv)
 		case O_LOG:
 			r.from_log = optarg;
 			break;
+		case O_VRAM: {
+			struct err ve;
+			err_clear(&ve);
+			if (estimate_parse_vram(optarg, &r.card, NULL, NULL, &ve) != ERR_OK) {
+				fprintf(stderr, "oomfix retry: %s\n", ve.msg);
+				return ERR_USAGE;
+			}
+			break;
+		}
 		case O_EVENTS: {
 			long fd = strtol(optarg, &end, 10);
 			if (*end || fd < 1 || fd > 1000 || fd == STDIN_FILENO)
@@ -195,6 +210,15 @@ int cmd_retry(int argc, char **argv)
 	if (!ui && (optind >= argc || strcmp(argv[optind], "--") != 0 || optind + 1 >= argc))
 		return usage_error("%s", _("expected JOB -- CMD [ARG...], or aitk:NAME"));
 
+	if (!r.card) {
+		/* nvidia-smi once, before the first run; none is normal (the OOM message says it) */
+		struct est_gpus *gpus = calloc(1, sizeof *gpus);
+		struct err ge;
+		err_clear(&ge);
+		if (gpus && estimate_query_gpus(gpus, &ge) == ERR_OK && gpus->n)
+			r.card = gpus->gpu[0].total;
+		free(gpus);
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop_signal; /* no SA_RESTART: poll() wakes up at once */

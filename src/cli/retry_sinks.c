@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/json.h"
 #include "oomfix/text.h"
@@ -69,7 +70,12 @@ static void text_try(void *d, const struct retry_try *t)
 			t->max_tries, t->n, t->log);
 	else
 		fprintf(stderr, _("oomfix retry: try %d of at most %d, log %s\n"), t->index,
-			t->max_tries, t->log);
+			t->max_tries, t->log);	if (t->est) {
+		char line[512], est[400];
+		estimate_line(t->est, t->card, est, sizeof est, NULL, NULL);
+		snprintf(line, sizeof line, _("Estimate of this try's job: %s"), est);
+		put_wrapped(line, 2);
+	}
 }
 
 static void text_taken(void *d, const struct retry_try *t, const char *status)
@@ -98,6 +104,19 @@ static void text_fix(void *d, const struct retry_try *t, const struct retry_fix 
 	for (size_t i = 0; i < f->nchanges; i++)
 		fprintf(stderr, "%s %s", i ? ";" : "", f->changes[i]);
 	fputc('\n', stderr);
+	if (f->rungs > 1) {
+		char line[512], cb[32];
+		estimate_gib(f->card, cb, sizeof cb);
+		if (f->ruled_out && f->ruled_out[0])
+			snprintf(line, sizeof line, _("%s: %d rungs at once: the estimate says %s would "
+						      "not fit the %s card."),
+				 fix_name(f->id), f->rungs, f->ruled_out, cb);
+		else
+			snprintf(line, sizeof line, _("%s went down %d rungs at once: the estimate says "
+						      "the rungs between would not fit the %s card."),
+				 fix_name(f->id), f->rungs, cb);
+		put_wrapped(line, 2);
+	}
 	if (f->note[0])
 		put_wrapped(f->note, 2);
 	char lesson[1024];
@@ -157,6 +176,35 @@ static void json_try(void *d, const struct retry_try *t)
 	json_int(&j, t->max_tries);
 	json_key(&j, "log");
 	json_str(&j, t->log);
+	json_key(&j, "estimate");
+	if (t->est) {
+		enum est_phase at;
+		enum est_verdict v = estimate_verdict(t->est, t->card, &at);
+		json_obj_begin(&j);
+		json_key(&j, "known");
+		json_bool(&j, t->est->known);
+		if (t->est->known) {
+			const struct est_phase_est *pk = &t->est->phase[t->est->peak];
+			json_key(&j, "peak_phase");
+			json_str(&j, est_phase_name(t->est->peak));
+			json_key(&j, "bytes");
+			json_int(&j, pk->bytes);
+			json_key(&j, "high");
+			json_int(&j, pk->high);
+		}
+		json_key(&j, "card");
+		if (t->card > 0)
+			json_int(&j, t->card);
+		else
+			json_null(&j);
+		json_key(&j, "verdict");
+		json_str(&j, est_verdict_name(v));
+		json_key(&j, "verdict_phase");
+		json_str(&j, v != EST_V_UNKNOWN ? est_phase_name(at) : NULL);
+		json_obj_end(&j);
+	} else {
+		json_null(&j);
+	}
 	ev_close(&j, d);
 }
 
@@ -214,6 +262,10 @@ static void json_fix(void *d, const struct retry_try *t, const struct retry_fix 
 	for (size_t i = 0; i < f->nchanges; i++)
 		json_str(&j, f->changes[i]);
 	json_arr_end(&j);
+	json_key(&j, "rungs");
+	json_int(&j, f->rungs);
+	json_key(&j, "ruled_out");
+	json_str(&j, f->rungs > 1 && f->ruled_out && f->ruled_out[0] ? f->ruled_out : NULL);
 	json_key(&j, "note");
 	json_str(&j, f->note);
 	json_key(&j, "lesson");

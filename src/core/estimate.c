@@ -457,6 +457,47 @@ const char *est_verdict_name(enum est_verdict v)
 	}
 }
 
+void estimate_gib(int64_t bytes, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%.1f GiB", (double)bytes / 1073741824.0);
+}
+
+void estimate_verdict_words(enum est_verdict v, enum est_phase at, char *buf, size_t sz)
+{
+	switch (v) {
+	case EST_V_FITS: snprintf(buf, sz, "%s", _("fits")); break;
+	case EST_V_TIGHT: snprintf(buf, sz, _("tight at %s"), est_phase_label(at)); break;
+	case EST_V_NO: snprintf(buf, sz, _("will not fit at %s"), est_phase_label(at)); break;
+	default: buf[0] = 0; break;
+	}
+}
+
+void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
+		   enum est_verdict *verdict, enum est_phase *at)
+{
+	enum est_phase a = EST_TRAINING;
+	enum est_verdict v = e->known ? estimate_verdict(e, card, &a) : EST_V_UNKNOWN;
+	if (verdict)
+		*verdict = v;
+	if (at)
+		*at = a;
+	if (!e->known) {
+		snprintf(buf, sz, _("no estimate for arch '%s' (no memory table)"),
+			 e->arch[0] ? e->arch : "?");
+		return;
+	}
+	char pk[32], cb[32], words[128];
+	estimate_gib(e->phase[e->peak].bytes, pk, sizeof pk);
+	if (v == EST_V_UNKNOWN) {
+		snprintf(buf, sz, _("peak %s at %s (--vram gives a verdict)"), pk,
+			 est_phase_label(e->peak));
+		return;
+	}
+	estimate_gib(card, cb, sizeof cb);
+	estimate_verdict_words(v, a, words, sizeof words);
+	snprintf(buf, sz, _("peak %s at %s, %s card: %s"), pk, est_phase_label(e->peak), cb, words);
+}
+
 /* ---- the card ---------------------------------------------------------------------------- */
 
 /* What PyTorch reports as the total capacity of cards sold by these sizes (GiB). */
@@ -692,8 +733,9 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 	return ERR_OK;
 }
 
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
-		   struct doc **out, struct err *e)
+/* Down the rungs of `step`: until one fits `card` (never when card <= 0), its floor, or `max`. */
+static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int max, int *rungs,
+		      bool *fits, struct doc **out, struct err *e)
 {
 	*rungs = 0;
 	*fits = false;
@@ -707,7 +749,7 @@ int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *run
 	struct job *cur = NULL;
 	const struct job *at = j;
 	int rc = ERR_OK;
-	for (int i = 0; i < 32; i++) {
+	for (int i = 0; i < max; i++) {
 		struct fix_edit_list l;
 		if (fix_status(at, step, NULL, 0) != FIX_TODO)
 			break;
@@ -741,4 +783,18 @@ int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *run
 	else
 		*out = cur_doc;
 	return rc;
+}
+
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e)
+{
+	return walk_rungs(j, step, card, 32, rungs, fits, out, e);
+}
+
+int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
+		      struct err *e)
+{
+	int rungs;
+	bool fits;
+	return walk_rungs(j, step, 0, n, &rungs, &fits, out, e);
 }

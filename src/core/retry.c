@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "oomfix/doc.h"
+#include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
 #include "oomfix/retry.h"
@@ -201,12 +202,14 @@ struct loop {
 	bool ended;
 	int status;
 	char fixes[256];         /* the fixes this invocation saved, for the closing line */
+	int64_t card;            /* the card (opts, else the first OOM message's), 0: unknown */
 };
 
 /* A try is over: the end can still name it by its numbers (its log and job are gone). */
 static void forget_try(struct loop *L, const struct retry_try *t)
 {
-	L->last_copy = (struct retry_try){ t->n, t->index, t->max_tries, NULL, -1, NULL, NULL };
+	L->last_copy = (struct retry_try){ t->n, t->index, t->max_tries, NULL, -1, NULL, NULL,
+					   NULL, t->card };
 	L->last = &L->last_copy;
 }
 
@@ -424,6 +427,25 @@ static enum retry_next retry_decide(const struct job *j, const struct diag_resul
 	}
 }
 
+/* The value a step fix gives its setting after n rungs ("41" of "num_frames: 81 → 41"), for
+ * saying which rung the estimate ruled out; "" when it cannot be told. */
+static void rung_value(const struct loaded *l, enum fix_id id, int n, char *buf, size_t sz)
+{
+	struct doc *d = NULL;
+	struct err e;
+	err_clear(&e);
+	buf[0] = 0;
+	if (estimate_rung_doc(l->j, id, n, &d, &e) != ERR_OK || !d)
+		return;
+	char **changes;
+	size_t nchanges = doc_changes(l->d, d, &changes);
+	const char *arrow = nchanges ? strstr(changes[0], " → ") : NULL;
+	if (arrow)
+		snprintf(buf, sz, "%s", arrow + strlen(" → "));
+	doc_changes_free(changes, nchanges);
+	doc_free(&d);
+}
+
 /* Applies fix `id` to the job, keeps the original the first time, saves with the careful save
  * and a journal entry naming the try, and tells the sinks. */
 static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l, enum fix_id id,
@@ -434,7 +456,21 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	if (rc)
 		return rc;
 	struct doc *nd = NULL;
-	rc = doc_apply(l->d, fl.edits, fl.n, &nd, e);
+	int rungs = 1;
+	bool fits = false;
+	if (L->card > 0 && (id == FIX_NUM_FRAMES || id == FIX_DROP_LARGEST_BUCKET)) {
+		/* A step fix may go down several rungs at once: to the first whose band top fits
+		 * the card. The estimate chooses how far; what is changed is still the plan's. */
+		struct err re;
+		err_clear(&re);
+		if (estimate_rungs(l->j, id, L->card, &rungs, &fits, &nd, &re) != ERR_OK ||
+		    !fits || rungs < 2) {
+			doc_free(&nd);
+			rungs = 1;
+		}
+	}
+	if (!nd)
+		rc = doc_apply(l->d, fl.edits, fl.n, &nd, e);
 	char note[512];
 	snprintf(note, sizeof note, "%s", fl.note);
 	fix_edits_free(&fl);
@@ -458,7 +494,11 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	if (save_journal_note(source_path(l->s), jnote, fixes, 1, (const char *const *)changes,
 			      nchanges, &je) != ERR_OK)
 		retry_tell_note(L->sinks, t, je.msg);
-	struct retry_fix f = { id, label, words, changes, nchanges, note };
+	char ruled_out[128] = "";
+	if (rungs > 1)
+		rung_value(l, id, rungs - 1, ruled_out, sizeof ruled_out);
+	struct retry_fix f = { id, label, words, changes, nchanges, note, rungs,
+			       rungs > 1 ? L->card : 0, ruled_out };
 	TELL(L->sinks, on_fix, t, &f);
 	doc_changes_free(changes, nchanges);
 	doc_free(&nd);
@@ -530,6 +570,8 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 		free(v);
 		return fail_err(L, &e);
 	}
+	if (L->card <= 0 && v->memory.present && v->memory.capacity > 0)
+		L->card = v->memory.capacity; /* no --vram, no nvidia-smi: the OOM message's card */
 	char words[400], label[64], summary[1024], text[1024];
 	verdict_words(v, words, sizeof words);
 	try_label(t, label, sizeof label);
@@ -634,7 +676,7 @@ static int start_from_log(struct loop *L)
 	if (open_job(o->job, &l, &e) != ERR_OK)
 		return fail_err(L, &e);
 	time_t changed;
-	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j };
+	struct retry_try t = { 0, 0, o->max_tries, o->from_log, -1, l.s, l.j, NULL, L->card };
 	char line[1024];
 	if (source_log_untried(l.s, o->from_log, &changed)) {
 		/* the one decision's answer, in its words (SPEC §3.4), and what the loop can do */
@@ -696,7 +738,9 @@ static int one_try(struct loop *L, const struct retry_runner_ops *rops, void *ru
 		status = fail_err(L, &e);
 		goto out;
 	}
-	struct retry_try t = { n, index, o->max_tries, logpath, logfd, l.s, l.j };
+	struct estimate est;
+	estimate_job(l.j, &est);
+	struct retry_try t = { n, index, o->max_tries, logpath, logfd, l.s, l.j, &est, L->card };
 	L->last = &t;
 	TELL(L->sinks, on_try, &t);
 	struct retry_probe probe;
@@ -728,7 +772,7 @@ out:
 int retry_run(const struct retry_opts *o, const struct retry_runner_ops *rops, void *runner,
 	      const struct retry_sinks *sinks)
 {
-	struct loop L = { .o = o, .sinks = sinks };
+	struct loop L = { .o = o, .sinks = sinks, .card = o->card };
 	struct err e;
 	err_clear(&e);
 	struct loaded l;

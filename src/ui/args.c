@@ -1,11 +1,12 @@
 /* args.c — the terminal UI's command line: a job and a log in either order (told apart by their
- * names and first bytes), --theme, --no-color, --script and --size.
+ * names and first bytes), --theme, --no-color, --script, --size and --vram.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oomfix/err.h"
+#include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "args.h"
@@ -43,7 +44,7 @@ static void usage_die(const char *msg, const char *arg)
 {
 	fprintf(stderr, "oomfix: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
 	fprintf(stderr, "%s", _("usage: oomfix [JOB.yaml] [LOG] [--theme NAME] [--no-color] "
-				"[--script FILE] [--size COLSxROWS]\n"));
+				"[--script FILE] [--size COLSxROWS] [--vram GB]\n"));
 	exit(ERR_USAGE);
 }
 
@@ -73,9 +74,9 @@ void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 			o->no_color = true;
 			continue;
 		}
-		const char *names[] = { "--theme", "--script", "--size" };
+		const char *names[] = { "--theme", "--script", "--size", "--vram" };
 		int which = -1;
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			size_t n = strlen(names[k]);
 			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
 				which = k;
@@ -93,7 +94,12 @@ void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 			o->theme = val;
 		else if (which == 1)
 			o->script = val;
-		else if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
+		else if (which == 3) {
+			struct err e;
+			err_clear(&e);
+			if (estimate_parse_vram(val, &o->vram, NULL, NULL, &e) != ERR_OK)
+				usage_die(e.msg, NULL);
+		} else if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
 			 o->cols > 1000 || o->rows > 1000)
 			usage_die(_("--size wants COLSxROWS, e.g. 80x24"), val);
 	}

@@ -3,9 +3,11 @@
 #define OOMFIX_UI_ARGS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct ui_opts {
 	const char *job, *log, *theme, *script;
+	int64_t vram;        /* --vram: the card's capacity in bytes, 0 when not given */
 	bool no_color;
 	int cols, rows;
 };

@@ -21,6 +21,7 @@ void ui_save_draw(struct ui_app *a, const struct ui_ctx *c)
 		 _("The previous version is kept as %s~, and the change is noted in %s.oomfix.md "
 		   "beside it."), base, base);
 	ui_lines_wrap(&l, UI_R_DIM, buf, c->r.w - 2, 1);
+	ui_fit_change_lines(&a->s, &l, c->r.w - 2);
 	ui_lines_add(&l, UI_R_NORMAL, "");
 	ui_lines_diff(&l, d ? d : "");
 	free(d);

@@ -372,6 +372,17 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
  * nothing when the message gave no numbers. */
 void ui_membar_lines(struct ui_lines *l, const struct diag_result *d, int width);
 
+/* The fit line (fitline.c, SPEC §12). ui_fit_start: the card from --vram (bytes; 0: ask
+ * nvidia-smi once in a worker thread). ui_fit_draw draws the estimate of the job being edited at
+ * the bottom of r and returns the rows it took (0 when r is too low to give any). tick/busy:
+ * nvidia-smi's answer arrived (redraw) / is awaited. ui_fit_change_lines: the estimate before →
+ * after the unsaved change. */
+void ui_fit_start(int64_t vram_bytes);
+int ui_fit_draw(const struct ui_app *a, WINDOW *win, struct ui_rect r);
+bool ui_fit_tick(struct ui_app *a);
+bool ui_fit_busy(const struct ui_app *a);
+void ui_fit_change_lines(const struct ui_session *s, struct ui_lines *l, int width);
+
 /* The search (search.c). ui_search_start opens the '/' prompt; ui_search_compile compiles what
  * was typed into a->re (false, with the reason in the status line, when it is not a pattern);
  * ui_search_lines finds the pattern in display lines from *line (the next after it, the one

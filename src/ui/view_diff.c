@@ -4,6 +4,16 @@
 #include "oomfix/i18n.h"
 #include "ui.h"
 
+/* What the change does to the estimate (SPEC §12), then the change. */
+static void change_lines(struct ui_app *a, const struct ui_ctx *c, struct ui_lines *l,
+			 const char *d)
+{
+	ui_fit_change_lines(&a->s, l, c->r.w - 2);
+	if (l->n)
+		ui_lines_add(l, UI_R_NORMAL, "");
+	ui_lines_diff(l, d);
+}
+
 static void diff_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
@@ -15,7 +25,7 @@ static void diff_draw(struct ui_app *a, const struct ui_ctx *c)
 		ui_lines_add(&l, UI_R_DIM, _(" No unsaved changes. a applies the first fix; the "
 					     "panels edit values."));
 	else
-		ui_lines_diff(&l, d);
+		change_lines(a, c, &l, d);
 	free(d);
 	ui_draw_scrolled(c, &l, &a->pos[UI_V_DIFF]);
 	ui_lines_free(&l);
@@ -26,7 +36,7 @@ static void diff_search_lines(struct ui_app *a, const struct ui_ctx *c, struct u
 {
 	char *d = ui_session_diff(&a->s, 3);
 	if (d && *d)
-		ui_lines_diff(l, d);
+		change_lines(a, c, l, d);
 	free(d);
 }
 

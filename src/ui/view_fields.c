@@ -329,6 +329,9 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 	r.y++;
 	r.h--;
 
+	/* Under the panels, the estimate of the job as it is now (SPEC §12). */
+	r.h -= ui_fit_draw(a, c->win, r);
+
 	/* From 120 columns, the last row tells about the selected field, as menuconfig's help:
 	 * its YAML path, what it does to memory, the trainer's default and what it accepts. */
 	if (c->cols >= 120 && r.h > 6 && n > 0 && p->cursor < (long long)n && rows[p->cursor].f) {
@@ -586,7 +589,8 @@ static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum 
 }
 
 #define FIELD_VIEW(label) { .name = label, .keys = UI_CTX_FIELDS, .draw = fields_draw, \
-			    .action = fields_action, .prompt_done = fields_prompt_done }
+			    .action = fields_action, .prompt_done = fields_prompt_done, \
+			    .tick = ui_fit_tick, .busy = ui_fit_busy }
 const struct ui_view_ops ui_view_training = FIELD_VIEW(N_("Training"));
 const struct ui_view_ops ui_view_datasets = FIELD_VIEW(N_("Datasets"));
 const struct ui_view_ops ui_view_sample = FIELD_VIEW(N_("Sample"));

@@ -348,6 +348,9 @@ static void test_load_peaks(void **state)
 	estimate_of("omnigen2", "", "", "", &est);
 	assert_false(est.known);
 	assert_int_equal(estimate_verdict(&est, (int64_t)(24 * GIB), NULL), EST_V_UNKNOWN);
+	char line[256];
+	estimate_line(&est, (int64_t)(24 * GIB), line, sizeof line, NULL, NULL);
+	assert_string_equal(line, "no estimate for arch 'omnigen2' (no memory table)");
 }
 
 static void test_bands(void **state)
@@ -491,6 +494,30 @@ static void test_path(void **state)
 	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, card, &again, &fits, NULL, &e), ERR_OK);
 	assert_int_equal(again, rungs);
 	assert_int_equal(l.j->datasets[0].num_frames, 81);
+	/* The rung before the one that fits, for saying what the estimate ruled out: it does not. */
+	struct doc *prev = NULL;
+	assert_int_equal(estimate_rung_doc(l.j, FIX_NUM_FRAMES, rungs - 1, &prev, &e), ERR_OK);
+	assert_non_null(prev);
+	assert_int_equal(job_from_doc(prev, &aj, &e), ERR_OK);
+	assert_true(aj->datasets[0].num_frames < 81);
+	estimate_job(aj, &ae);
+	assert_int_not_equal(estimate_verdict(&ae, card, NULL), EST_V_FITS);
+	job_free(&aj);
+	doc_free(&prev);
+	/* The line the UI and retry show: peak, phase, card, verdict; without a card, no verdict. */
+	char line[256];
+	enum est_verdict lv;
+	struct estimate le;
+	estimate_job(l.j, &le);
+	estimate_line(&le, card, line, sizeof line, &lv, NULL);
+	assert_int_equal(lv, estimate_verdict(&le, card, NULL));
+	assert_non_null(strstr(line, "peak "));
+	assert_non_null(strstr(line, " card: "));
+	assert_non_null(strstr(line, lv == EST_V_NO ? "will not fit at " : lv == EST_V_TIGHT
+									? "tight at " : "fits"));
+	estimate_line(&le, 0, line, sizeof line, &lv, NULL);
+	assert_int_equal(lv, EST_V_UNKNOWN);
+	assert_non_null(strstr(line, "(--vram gives a verdict)"));
 	assert_int_equal(estimate_rungs(l.j, FIX_BATCH_SIZE, card, &rungs, &fits, NULL, &e), ERR_DATA);
 	unload(&l);
 

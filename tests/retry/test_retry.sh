@@ -15,6 +15,12 @@ JOBS="$TESTS_DIR/retry/jobs"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export LC_ALL=C.UTF-8 LANGUAGE=
+# Each try's estimate needs a card: an nvidia-smi that fails stands for none here, so a machine
+# with a GPU runs the scenarios as one without (the card comes from --vram or the OOM message).
+mkdir -p "$WORK/nosmi"
+printf '#!/bin/sh\nexit 9\n' >"$WORK/nosmi/nvidia-smi"
+chmod +x "$WORK/nosmi/nvidia-smi"
+export PATH="$WORK/nosmi:$PATH"
 
 n=0
 failed=0
@@ -418,6 +424,30 @@ sigterm_twice() {
 	[ $rc -eq 130 ] && [ $((SECONDS - start)) -lt 10 ] && ! alive "$(cat "$dir/sh.pid")"
 }
 check "a second Ctrl-C does not wait for the 30 s grace" sigterm_twice
+
+# The estimate (SPEC §12): each try tells the estimate of the job it runs; with the card known
+# (--vram), a step fix goes down to the first rung whose band top fits it, at once, and says so.
+# On 86 GiB the estimate puts the [512, 768] buckets over the card and [512] under it.
+estimate_rungs() {
+	local dir="$WORK/rungs"
+	mkdir -p "$dir" && cp "$JOBS/zimage_largest_bucket.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --vram 86GiB --probe 5 --events 3 job.yaml -- python3 "$STANDIN" \
+		--vram 11.5 job.yaml 3>ev.jsonl >/dev/null 2>err.txt) || { cat "$dir/err.txt"; return 1; }
+	[ "$(grep -c "Estimate of this try's job: peak [0-9.]* GiB at training, 86.0 GiB card:" "$dir/err.txt")" -eq 2 ] || { echo "no estimate per try"; cat "$dir/err.txt"; return 1; }
+	grep -q 'resolution: \[512, 768, 1024\] → \[512\]' "$dir/err.txt" || { echo "not two rungs"; cat "$dir/err.txt"; return 1; }
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -qF "drop_largest_bucket: 2 rungs at once: the estimate says [512, 768] would not fit the 86.0 GiB card." || { echo "not said"; return 1; }
+	[ "$(jq -r 'select(.event == "fix") | .ruled_out' "$dir/ev.jsonl")" = "[512, 768]" ] || return 1
+	[ "$(jq -r 'select(.event == "try") | .estimate.verdict' "$dir/ev.jsonl" | tr '\n' ' ')" = "tight fits " ] || { cat "$dir/ev.jsonl"; return 1; }
+	[ "$(jq -r 'select(.event == "fix") | .rungs' "$dir/ev.jsonl")" = 2 ] || return 1
+	# without a card before the first OOM message, the first try's estimate has no verdict
+	# (an nvidia-smi that fails stands for none: a card's nvidia-smi would give the verdict)
+	mkdir -p "$dir/none/bin" && cp "$JOBS/zimage_largest_bucket.yaml" "$dir/none/job.yaml"
+	printf '#!/bin/sh\nexit 9\n' >"$dir/none/bin/nvidia-smi" && chmod +x "$dir/none/bin/nvidia-smi"
+	(cd "$dir/none" && PATH="$dir/none/bin:$PATH" "$OOMFIX" retry --max-tries 1 job.yaml -- python3 "$STANDIN" \
+		--vram 11.5 job.yaml >/dev/null 2>err.txt)
+	tr '\n' ' ' <"$dir/none/err.txt" | grep -q "Estimate of this try's job: peak [0-9.]* GiB at training (--vram gives a *verdict)" || { cat "$dir/none/err.txt"; return 1; }
+}
+check "--vram: each try tells its estimate; a step fix goes down two rungs at once" estimate_rungs
 
 sed 's/^/# /' "$WORK/tries" 2>/dev/null
 echo "1..$n"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "oomfix/estimate.h"
 #include "oomfix/retry.h"
 
 /* ---- the fake runner ----------------------------------------------------------------------- */
@@ -123,11 +124,16 @@ struct rec {
 	int status;
 	char head[1024], detail[2048], text[2048];
 	int end_try;                /* the end's try number, -1 when none */
+	int rungs;                  /* the last fix's rungs */
+	char ruled_out[64];         /* ... and the rung the estimate passed over */
+	int estimates;              /* tries told with a known estimate */
 };
 
 static void rec_try(void *d, const struct retry_try *t)
 {
 	((struct rec *)d)->ntry++;
+	if (t->est && t->est->known)
+		((struct rec *)d)->estimates++;
 }
 
 static void rec_verdict(void *d, const struct retry_try *t, const struct retry_verdict *v)
@@ -144,6 +150,8 @@ static void rec_fix(void *d, const struct retry_try *t, const struct retry_fix *
 	size_t n = strlen(r->fixes);
 	snprintf(r->fixes + n, sizeof r->fixes - n, "%s%s", n ? " " : "", fix_name(f->id));
 	r->nfix++;
+	r->rungs = f->rungs;
+	snprintf(r->ruled_out, sizeof r->ruled_out, "%s", f->ruled_out ? f->ruled_out : "");
 }
 
 static void rec_end(void *d, const struct retry_try *t, const struct retry_end *end)
@@ -170,6 +178,10 @@ struct run {
 	int status;
 	struct fake fake;
 };
+
+/* The card the next case runs on (0: unknown, as without --vram and nvidia-smi). */
+static int64_t case_card;
+#define STEP_CARD (86LL << 30) /* [512] fits (85.3 GiB band top), [512, 768] not (87.6) */
 
 /* Writes the job (a file of tests/retry/jobs, with `from` replaced by `to` when given),
  * then runs the loop over the fake tries. */
@@ -199,7 +211,7 @@ static void run_case(struct run *c, const char *jobfile, const char *from, const
 	free(text);
 	static volatile sig_atomic_t stop;
 	stop = 0;
-	struct retry_opts o = { c->job, max_tries, probe, NULL, &stop };
+	struct retry_opts o = { c->job, max_tries, probe, NULL, &stop, case_card };
 	c->fake = (struct fake){ tries, ntries, 0, false };
 	struct retry_sink sink = { &rec_ops, &c->rec };
 	struct retry_sinks sinks = { &sink, 1 };
@@ -346,6 +358,31 @@ static void probe_skip_gets_its_fix(void **state)
 }
 
 /* Without a probe, a run that survives its skips finished: it fits, the skips named. */
+/* With a card known, a step fix goes down to the first rung whose band top fits it, at once;
+ * without one, one rung as ever. */
+static void step_fix_takes_rungs_the_estimate_rules_out(void **state)
+{
+	static const struct fake_try tries[] = {
+		{ "bucket_skips.log", RETRY_RAN, true },
+		{ "safe_fits.log", RETRY_RAN, true },
+	};
+	struct run c;
+	case_card = STEP_CARD;
+	run_case(&c, "zimage_largest_bucket.yaml", NULL, NULL, 5, 6, tries, 2);
+	case_card = 0;
+	assert_string_equal(c.rec.fixes, "drop_largest_bucket");
+	assert_int_equal(c.rec.rungs, 2);
+	assert_string_equal(c.rec.ruled_out, "[512, 768]");
+	assert_int_equal(c.rec.estimates, 2);
+	assert_true(file_has(c.job, "resolution: [512]"));
+	cleanup(&c);
+
+	run_case(&c, "zimage_largest_bucket.yaml", NULL, NULL, 5, 6, tries, 2);
+	assert_int_equal(c.rec.rungs, 1);
+	assert_true(file_has(c.job, "resolution: [512, 768]"));
+	cleanup(&c);
+}
+
 static void survived_without_probe(void **state)
 {
 	static const struct fake_try tries[] = { { "bucket_skips.log", RETRY_RAN, true } };
@@ -466,6 +503,7 @@ int main(void)
 		cmocka_unit_test(probe_with_sampling_off),
 		cmocka_unit_test(probe_skip_is_a_failure),
 		cmocka_unit_test(probe_skip_gets_its_fix),
+		cmocka_unit_test(step_fix_takes_rungs_the_estimate_rules_out),
 		cmocka_unit_test(survived_without_probe),
 		cmocka_unit_test(worker_e),
 		cmocka_unit_test(exhausted),

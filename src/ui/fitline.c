@@ -1,0 +1,197 @@
+/* fitline.c — the fit line under the field panels (SPEC §12): the estimate of the job as it is
+ * in memory, its peak and phase, the card, the verdict, and a small bar per phase; and the
+ * estimate before → after the unsaved change, for the Diff and the save screen.
+ *
+ * estimate_job takes about ten microseconds, so the line is worked out again on every draw from
+ * the job being edited. The card: --vram, else nvidia-smi asked once in a worker thread at start
+ * (the first screen never waits for it; none is normal), else the capacity in the log's OOM
+ * message, else no verdict (the line says --vram gives one).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "oomfix/estimate.h"
+#include "oomfix/i18n.h"
+#include "oomfix/text.h"
+#include "ui.h"
+
+static int64_t vram;                 /* --vram, 0 when not given */
+static int64_t smi_card;             /* nvidia-smi's first card, once the worker is done */
+static atomic_int smi_state;         /* 0 not asked, 1 asking, 2 done (redraw), 3 taken */
+static time_t smi_started;           /* when it was asked (monotonic seconds) */
+
+static void *smi_run(void *arg)
+{
+	struct est_gpus *g = calloc(1, sizeof *g);
+	struct err e;
+	err_clear(&e);
+	if (g && estimate_query_gpus(g, &e) == ERR_OK && g->n)
+		smi_card = g->gpu[0].total;
+	free(g);
+	atomic_store_explicit(&smi_state, 2, memory_order_release);
+	return arg;
+}
+
+void ui_fit_start(int64_t vram_bytes)
+{
+	vram = vram_bytes;
+	if (vram > 0)
+		return;
+	pthread_t th;
+	sigset_t all, old;
+	sigfillset(&all);
+	/* signals are the main thread's (SIGWINCH, the emergency save) */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	smi_started = now.tv_sec;
+	atomic_store(&smi_state, 1);
+	if (pthread_create(&th, NULL, smi_run, NULL) == 0)
+		pthread_detach(th);
+	else
+		atomic_store(&smi_state, 3); /* no thread: no nvidia-smi rather than a wait */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+bool ui_fit_tick(struct ui_app *a)
+{
+	int want = 2;
+	return atomic_compare_exchange_strong(&smi_state, &want, 3);
+}
+
+/* Busy (the loop wakes up often to take the answer) for a few seconds at most: an nvidia-smi
+ * that hangs must not keep the loop awake; a later answer still shows at the next key. */
+bool ui_fit_busy(const struct ui_app *a)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return atomic_load(&smi_state) == 1 && now.tv_sec - smi_started < 5;
+}
+
+/* The card: --vram, nvidia-smi once it answered, the OOM message's; 0 when none is known. */
+static int64_t card_of(const struct ui_session *s)
+{
+	if (vram > 0)
+		return vram;
+	if (atomic_load_explicit(&smi_state, memory_order_acquire) >= 2 && smi_card > 0)
+		return smi_card;
+	if (s->have_diag && s->diag.memory.present && s->diag.memory.capacity > 0)
+		return s->diag.memory.capacity;
+	return 0;
+}
+
+static enum ui_role verdict_role(enum est_verdict v)
+{
+	return v == EST_V_NO ? UI_R_ERROR : v == EST_V_TIGHT ? UI_R_OOM : v == EST_V_FITS ? UI_R_DONE
+											   : UI_R_DIM;
+}
+
+/* One row of small bars, one a phase: " model load [###.....] caching [#.......] ...", each
+ * filled by its share of the card (of the peak without a card); a phase over the card fills its
+ * bar and ends in "!". bar_cells: the cells a bar gets in `width`, 0 when too narrow for 4. */
+static int bar_cells(const struct estimate *e, int width)
+{
+	int label_w = 0, nph = 0;
+	for (int p = 0; p < EST_NPHASES; p++) {
+		if (!e->phase[p].on)
+			continue;
+		const char *lab = est_phase_label((enum est_phase)p);
+		label_w += text_width(lab, strlen(lab));
+		nph++;
+	}
+	if (!nph || e->phase[e->peak].bytes <= 0)
+		return 0;
+	/* each phase: a blank, its label, " [", the cells, "]" and "!" or a blank */
+	int cells = (width - label_w - nph * 5) / nph;
+	return cells < 4 ? 0 : cells > 12 ? 12 : cells;
+}
+
+static void draw_bars(WINDOW *win, int y, int x, int width, const struct estimate *e,
+		      int64_t card, int cells)
+{
+	int64_t scale = card > 0 ? card : e->phase[e->peak].bytes;
+	const char *full = ui_ascii() ? "#" : "\xe2\x96\x88", *empty = ui_ascii() ? "." : "\xe2\x96\x91";
+	int end = x + width;
+	for (int p = 0; p < EST_NPHASES; p++) {
+		const struct est_phase_est *ph = &e->phase[p];
+		if (!ph->on)
+			continue;
+		char lab[96];
+		int n = (int)((ph->bytes * cells * 2 / scale + 1) / 2);
+		bool over = card > 0 && ph->bytes > card;
+		if (n > cells || over)
+			n = cells;
+		enum est_verdict pv = card <= 0 ? EST_V_UNKNOWN : ph->low > card ? EST_V_NO
+				      : ph->high > card ? EST_V_TIGHT : EST_V_FITS;
+		snprintf(lab, sizeof lab, " %s [", est_phase_label((enum est_phase)p));
+		x += ui_put(win, y, x, end - x, UI_R_DIM, lab);
+		for (int k = 0; k < cells && x < end; k++)
+			x += ui_put(win, y, x, 1, k < n ? (pv == EST_V_UNKNOWN ? UI_R_VALUE
+								    : verdict_role(pv)) : UI_R_DIM,
+				    k < n ? full : empty);
+		x += ui_put(win, y, x, end - x, over ? UI_R_ERROR : UI_R_DIM, over ? "]!" : "] ");
+	}
+}
+
+/* The words of the fit line for job j, wrapped to `width`. */
+static void fit_words(const struct ui_session *s, const struct job *j, struct ui_lines *l,
+		      int width, struct estimate *est)
+{
+	char words[400], line[512];
+	enum est_verdict v;
+	estimate_job(j, est);
+	estimate_line(est, card_of(s), words, sizeof words, &v, NULL);
+	snprintf(line, sizeof line, _("Estimate: %s"), words);
+	ui_lines_wrap(l, est->known ? verdict_role(v) : UI_R_DIM, line, width, 2);
+}
+
+int ui_fit_draw(const struct ui_app *a, WINDOW *win, struct ui_rect r)
+{
+	const struct job *j = a->s.job;
+	/* Below 10 rows the fields keep them all; below 12 the words get one row, below 16 no
+	 * bars; the bars go before the words when the row is narrow. */
+	if (!j || r.h < 10)
+		return 0;
+	struct ui_lines l = { 0 };
+	struct estimate est;
+	fit_words(&a->s, j, &l, r.w - 2, &est);
+	int nw = r.h >= 12 && l.n > 1 ? 2 : 1;
+	int cells = r.h >= 16 && est.known ? bar_cells(&est, r.w - 3) : 0;
+	int n = nw + (cells ? 1 : 0);
+	for (int i = 0; i < nw && i < (int)l.n; i++)
+		ui_draw_line(win, r.y + r.h - n + i, r.x + 1, r.w - 1, &l.v[i], false);
+	ui_lines_free(&l);
+	if (cells)
+		draw_bars(win, r.y + r.h - 1, r.x + 2, r.w - 3, &est, card_of(&a->s), cells);
+	return n;
+}
+
+void ui_fit_change_lines(const struct ui_session *s, struct ui_lines *l, int width)
+{
+	if (!s->base_job || !s->job)
+		return;
+	struct estimate before, after;
+	estimate_job(s->base_job, &before);
+	estimate_job(s->job, &after);
+	if (!after.known) {
+		char w[400], line[512];
+		estimate_line(&after, 0, w, sizeof w, NULL, NULL);
+		snprintf(line, sizeof line, _("Estimate: %s"), w);
+		ui_lines_wrap(l, UI_R_DIM, line, width, 2);
+		return;
+	}
+	int64_t card = card_of(s);
+	char b[400], af[400], line[1024];
+	enum est_verdict vb, va;
+	estimate_line(&before, card, b, sizeof b, &vb, NULL);
+	estimate_line(&after, card, af, sizeof af, &va, NULL);
+	snprintf(line, sizeof line, _("Estimate before: %s"), b);
+	ui_lines_wrap(l, verdict_role(vb), line, width, 2);
+	snprintf(line, sizeof line, _("       → after: %s"), af);
+	ui_lines_wrap(l, verdict_role(va), line, width, 2);
+}
