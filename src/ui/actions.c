@@ -3,6 +3,7 @@
  * questions each of them asks.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oomfix/i18n.h"
@@ -142,12 +143,17 @@ static void do_save(struct ui_app *a, unsigned flags)
 		a->quit_after_save = false;
 		return;
 	}
+	/* Where it really went: a web UI job's save is a row of its database, and what comes next
+	 * there is queueing it (J, Q) or a retry. */
+	char *said = source_saved_message(a->s.src, !e.code);
 	if (e.code)
-		ui_status(&c, true, _("Saved %s, but the journal could not be written: %s"),
-			  a->s.job_path, e.msg);
+		ui_status(&c, true, "%s: %s", said ? said : "", e.msg);
+	else if (source_row(a->s.src))
+		ui_status(&c, false, _("%s. Next: J then Q to queue, or r to retry."),
+			  said ? said : "");
 	else
-		ui_status(&c, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
-			  a->s.job_path, a->s.job_path, a->s.job_path);
+		ui_status(&c, false, "%s", said ? said : "");
+	free(said);
 	if (a->quit_after_save && !ui_session_dirty(&a->s))
 		a->quit = true;
 }

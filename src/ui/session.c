@@ -13,6 +13,7 @@
 #include "oomfix/aitkdb.h"
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
+#include "oomfix/trail.h"
 #include "session.h"
 
 struct doc *ui_session_cur(const struct ui_session *s)
@@ -301,8 +302,34 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 	return true;
 }
 
+/* The newest run log of a job file (*path malloc'd), or ERR_NOINPUT when it has none. */
+static int newest_run(const struct source *src, char **path)
+{
+	struct trail t;
+	struct err e;
+	*path = NULL;
+	if (trail_build(src, &t, &e))
+		return e.code ? e.code : ERR_SOFTWARE;
+	if (t.n)
+		*path = strdup(t.runs[0].log);
+	trail_free(&t);
+	return *path ? ERR_OK : ERR_NOINPUT;
+}
+
+static int open_job_log(struct ui_session *s, const char *job_path, const char *log_path,
+			char **newest, struct err *e);
+
 int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
 		    struct err *e)
+{
+	char *newest = NULL;
+	int orc = open_job_log(s, job_path, log_path, &newest, e);
+	free(newest);
+	return orc;
+}
+
+static int open_job_log(struct ui_session *s, const char *job_path, const char *log_path,
+			char **newest, struct err *e)
 {
 	memset(s, 0, sizeof *s);
 	err_clear(e);
@@ -330,6 +357,11 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 		struct stat st;
 		if (!log_path && source_log(s->src) && stat(source_log(s->src), &st) == 0)
 			log_path = source_log(s->src);
+		/* A job file brings its newest run log (JOB.oomfix-runs/<n>.log), when it has one. */
+		if (!log_path && !source_row(s->src) && newest_run(s->src, newest) == ERR_OK) {
+			log_path = *newest;
+			s->log_from_runs = true;
+		}
 		hist_append(s, d, FIX_NONE);
 		set_base(s, copy_doc(d, e));
 	}
@@ -887,6 +919,7 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 	s->log_lines = 0;
 	s->lines_known = false;
 	s->growing = false; /* the log that grew was the one replaced */
+	s->run_label[0] = s->run_note[0] = '\0'; /* the caller names an earlier run */
 	s->diag_rc = ERR_OK;
 	err_clear(&s->diag_err);
 	ui_session_refresh(s);

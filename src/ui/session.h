@@ -57,6 +57,12 @@ struct ui_session {
 	bool log_stamped;
 	long long log_size, log_mtime_sec, log_mtime_nsec;
 	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
+	/* An earlier run's log is on screen (R): it is history, not the job as it is now. run_label
+	 * names it in the header ("run 2, earlier"), run_note says what followed it; both "" for
+	 * the current log. */
+	char run_label[64];
+	char run_note[512];
+	bool log_from_runs;             /* no log was given: the newest run log was opened */
 };
 
 /* What following the log found (ui_session_follow). */

@@ -190,7 +190,10 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 	}
 	diag_sentence(d, buf, sizeof buf);
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
-	if (ui_session_diag_stale(s) && lay->compact >= 2) {
+	if (s->run_note[0]) {
+		/* An earlier run is history: what followed it, not advice for the job now. */
+		ui_lines_wrap(l, UI_R_DIM, s->run_note, width, 1);
+	} else if (ui_session_diag_stale(s) && lay->compact >= 2) {
 		/* A short pane keeps the marked timing row in sight: the status line has just said
 		 * the rest (applied; save and run again). */
 		ui_lines_wrap(l, UI_R_MARK, _("Out of date: save, then run the job again."), width, 1);

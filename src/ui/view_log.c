@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oomfix/i18n.h"
 #include "oomfix/sig.h"
 #include "oomfix/text.h"
+#include "oomfix/trail.h"
 #include "follow.h"
 #include "retry_ctl.h"
 #include "ui.h"
@@ -297,7 +299,11 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	/* The name, then where the run stands (the web UI's status, the retry, the phase, step and
 	 * speed), then the position: a narrow header keeps what changes while a run goes on. */
 	snprintf(buf, sizeof buf, "%s", name);
-	if (a->s.job_status[0]) {
+	if (a->s.run_label[0]) { /* an earlier run is history: not the job's status now */
+		size_t k = strlen(buf);
+		if (k < sizeof buf)
+			snprintf(buf + k, sizeof buf - k, "  [%s]", a->s.run_label);
+	} else if (a->s.job_status[0]) {
 		size_t k = strlen(buf);
 		if (k < sizeof buf)
 			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
@@ -627,41 +633,100 @@ static void next_evidence(struct ui_app *a, const struct ui_ctx *cx, bool backwa
 	ui_status(cx, false, _("Evidence at line %llu"), (unsigned long long)best);
 }
 
-/* The trail of tries: R shows the web UI job's next earlier run (logs/<n>_log.txt), newest
- * first, and comes back to the current log after the oldest; the diagnosis follows. */
+/* A run of the trail in words, numbered like its file: "Run 3", or "The current run (log.txt)". */
+static void run_name(const struct trail_run *r, char *buf, size_t size)
+{
+	if (r->number == TRAIL_CURRENT)
+		snprintf(buf, size, "%s", _("The current run (log.txt)"));
+	else
+		snprintf(buf, size, _("Run %ld"), r->number);
+}
+
+static void run_time(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+	if (t <= 0 || !localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
+		snprintf(buf, size, "?");
+}
+
+/* The trail of tries: R shows the job's next earlier run (a web UI job's logs/<n>_log.txt, a job
+ * file's JOB.oomfix-runs/<n>.log), newest first, and comes back to the newest after the oldest.
+ * Each run is history: its own verdict, and what was saved after it (from the journal), not the
+ * fix the job would get now. */
 static void next_run(struct ui_app *a, const struct ui_ctx *cx)
 {
 	struct log_priv *lp = log_priv(a);
-	char **runs = NULL;
-	size_t n = a->s.src ? source_runs(a->s.src, &runs) : 0;
-	if (n < 2) {
-		ui_status(cx, false, "%s", source_row(a->s.src)
-			  ? _("This job has no earlier runs (logs/<n>_log.txt).")
-			  : _("Earlier runs belong to web UI jobs (aitk:NAME)."));
-		source_runs_free(runs, n);
+	struct trail t;
+	struct err e;
+
+	err_clear(&e);
+	if (!a->s.src) {
+		ui_status(cx, false, "%s", _("No job is open: the trail of runs belongs to a job."));
 		return;
 	}
-	size_t cur = 0;
-	for (size_t i = 0; a->s.log_path && i < n; i++)
-		if (!strcmp(runs[i], a->s.log_path))
-			cur = i;
-	size_t next = (cur + 1) % n;
-	struct err e;
-	err_clear(&e);
-	if (ui_session_set_log(&a->s, runs[next], &e)) {
+	if (trail_build(a->s.src, &t, &e)) {
 		ui_status_err(cx, &e);
-	} else {
-		cache_drop(lp);
-		a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
-		lp->diag_pos = (struct ui_pos){ 0, 0 };
-		lp->focus_diag = false;
-		a->follow.moved = false;
-		if (a->script)
-			ui_session_diag_poll(&a->s, true);
-		ui_status(cx, false, _("Run %zu of %zu (1 is the latest): %s; R shows the next one."),
-			  next + 1, n, runs[next]);
+		return;
 	}
-	source_runs_free(runs, n);
+	if (t.n < 2 && !(t.n == 1 && (!a->s.log_path || strcmp(t.runs[0].log, a->s.log_path)))) {
+		ui_status(cx, false, _("This job has no earlier runs (run logs are looked for in %s)."),
+			  t.where ? t.where : "?");
+		trail_free(&t);
+		return;
+	}
+	size_t cur = t.n - 1; /* a log from elsewhere: R starts at the newest run */
+	for (size_t i = 0; a->s.log_path && i < t.n; i++)
+		if (!strcmp(t.runs[i].log, a->s.log_path))
+			cur = i;
+	size_t next = (cur + 1) % t.n;
+	const struct trail_run *r = &t.runs[next];
+	if (ui_session_set_log(&a->s, r->log, &e)) {
+		ui_status_err(cx, &e);
+		trail_free(&t);
+		return;
+	}
+	cache_drop(lp);
+	a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
+	lp->diag_pos = (struct ui_pos){ 0, 0 };
+	lp->focus_diag = false;
+	a->follow.moved = false;
+	if (a->script)
+		ui_session_diag_poll(&a->s, true);
+	char name[80], when[40], verdict[200], fixes[400], saved[40] = "";
+	run_name(r, name, sizeof name);
+	run_time(r->when, when, sizeof when);
+	trail_verdict_words(r, verdict, sizeof verdict);
+	trail_fixes_words(r, fixes, sizeof fixes);
+	if (r->nafter)
+		run_time(r->after[r->nafter - 1]->when, saved, sizeof saved);
+	if (next > 0) {
+		/* History: the header names the run, the diagnosis says what followed it. */
+		if (r->number == TRAIL_CURRENT)
+			snprintf(a->s.run_label, sizeof a->s.run_label, "%s", _("earlier run"));
+		else
+			snprintf(a->s.run_label, sizeof a->s.run_label, _("run %ld, earlier"), r->number);
+		if (r->nafter)
+			snprintf(a->s.run_note, sizeof a->s.run_note,
+				 _("History: %s, log written %s. Saved after it: %s (%s)."), name, when,
+				 fixes, saved);
+		else
+			snprintf(a->s.run_note, sizeof a->s.run_note,
+				 _("History: %s, log written %s. Nothing was saved after it."), name,
+				 when);
+	}
+	char after[512];
+	if (r->nafter)
+		snprintf(after, sizeof after, _("saved after it: %s (%s)"), fixes, saved);
+	else
+		snprintf(after, sizeof after, "%s", next == 0 && r->number != TRAIL_CURRENT
+			 ? _("nothing saved after it yet") : _("nothing saved after it"));
+	if (next == 0)
+		ui_status(cx, false, _("%s (the newest of %zu runs), log written %s: %s; %s. R shows the "
+				       "one before."), name, t.n, when, verdict, after);
+	else
+		ui_status(cx, false, _("%s (%zu before the newest), log written %s: %s; %s. R shows the "
+				       "one before."), name, next, when, verdict, after);
+	trail_free(&t);
 }
 
 static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui_act act)
