@@ -72,6 +72,10 @@ static void reload(struct ui_app *a, const struct ui_ctx *c)
 	else if (!lost)
 		ui_status(c, false, "%s", _("Reloaded the file from disk; your unsaved edits are "
 					    "re-applied (d shows them)."));
+	else if (a->s.reload_dropped[0])
+		ui_status(c, true, _("Reloaded the file from disk; dropped whole, as they no longer apply "
+				     "there: %s (%zu of your unsaved changes kept; d shows them)."),
+			  a->s.reload_dropped, kept);
 	else
 		ui_status(c, true, _("Reloaded the file from disk; %zu of your unsaved edits no longer "
 				     "apply there and were dropped (%zu kept)."), lost, kept);

@@ -746,6 +746,50 @@ bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *n
 	       now->mtime_nsec != was->mtime_nsec;
 }
 
+/* Appends a step's name to the list of dropped edits ("Batch size 1, a hand edit"). */
+static void name_dropped(struct ui_session *s, enum fix_id fix)
+{
+	size_t k = strlen(s->reload_dropped);
+	const char *name = fix == FIX_NONE ? _("a hand edit") : _(fix_defs[fix].title);
+	snprintf(s->reload_dropped + k, sizeof s->reload_dropped - k, "%s%s", k ? ", " : "", name);
+}
+
+/* Applies the unsaved steps of the history (base to current), one by one, to `text`: a step
+ * with any hunk that no longer applies is left out whole. Counts steps in *kept and *lost;
+ * returns the malloc'd result (NULL when out of memory). */
+static char *reapply_steps(struct ui_session *s, const char *text, size_t len, size_t *outlen,
+			   size_t *kept, size_t *lost)
+{
+	char *cur = malloc(len + 1);
+	if (!cur)
+		return NULL;
+	memcpy(cur, text, len);
+	cur[len] = '\0';
+	*outlen = len;
+	for (size_t i = s->base_pos + 1; i <= s->pos && i < s->nhist; i++) {
+		size_t la, lb, ok = 0, bad = 0, nl = 0;
+		const char *ta = doc_text(s->hist[i - 1].doc, &la), *tb = doc_text(s->hist[i].doc, &lb);
+		char *patch = source_diff(source_label(s->src), ta, la, tb, lb, 3);
+		if (!patch || !*patch) {
+			free(patch);
+			continue;
+		}
+		char *next = diff_apply(cur, *outlen, patch, &nl, &ok, &bad);
+		free(patch);
+		if (next && bad == 0 && ok > 0) {
+			free(cur);
+			cur = next;
+			*outlen = nl;
+			(*kept)++;
+		} else {
+			free(next);
+			(*lost)++;
+			name_dropped(s, s->hist[i].fix);
+		}
+	}
+	return cur;
+}
+
 int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e)
 {
 	struct doc *d = NULL, *nd = NULL;
@@ -772,12 +816,18 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 		return rc;
 	}
 	job_free(&j);
-	/* The unsaved edits, as a diff to re-apply to the new text where they still apply. */
-	char *patch = ui_session_dirty(s) ? ui_session_diff(s, 3) : NULL;
-	if (patch && *patch) {
-		size_t len, plen = 0;
-		const char *t = doc_text(d, &len);
-		char *pt = diff_apply(t, len, patch, &plen, kept, lost);
+	/* The unsaved edits, re-applied to the new text where they still apply: step by step, each
+	 * fix (or hand edit) whole or not at all, so no half of a fix is left (a batch size back at
+	 * 8 with the accumulation that went with 1). Undone past the saved version: as one diff. */
+	char *patch = NULL, *pt = NULL;
+	size_t plen = 0, len;
+	const char *t = doc_text(d, &len);
+	s->reload_dropped[0] = '\0';
+	if (ui_session_dirty(s) && s->base_pos != (size_t)-1 && s->base_pos <= s->pos)
+		pt = reapply_steps(s, t, len, &plen, kept, lost);
+	else if (ui_session_dirty(s) && (patch = ui_session_diff(s, 3)) && *patch)
+		pt = diff_apply(t, len, patch, &plen, kept, lost);
+	if (pt) {
 		if (pt && *kept && (doc_load(source_label(src), pt, plen, &nd, e) ||
 				    job_from_doc(nd, &j, e))) {
 			/* Together they no longer make a job: keep the disk's text alone. */

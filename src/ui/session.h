@@ -63,6 +63,7 @@ struct ui_session {
 	char run_label[64];
 	char run_note[512];
 	bool log_from_runs;             /* no log was given: the newest run log was opened */
+	char reload_dropped[256];       /* the unsaved steps the last reload left out, by name */
 };
 
 /* What following the log found (ui_session_follow). */
@@ -141,9 +142,9 @@ int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
 /* True when the job file on disk is not the one loaded or last saved (*now: its stamp). */
 bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now);
 
-/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are kept as
- * a diff re-applied to the new text where their lines are still there: *kept hunks applied,
- * *lost left out. An unreadable file or one that is no job changes nothing (e says why). */
+/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are
+ * re-applied to the new text step by step, each fix or hand edit whole or not at all: *kept
+ * steps applied, *lost left out (named in reload_dropped). An unreadable file or one that is no job changes nothing (e says why). */
 int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e);
 
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */

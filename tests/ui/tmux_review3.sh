@@ -1,0 +1,73 @@
+#!/bin/bash
+# Review 3 in a real terminal (tmux), for a job file:
+# D8  a reload after an outside edit re-applies a fix whole or not at all, and says what it
+#     dropped (the batch size fix is dropped whole, not its accumulation half kept).
+# D20 a job file opened without a log opens its newest run log (JOB.oomfix-runs/<n>.log) and
+#     says so; R walks its earlier runs as history, with what was saved after each.
+# Skipped without tmux.
+set -u
+OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIX=$HERE/fixtures
+TMUX_TEST=review3
+. "$HERE/../tmux-lib.sh"
+absent() { ! screen "$1" | grep -qF -- "$2"; }
+start() { # SESSION DIR ARGS...
+	local s=$1 d=$2
+	shift 2
+	T new-session -d -s "$s" -x 100 -y 30 -c "$WORK/$d" \
+		"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' $*"
+}
+fresh() { rm -rf "$WORK/$1"; mkdir -p "$WORK/$1"; cp "$FIX/job.yaml" "$FIX/train.log" "$WORK/$1/"; }
+
+# ---- D8: a fix re-applied whole or not at all ------------------------------------------------
+fresh d8
+# the accumulation far from the batch size, so the fix's two changes are two hunks
+python3 - "$WORK/d8/job.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+lines = [l for l in open(p) if "gradient_accumulation:" not in l]
+out = []
+for l in lines:
+    out.append(l)
+    if l.strip() == "dtype: bf16":
+        out.append("        gradient_accumulation: 1\n")
+open(p, "w").write("".join(out))
+PY
+start d8 d8 job.yaml train.log
+wait_for d8 "First change: Batch size 1" > /dev/null
+T send-keys -t d8 a
+wait_for d8 "Applied: Batch size 1" > /dev/null
+sed -i 's/batch_size: 2 /batch_size: 8 /' "$WORK/d8/job.yaml"
+T send-keys -t d8 j
+check "D8: the outside edit is noticed" wait_for d8 "Reload it?"
+T send-keys -t d8 y
+check "D8: the message names the fix dropped whole" wait_for d8 "dropped whole"
+check "D8: by its name" wait_for d8 "Batch size 1"
+T send-keys -t d8 s
+check "D8: no half of the fix is left to save" wait_for d8 "Nothing to save"
+T send-keys -t d8 q
+
+# ---- D20: a job file's run logs --------------------------------------------------------------
+fresh d20
+mkdir "$WORK/d20/job.yaml.oomfix-runs"
+printf 'Loading Flux model\nLoading transformer\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB\n' \
+	> "$WORK/d20/job.yaml.oomfix-runs/1.log"
+touch -d '2 hours ago' "$WORK/d20/job.yaml.oomfix-runs/1.log"
+"$OOMFIX" fix -i "$WORK/d20/job.yaml" low_vram > /dev/null 2>&1
+sleep 1.1
+cp "$FIX/train.log" "$WORK/d20/job.yaml.oomfix-runs/2.log"
+start d20 d20 job.yaml
+check "D20: without a log, the newest run log is opened and said" \
+	wait_for d20 "opened the newest run log"
+check "D20: it is read" wait_for d20 "First change:"
+T send-keys -t d20 R
+check "D20: R shows the earlier run, numbered like its file" wait_for d20 "Run 1 (1 before the newest)"
+check "D20: with what was saved after it" wait_for d20 "low_vram (20"
+check "D20: as history" wait_for d20 "History: Run 1"
+T send-keys -t d20 R
+check "D20: R again comes back to the newest" wait_for d20 "Run 2 (the newest of 2 runs)"
+T send-keys -t d20 q
+
+echo "1..$n"
+exit $((fails > 0))
