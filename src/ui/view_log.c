@@ -201,6 +201,23 @@ static void live_header(const struct ui_app *a, char *buf, size_t sz)
 
 	k += (size_t)snprintf(buf + k, k < sz ? sz - k : 0, "  %s",
 			      ui_log_following(a) ? _("[following]") : _("[not following]"));
+	/* The run is over: how it ended, not the last bar as if it still went on. */
+	if (k < sz && a->s.have_diag && d->oom && !d->survived) {
+		if (d->failed_step >= 0)
+			snprintf(buf + k, sz - k, _("  ended: OOM at step %lld"), d->failed_step);
+		else
+			snprintf(buf + k, sz - k, _("  ended: OOM, %s"), diag_phase_label(d->phase));
+		return;
+	}
+	if (k < sz && a->s.have_diag && d->run_ended) {
+		if (d->other != DIAG_O_NONE)
+			snprintf(buf + k, sz - k, "  %s", _("ended: an error"));
+		else if (d->now_step >= 0 && d->total_steps > 0)
+			snprintf(buf + k, sz - k, _("  finished %lld/%lld"), d->now_step, d->total_steps);
+		else
+			snprintf(buf + k, sz - k, "  %s", _("finished"));
+		return;
+	}
 	if (d->now_phase != DIAG_P_NONE && k < sz)
 		k += (size_t)snprintf(buf + k, sz - k, "  %s", diag_phase_label(d->now_phase));
 	if (d->now_step >= 0 && k < sz)

@@ -69,5 +69,29 @@ T send-keys -t d20 R
 check "D20: R again comes back to the newest" wait_for d20 "Run 2 (the newest of 2 runs)"
 T send-keys -t d20 q
 
+# ---- D29: following a run to its end --------------------------------------------------------
+NAME=mug_flux_lora_v1
+frame() { printf '\r%s:  %d%%|#   | %d/%d [00:%02d<09:00,  2.50s/it, lr: 1e-04 loss: 0.1]' "$NAME" $(($1 * 100 / $2)) "$1" "$2" $(($1 % 60)); }
+mkdir -p "$WORK/d29"
+cp "$FIX/job.yaml" "$WORK/d29/"
+for log in oom fin; do
+	printf 'Running 1 job\n# Running job: %s\nLoading Flux model\n' "$NAME" > "$WORK/d29/$log.log"
+	frame 1 60 >> "$WORK/d29/$log.log"
+done
+start d29 d29 job.yaml oom.log
+start d29f d29 job.yaml fin.log
+wait_for d29 "oom.log" > /dev/null
+wait_for d29f "fin.log" > /dev/null
+for i in $(seq 2 20); do frame $i 60 >> "$WORK/d29/oom.log"; frame $i 60 >> "$WORK/d29/fin.log"; sleep 0.05; done
+check "D29: following a running job with no OOM yet says so" wait_for d29 "Running, no OOM so far."
+printf '\nError running job: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB of which 1.10 GiB is free.\n' >> "$WORK/d29/oom.log"
+printf '\n========================================\nResult:\n - 0 completed jobs\n - 1 failure\n========================================\n' >> "$WORK/d29/oom.log"
+check "D29: the header says the run ended with the OOM" wait_for d29 "ended: OOM at step 21"
+check "D29: not the last bar as if it went on" absent d29 "training  20/60"
+for i in $(seq 21 60); do frame $i 60 >> "$WORK/d29/fin.log"; done
+printf '\n========================================\nResult:\n - 1 completed jobs\n - 0 failure\n========================================\n' >> "$WORK/d29/fin.log"
+check "D29: the header says a finished run finished" wait_for d29f "finished 60/60"
+check "D29: and its diagnosis says the run finished" wait_for d29f "the run finished."
+
 echo "1..$n"
 exit $((fails > 0))
