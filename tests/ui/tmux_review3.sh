@@ -10,6 +10,8 @@ OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
 FIX=$HERE/fixtures
 TMUX_TEST=review3
+TMUX_CONF_EXTRA='set -g history-limit 200
+'
 . "$HERE/../tmux-lib.sh"
 absent() { ! screen "$1" | grep -qF -- "$2"; }
 start() { # SESSION DIR ARGS...
@@ -92,6 +94,36 @@ for i in $(seq 21 60); do frame $i 60 >> "$WORK/d29/fin.log"; done
 printf '\n========================================\nResult:\n - 1 completed jobs\n - 0 failure\n========================================\n' >> "$WORK/d29/fin.log"
 check "D29: the header says a finished run finished" wait_for d29f "finished 60/60"
 check "D29: and its diagnosis says the run finished" wait_for d29f "the run finished."
+
+# ---- D26: a hang-up in a folder that refuses the emergency save ----------------------------
+# The folder is read-only to the user running oomfix (root is dropped to nobody for it); the edits
+# go to the state folder and the line that says so stays on the screen after the UI is gone.
+mkdir -p "$WORK/d26/ro" "$WORK/d26/state"
+cp "$FIX/job.yaml" "$FIX/train.log" "$WORK/d26/ro/"
+chmod 755 "$WORK" "$WORK/d26"
+chmod 777 "$WORK/d26/state"
+chmod 555 "$WORK/d26/ro"
+chmod 644 "$WORK/d26/ro/"*
+as_user=
+if [ "$(id -u)" = 0 ]; then
+	command -v setpriv > /dev/null && as_user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+fi
+if [ "$(id -u)" = 0 ] && [ -z "$as_user" ]; then
+	ok "D26: # SKIP root without setpriv cannot be refused by a folder"
+else
+	T new-session -d -s d26 -x 100 -y 30 -c "$WORK/d26/ro" \
+		"exec $as_user env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK/d26/state' XDG_STATE_HOME='$WORK/d26/state' '$OOMFIX' job.yaml train.log"
+	wait_for d26 "First change:" > /dev/null
+	T send-keys -t d26 a
+	wait_for d26 "[+]" > /dev/null
+	kill -HUP "$(T display-message -p -t d26 '#{pane_pid}')"
+	# the whole terminal, its wrapped rows joined and the rows scrolled away included
+	said() { T capture-pane -p -J -S -200 -t d26 | grep -qF "folder refused the emergency save; the unsaved edits are in"; }
+	for _ in $(seq 50); do said && break; sleep 0.1; done
+	check "D26: the line that says where the edits went stays on the screen" said
+	check "D26: and they are there" bash -c 'ls "$1"/oomfix/*.oomfix-save > /dev/null 2>&1' _ "$WORK/d26/state"
+fi
+chmod 755 "$WORK/d26/ro"
 
 echo "1..$n"
 exit $((fails > 0))
