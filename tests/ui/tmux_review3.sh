@@ -125,5 +125,35 @@ else
 fi
 chmod 755 "$WORK/d26/ro"
 
+# ---- D27: the external editor's copy stays beside the job -------------------------------------
+fresh d27
+printf '#!/bin/sh\nsed -i "s/steps: 2000/steps: [2000/" "$1"\n' > "$WORK/ed-bad"
+chmod 755 "$WORK/ed-bad"
+T new-session -d -s d27 -x 100 -y 30 -c "$WORK/d27" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK/d27home' TMPDIR='$WORK/tmp' EDITOR='$WORK/ed-bad' '$OOMFIX' job.yaml"
+mkdir -p "$WORK/tmp"
+wait_for d27 "Batch Size" > /dev/null
+T send-keys -t d27 BTab BTab BTab BTab e
+check "D27: the refused edit is kept, and the message says where" wait_for d27 "/.job.yaml.oomfix-edit-"
+check "D27: the copy is beside the job" bash -c 'ls "$1"/.job.yaml.oomfix-edit-*.yaml > /dev/null 2>&1' _ "$WORK/d27"
+check "D27: nothing in the temporary folder" bash -c '[ -z "$(ls -A "$1")" ]' _ "$WORK/tmp"
+T send-keys -t d27 q
+# a folder that refuses it: the state folder, named on the screen
+if [ -n "$as_user" ] || [ "$(id -u)" != 0 ]; then
+	mkdir -p "$WORK/d27ro" "$WORK/d27state"
+	cp "$FIX/job.yaml" "$WORK/d27ro/"
+	chmod 777 "$WORK/d27state" "$WORK/tmp"
+	chmod 555 "$WORK/d27ro"
+	T new-session -d -s d27r -x 100 -y 30 -c "$WORK/d27ro" \
+		"exec $as_user env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK/d27state' XDG_STATE_HOME='$WORK/d27state' TMPDIR='$WORK/tmp' EDITOR='$WORK/ed-bad' '$OOMFIX' job.yaml"
+	wait_for d27r "Batch Size" > /dev/null
+	T send-keys -t d27r BTab BTab BTab BTab e
+	check "D27: a read-only folder: the copy goes to the state folder" \
+		wait_for d27r "/oomfix/job.yaml.oomfix-edit-"
+	check "D27: and it is there" bash -c 'ls "$1"/oomfix/job.yaml.oomfix-edit-*.yaml > /dev/null 2>&1' _ "$WORK/d27state"
+	T send-keys -t d27r q
+	chmod 755 "$WORK/d27ro"
+fi
+
 echo "1..$n"
 exit $((fails > 0))
