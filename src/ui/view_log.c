@@ -49,6 +49,11 @@ struct log_priv {
 	int log_hoff;                 /* cells of every log line scrolled out at the left (less -S) */
 	bool log_wrap;                /* long log lines wrap onto the next rows instead */
 	int log_avail;                /* cells for a line's text, as last drawn */
+	/* The number of lines that match the search, counted once per pattern and log size (a
+	 * whole scan), so n and N stop at the next match and still say "match 2/3". */
+	char count_pat[256];
+	uint64_t count_size, count_total;
+	const struct ui_session *count_owner;
 };
 
 static void log_init(void *priv)
@@ -547,8 +552,10 @@ struct search_ctx {
 	struct ui_app *a;
 	uint64_t from;         /* current line (1-based) */
 	bool backward;
+	bool count_all;        /* scan to the end: the total is not known yet */
 	uint64_t first, last_before, after;  /* 0 = none */
 	uint64_t last;
+	uint64_t total, upto, before; /* matching lines: all, at or before `from`, before it */
 	char *buf;
 };
 
@@ -557,8 +564,6 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 	struct search_ctx *c = vctx;
 	size_t len = sg->len < READ_MAX ? sg->len : READ_MAX;
 
-	if (!c->backward && c->first && sg->line <= c->from)
-		return 0; /* the wrap target is known: only lines after the cursor matter now */
 	if (sg->line == c->last)
 		return 0; /* this line already matched in an earlier segment */
 	memcpy(c->buf, sg->p, len);
@@ -566,28 +571,38 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 	if (pcre2_match(c->a->re, (PCRE2_SPTR)c->buf, len, 0, 0, c->a->md, NULL) < 0)
 		return 0;
 	c->last = sg->line;
+	c->total++;
 	if (!c->first)
 		c->first = sg->line;
-	if (sg->line < c->from)
+	if (sg->line <= c->from)
+		c->upto++;
+	if (sg->line < c->from) {
+		c->before++;
 		c->last_before = sg->line;
-	if (!c->backward && sg->line > c->from) {
+	}
+	if (!c->backward && !c->after && sg->line > c->from) {
 		c->after = sg->line;
-		return 1;
+		if (!c->count_all)
+			return 1;
 	}
 	return 0;
 }
 
 static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 {
+	struct log_priv *lp = log_priv(a);
 	struct search_ctx c = { .a = a, .backward = backward };
 	struct err e;
-	uint64_t hit = 0;
+	uint64_t hit = 0, idx = 0, size = logidx_size(a->s.log);
 	bool wrapped = false;
 
 	if (!a->re) {
 		ui_status(cx, true, "%s", _("No search yet: press / to search."));
 		return;
 	}
+	bool known = lp->count_owner == &a->s && lp->count_size == size &&
+		     !strcmp(lp->count_pat, a->search);
+	c.count_all = !known;
 	c.from = (uint64_t)a->pos[UI_V_LOG].cursor + 1;
 	c.buf = malloc(READ_MAX);
 	if (!c.buf)
@@ -598,23 +613,38 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 		ui_status_err(cx, &e);
 		return;
 	}
+	if (!known) {
+		lp->count_owner = &a->s;
+		lp->count_size = size;
+		lp->count_total = c.total;
+		snprintf(lp->count_pat, sizeof lp->count_pat, "%s", a->search);
+	}
+	uint64_t total = lp->count_total;
 	if (backward) {
 		hit = c.last_before ? c.last_before : c.last;
 		wrapped = !c.last_before && hit;
+		idx = c.last_before ? c.before : total;
 	} else {
 		hit = c.after ? c.after : c.first;
 		wrapped = !c.after && hit;
+		idx = c.after ? c.upto + 1 : 1;
 	}
 	if (!hit) {
 		ui_status(cx, true, _("Pattern not found: %s"), a->search);
 		return;
 	}
 	jump_to(a, cx, hit);
+	if (idx > total)
+		total = idx; /* the log grew since it was counted */
 	if (wrapped)
-		ui_status(cx, false, "%s", backward ? _("Search wrapped to the bottom.")
-						   : _("Search wrapped to the top."));
+		ui_status(cx, false, backward ? _("Search wrapped to the bottom: match %llu/%llu at line "
+						  "%llu.")
+					      : _("Search wrapped to the top: match %llu/%llu at line "
+						  "%llu."),
+			  (unsigned long long)idx, (unsigned long long)total, (unsigned long long)hit);
 	else
-		ui_status(cx, false, _("Match at line %llu"), (unsigned long long)hit);
+		ui_status(cx, false, _("match %llu/%llu at line %llu"), (unsigned long long)idx,
+			  (unsigned long long)total, (unsigned long long)hit);
 }
 
 static void log_search_done(struct ui_app *a, const struct ui_ctx *cx)

@@ -155,5 +155,19 @@ if [ -n "$as_user" ] || [ "$(id -u)" != 0 ]; then
 	chmod 755 "$WORK/d27ro"
 fi
 
+# ---- D36: / in the Log view counts the matches ----------------------------------------------
+fresh d36
+start d36 d36 job.yaml train.log
+wait_for d36 "First change:" > /dev/null
+T send-keys -t d36 g /
+T send-keys -t d36 -l "skipping batch"
+T send-keys -t d36 Enter
+check "D36: the first match is counted" wait_for d36 "match 1/3 at line 50"
+T send-keys -t d36 n
+check "D36: n says which match of how many" wait_for d36 "match 2/3 at line 56"
+T send-keys -t d36 N
+check "D36: N too" wait_for d36 "match 1/3 at line 50"
+T send-keys -t d36 q
+
 echo "1..$n"
 exit $((fails > 0))
