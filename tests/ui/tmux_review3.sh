@@ -169,5 +169,33 @@ T send-keys -t d36 N
 check "D36: N too" wait_for d36 "match 1/3 at line 50"
 T send-keys -t d36 q
 
+# ---- D23: the Retry view's g goes to the top (the explanation), k reaches it ---------------
+if python3 -c 'import yaml' 2> /dev/null; then
+	STANDIN=$(near standin.py "$HERE/../standin/aitk_standin.py")
+	mkdir -p "$WORK/d23"
+	cp "$HERE/../retry/jobs/flux_load.yaml" "$WORK/d23/job.yaml"
+	(cd "$WORK/d23" && python3 "$STANDIN" --vram 12 job.yaml > first.log 2>&1)
+	T new-session -d -s d23 -x 60 -y 20 -c "$WORK/d23" \
+		"exec env -u NO_COLOR LC_ALL=C.UTF-8 LANGUAGE= TERM=tmux-256color HOME='$WORK' '$OOMFIX' job.yaml first.log"
+	wait_for d23 "before training started" > /dev/null
+	T send-keys -t d23 r
+	wait_for d23 "Run the job with" > /dev/null
+	T send-keys -t d23 End C-u
+	T send-keys -t d23 -l "python3 $STANDIN --vram 12 job.yaml"
+	T send-keys -t d23 Enter
+	wait_for d23 "p = yes" > /dev/null
+	T send-keys -t d23 y
+	wait_for d23 "r starts another" 60 > /dev/null
+	T send-keys -t d23 g
+	check "D23: g shows the top of the Retry view, the explanation" wait_for d23 "Each try runs"
+	T send-keys -t d23 G
+	sleep 0.3
+	for _ in $(seq 40); do T send-keys -t d23 k; done
+	check "D23: k reaches the explanation too" wait_for d23 "Each try runs"
+	T send-keys -t d23 q
+else
+	ok "D23: # SKIP python3 with PyYAML is needed"
+fi
+
 echo "1..$n"
 exit $((fails > 0))
