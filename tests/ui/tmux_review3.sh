@@ -197,5 +197,25 @@ else
 	ok "D23: # SKIP python3 with PyYAML is needed"
 fi
 
+# ---- D21: r in a folder without run.py proposes no command that cannot work ------------------
+fresh d21
+start d21 d21 job.yaml train.log
+wait_for d21 "First change:" > /dev/null
+T send-keys -t d21 r
+check "D21: r asks for the command" wait_for d21 "Run the job with:"
+check "D21: without proposing python run.py, which is not there" absent d21 "run.py"
+T send-keys -t d21 Escape
+sleep 0.2
+T send-keys -t d21 q
+sleep 0.2
+T send-keys -t d21 y
+mkdir "$WORK/d21/other.yaml.oomfix-runs"
+echo "python3 trainer.py other.yaml" > "$WORK/d21/other.yaml.oomfix-runs/command"
+start d21b d21 job.yaml train.log
+wait_for d21b "First change:" > /dev/null
+T send-keys -t d21b r
+check "D21: the command typed for another job of the folder is proposed" \
+	wait_for d21b "python3 trainer.py other.yaml"
+
 echo "1..$n"
 exit $((fails > 0))
