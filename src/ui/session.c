@@ -64,6 +64,12 @@ void ui_session_refresh(struct ui_session *s)
 		s->job = NULL;
 	plan_build(s->job, s->have_diag ? &s->diag : NULL, &s->plan);
 	checklist_build(s->job, s->have_diag ? &s->diag : NULL, &s->check);
+	if (s->base_job && ui_session_dirty(s)) {
+		/* An item ticked only by an unsaved edit says so: the job on disk is not there yet. */
+		struct checklist saved;
+		checklist_build(s->base_job, s->have_diag ? &s->diag : NULL, &saved);
+		checklist_mark_unsaved(&s->check, &saved);
+	}
 	if (on_change)
 		on_change(s);
 }

@@ -217,5 +217,22 @@ T send-keys -t d21b r
 check "D21: the command typed for another job of the folder is proposed" \
 	wait_for d21b "python3 trainer.py other.yaml"
 
+# ---- D37: the quick checklist in the plan's order, an unsaved tick said ----------------------
+rm -rf "$WORK/d37"; mkdir -p "$WORK/d37"; cp "$FIX/job.yaml" "$WORK/d37/"
+start d37 d37 job.yaml
+wait_for d37 "Batch Size" > /dev/null
+T send-keys -t d37 a
+wait_for d37 "[+]" > /dev/null
+T send-keys -t d37 7
+check "D37: the checklist is shown" wait_for d37 "Quick checklist"
+first_item=$(screen d37 | grep -A1 -F "Quick checklist" | sed -n 2p)
+first_step=$(screen d37 | grep -m1 -E '^ *1\. ')
+check "D37: its first item is the plan's first step (checkpointing)" \
+	bash -c '[[ "$1" == *"Gradient checkpointing"* && "$2" == *"gradient checkpointing"* ]]' _ "$first_item" "$first_step"
+check "D37: an item ticked only by the unsaved edit says so" wait_for d37 "(unsaved)"
+T send-keys -t d37 q
+sleep 0.2
+T send-keys -t d37 y
+
 echo "1..$n"
 exit $((fails > 0))
