@@ -254,7 +254,13 @@ void ui_apply_first_fix(struct ui_app *a)
 		ui_status(&c, false, "%s", _("Every step of the plan is already done."));
 		return;
 	}
+	size_t pos = a->s.pos;
 	ui_apply_fix(a, id, false);
+	if (!a->s.log_path && a->s.pos != pos)
+		ui_status(&c, false, _("No log to choose by, so a applied the next step of the rollback "
+				       "plan: %s. d diff, u undo, s save; with the failed run's log the "
+				       "fix would follow from when it ran out of memory."),
+			  _(fix_defs[id].title));
 }
 
 void ui_next_theme(struct ui_app *a)

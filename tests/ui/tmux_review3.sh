@@ -223,6 +223,8 @@ start d37 d37 job.yaml
 wait_for d37 "Batch Size" > /dev/null
 T send-keys -t d37 a
 wait_for d37 "[+]" > /dev/null
+check "friction: a with no log says there is no log to choose by" wait_for d37 "No log to choose by"
+check "friction: and what it applied" wait_for d37 "rollback plan: Batch size 1"
 T send-keys -t d37 7
 check "D37: the checklist is shown" wait_for d37 "Quick checklist"
 first_item=$(screen d37 | grep -A1 -F "Quick checklist" | sed -n 2p)
