@@ -982,3 +982,18 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 	ui_session_diag_start(s);
 	return ERR_OK;
 }
+
+void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix)
+{
+	if (try_n == 0)
+		snprintf(s->run_label, sizeof s->run_label, "%s", _("the log you opened, earlier"));
+	else
+		snprintf(s->run_label, sizeof s->run_label, _("try %d, earlier"), try_n);
+	if (fix && *fix)
+		snprintf(s->run_note, sizeof s->run_note, _("History: an earlier try (%s). The fix "
+							    "applied after it: %s."),
+			 s->run_label, fix);
+	else
+		snprintf(s->run_note, sizeof s->run_note, _("History: an earlier try (%s)."),
+			 s->run_label);
+}

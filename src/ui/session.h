@@ -130,6 +130,10 @@ char *ui_session_diff(const struct ui_session *s, int context);
  * diagnosing it. ERR_TEMPFAIL while the current log is still being read. */
 int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e);
 
+/* The log on screen is an earlier try of a retry (try_n, 0 for the log opened): history, with
+ * the fix applied after it (may be NULL), shown instead of advice for the job now. */
+void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix);
+
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);

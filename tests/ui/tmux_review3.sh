@@ -192,6 +192,10 @@ if python3 -c 'import yaml' 2> /dev/null; then
 	sleep 0.3
 	for _ in $(seq 40); do T send-keys -t d23 k; done
 	check "D23: k reaches the explanation too" wait_for d23 "Each try runs"
+	# D10: Enter on an earlier try opens its log as history
+	T send-keys -t d23 j Enter
+	check "D10: an earlier try's log is history" wait_for d23 "History: an earlier try"
+	check "D10: with no advice for the job now" absent d23 "Out of date"
 	T send-keys -t d23 q
 else
 	ok "D23: # SKIP python3 with PyYAML is needed"
