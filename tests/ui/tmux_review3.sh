@@ -240,5 +240,11 @@ T send-keys -t d37 q
 sleep 0.2
 T send-keys -t d37 y
 
+# ---- D28: the UI tells a swapped job and log apart with the core's source_sniff_job (a guard:
+# the UI's own copy of the sniffing was removed, the behaviour is the same) ----------------------
+fresh d28
+check "D28: a log given first and the job second is refused with the order that works" \
+	bash -c 'cd "$1" && ! "$2" train.log job.yaml 2> err < /dev/null > /dev/null && grep -q "looks like a training log" err' _ "$WORK/d28" "$OOMFIX"
+
 echo "1..$n"
 exit $((fails > 0))
