@@ -52,8 +52,8 @@ struct log_priv {
 	/* The number of lines that match the search, counted once per pattern and log size (a
 	 * whole scan), so n and N stop at the next match and still say "match 2/3". */
 	char count_pat[256];
+	char count_log[512];          /* the log counted (R and a retry put another in its place) */
 	uint64_t count_size, count_total;
-	const struct ui_session *count_owner;
 };
 
 static void log_init(void *priv)
@@ -600,8 +600,9 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 		ui_status(cx, true, "%s", _("No search yet: press / to search."));
 		return;
 	}
-	bool known = lp->count_owner == &a->s && lp->count_size == size &&
-		     !strcmp(lp->count_pat, a->search);
+	const char *logname = a->s.log_path ? a->s.log_path : "";
+	bool known = lp->count_size == size && !strcmp(lp->count_pat, a->search) &&
+		     !strcmp(lp->count_log, logname);
 	c.count_all = !known;
 	c.from = (uint64_t)a->pos[UI_V_LOG].cursor + 1;
 	c.buf = malloc(READ_MAX);
@@ -614,7 +615,7 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 		return;
 	}
 	if (!known) {
-		lp->count_owner = &a->s;
+		snprintf(lp->count_log, sizeof lp->count_log, "%s", logname);
 		lp->count_size = size;
 		lp->count_total = c.total;
 		snprintf(lp->count_pat, sizeof lp->count_pat, "%s", a->search);
