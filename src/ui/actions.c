@@ -50,7 +50,9 @@ bool ui_check_disk(struct ui_app *a, const struct ui_ctx *c)
 	a->declined = now; /* the version asked about */
 	ui_ask(a, &ask_reload, a->mode == UI_M_CONFIRM ? UI_M_NORMAL : a->mode);
 	const char *base = strrchr(a->s.job_path, '/');
-	ui_status(c, false, _("%s changed on disk."), base ? base + 1 : a->s.job_path);
+	/* a web UI job is its database row, not the job_config.json its backup is named after */
+	ui_status(c, false, _("%s changed on disk."), source_row(a->s.src) ? source_label(a->s.src)
+					     : base ? base + 1 : a->s.job_path);
 	return true;
 }
 
