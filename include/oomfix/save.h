@@ -52,6 +52,11 @@ int save_emergency(const char *path, const char *text, size_t len);
  * needs for PATH (save_emergency_name calls it too). */
 void save_emergency_prepare(const char *path);
 
+/* The folder for what the job's own folder refuses: $XDG_STATE_HOME/oomfix (else
+ * ~/.local/state/oomfix), created (mode 0700) when missing. Malloc'd; NULL when neither
+ * variable gives an absolute path. */
+char *save_state_dir(void);
+
 /* The name of the emergency file for a job (malloc'd, the caller frees; NULL if out of memory):
  * PATH.oomfix-save, or the fallback in the state folder when only that one exists (to offer it
  * for recovery and remove it after a save). Prepares the fallback for save_emergency. */

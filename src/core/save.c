@@ -540,23 +540,45 @@ static char *absolute(const char *path)
 	return r;
 }
 
-void save_emergency_prepare(const char *path)
+/* The state folders, outermost first ("" = none): $XDG_STATE_HOME, then oomfix in it; else
+ * ~/.local, ~/.local/state, ~/.local/state/oomfix. Returns the length of the last, or -1 when
+ * neither variable gives an absolute path. */
+static int state_dirs(char dirs[3][PATH_MAX])
 {
-	fallback.ready = 0;
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	char base[PATH_MAX];
 	if (xdg && xdg[0] == '/') {
-		snprintf(fallback.dirs[0], PATH_MAX, "%s", xdg);
-		fallback.dirs[1][0] = '\0';
+		snprintf(dirs[0], PATH_MAX, "%s", xdg);
+		dirs[1][0] = '\0';
 		snprintf(base, sizeof base, "%s", xdg);
 	} else if (home && home[0] == '/') {
-		snprintf(fallback.dirs[0], PATH_MAX, "%s/.local", home);
-		snprintf(fallback.dirs[1], PATH_MAX, "%s/.local/state", home);
+		snprintf(dirs[0], PATH_MAX, "%s/.local", home);
+		snprintf(dirs[1], PATH_MAX, "%s/.local/state", home);
 		snprintf(base, sizeof base, "%s/.local/state", home);
 	} else {
-		return;
+		return -1;
 	}
-	int k = snprintf(fallback.dirs[2], PATH_MAX, "%s/oomfix", base);
+	return snprintf(dirs[2], PATH_MAX, "%s/oomfix", base);
+}
+
+char *save_state_dir(void)
+{
+	static char dirs[3][PATH_MAX];
+	int k = state_dirs(dirs);
+	if (k < 0 || k >= PATH_MAX - 1)
+		return NULL;
+	for (int i = 0; i < 3; i++)
+		if (dirs[i][0])
+			mkdir(dirs[i], 0700);
+	return strdup(dirs[2]);
+}
+
+void save_emergency_prepare(const char *path)
+{
+	fallback.ready = 0;
+	int k = state_dirs(fallback.dirs);
+	if (k < 0)
+		return;
 	char *abs = absolute(path);
 	if (!abs || k < 0 || k >= PATH_MAX - 1) {
 		free(abs);

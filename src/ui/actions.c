@@ -3,6 +3,7 @@
  * questions each of them asks.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oomfix/i18n.h"
@@ -49,7 +50,9 @@ bool ui_check_disk(struct ui_app *a, const struct ui_ctx *c)
 	a->declined = now; /* the version asked about */
 	ui_ask(a, &ask_reload, a->mode == UI_M_CONFIRM ? UI_M_NORMAL : a->mode);
 	const char *base = strrchr(a->s.job_path, '/');
-	ui_status(c, false, _("%s changed on disk."), base ? base + 1 : a->s.job_path);
+	/* a web UI job is its database row, not the job_config.json its backup is named after */
+	ui_status(c, false, _("%s changed on disk."), source_row(a->s.src) ? source_label(a->s.src)
+					     : base ? base + 1 : a->s.job_path);
 	return true;
 }
 
@@ -71,6 +74,10 @@ static void reload(struct ui_app *a, const struct ui_ctx *c)
 	else if (!lost)
 		ui_status(c, false, "%s", _("Reloaded the file from disk; your unsaved edits are "
 					    "re-applied (d shows them)."));
+	else if (a->s.reload_dropped[0])
+		ui_status(c, true, _("Reloaded the file from disk; dropped whole, as they no longer apply "
+				     "there: %s (%zu of your unsaved changes kept; d shows them)."),
+			  a->s.reload_dropped, kept);
 	else
 		ui_status(c, true, _("Reloaded the file from disk; %zu of your unsaved edits no longer "
 				     "apply there and were dropped (%zu kept)."), lost, kept);
@@ -148,12 +155,14 @@ static void do_save(struct ui_app *a, unsigned flags)
 		a->quit_after_save = false;
 		return;
 	}
+	/* Where it really went: a web UI job's save is a row of its database, and what comes next
+	 * there is queueing it (J, Q) or a retry. */
+	char *said = source_saved_message(a->s.src, !e.code);
 	if (e.code)
-		ui_status(&c, true, _("Saved %s, but the journal could not be written: %s"),
-			  a->s.job_path, e.msg);
+		ui_status(&c, true, "%s: %s", said ? said : "", e.msg);
 	else
-		ui_status(&c, false, _("Saved %s (previous version in %s~, journal in %s.oomfix.md)"),
-			  a->s.job_path, a->s.job_path, a->s.job_path);
+		ui_status(&c, false, "%s", said ? said : "");
+	free(said);
 	if (a->quit_after_save && !ui_session_dirty(&a->s))
 		a->quit = true;
 	else if (source_row(a->s.src)) { /* what comes next for a web UI job, first */
@@ -218,7 +227,13 @@ static void apply_now(struct ui_app *a, enum fix_id id, const char *said)
 	}
 	if (!changed)
 		snprintf(done, sizeof done, _("Nothing to change for: %s"), _(fix_defs[id].title));
-	else if (said && a->s.have_diag && a->s.diag.oom)
+	else if (said && !a->s.log_path) {
+		ui_status(&c, false, _("No log to choose by, so a applied the next step of the rollback "
+				       "plan: %s. d diff, u undo, s save; with the failed run's log the "
+				       "fix would follow from when it ran out of memory."),
+			  _(fix_defs[id].title));
+		return;
+	} else if (said && a->s.have_diag && a->s.diag.oom)
 		snprintf(done, sizeof done, _("Applied. Save (s) and run the job again: the next change "
 					      "comes from the new log. %s"), note);
 	else if (said)

@@ -398,6 +398,10 @@ int ui_main(int argc, char **argv)
 		snprintf(a->msg.text, sizeof a->msg.text, "%s",
 			 _("The locale is not UTF-8, so the screen uses plain ASCII; a UTF-8 locale "
 			   "(e.g. LANG=C.UTF-8) gives the full display."));
+	if (a->s.log_from_runs && !a->msg.text[0])
+		snprintf(a->msg.text, sizeof a->msg.text,
+			 _("No log was given: opened the newest run log, %s (R shows the earlier "
+			   "runs)."), a->s.log_path);
 	a->script = o.script != NULL;
 	a->retry_log_due = -1;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;

@@ -18,28 +18,6 @@ static bool looks_like_yaml(const char *p)
 	       (n > 5 && !strcmp(p + n - 5, ".json")) || source_is_aitk_arg(p);
 }
 
-/* True when the file's first bytes read like a trainer job (a `job:` or `config:` line, or a
- * JSON object with "config"), so a job and a log given the other way round are told apart. */
-static bool sniff_job(const char *path)
-{
-	char buf[8192];
-	FILE *fp = fopen(path, "rb");
-	size_t n;
-
-	if (!fp)
-		return false;
-	n = fread(buf, 1, sizeof buf - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	if (memchr(buf, '\0', n))
-		return false;
-	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, "job:", 4) || !strncmp(p, "config:", 7))
-			return true;
-	const char *b = buf + strspn(buf, " \t\r\n");
-	return *b == '{' && strstr(b, "\"config\"") != NULL;
-}
-
 static void usage_die(const char *msg, const char *arg)
 {
 	fprintf(stderr, "oomfix: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
@@ -108,7 +86,7 @@ void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 		o->log = pos[1];
 		/* The log first and the job second: say which order works rather than report the
 		 * log's text as bad YAML. */
-		if (!sniff_job(pos[0]) && !looks_like_yaml(pos[0]) && sniff_job(pos[1])) {
+		if (!source_sniff_job(pos[0]) && !looks_like_yaml(pos[0]) && source_sniff_job(pos[1])) {
 			fprintf(stderr, _("oomfix: '%s' looks like a training log and '%s' like the job: "
 					  "the job comes first.\n  oomfix %s %s\n"),
 				pos[0], pos[1], pos[1], pos[0]);
@@ -116,7 +94,7 @@ void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 		}
 	} else if (npos == 1) {
 		/* One file: a job when it looks like YAML or reads like one, else a log. */
-		if (looks_like_yaml(pos[0]) || sniff_job(pos[0]))
+		if (looks_like_yaml(pos[0]) || source_sniff_job(pos[0]))
 			o->job = pos[0];
 		else
 			o->log = pos[0];

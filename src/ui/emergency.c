@@ -38,13 +38,16 @@ static struct {
 
 static void on_fatal_signal(int sig)
 {
-	if (emerg.dirty && emerg.path && emerg.text)
-		save_emergency(emerg.path, emerg.text, emerg.len);
+	/* The terminal first: the line save_emergency may write on stderr (where the edits went,
+	 * when the job's folder refused them) must land on the normal screen, not on the UI's
+	 * alternate screen that the reset clears. */
 	if (emerg.tty_ok) {
 		ssize_t w = write(emerg.tty_fd, emerg.reset, emerg.reset_len);
 		(void)w;
 		tcsetattr(emerg.tty_fd, TCSANOW, &emerg.tios);
 	}
+	if (emerg.dirty && emerg.path && emerg.text)
+		save_emergency(emerg.path, emerg.text, emerg.len);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -71,6 +74,10 @@ void ui_emergency_track(const struct ui_session *s)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	/* The open job's fallback in the state folder is made ready here, outside the handler,
+	 * for a folder that refuses the emergency save (the job may have changed: J, Enter). */
+	if (s->job_path)
+		save_emergency_prepare(s->job_path);
 	emerg.path = s->job_path;
 	emerg.text = text;
 	emerg.len = len;

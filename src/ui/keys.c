@@ -71,7 +71,7 @@ const struct ui_action ui_actions[] = {
 	{ UI_A_NEXT_EVIDENCE, UI_CTX_LOG, { 'o' }, N_("jump to the next evidence line"),
 	  N_("evidence") },
 	{ UI_A_PREV_EVIDENCE, UI_CTX_LOG, { 'O' }, N_("jump to the previous evidence line"), NULL },
-	{ UI_A_NEXT_RUN, UI_CTX_LOG, { 'R' }, N_("a web UI job: show its next earlier run's log and verdict"),
+	{ UI_A_NEXT_RUN, UI_CTX_LOG, { 'R' }, N_("show the job's earlier runs, newest first, as history"),
 	  NULL },
 	{ UI_A_FOCUS_DIAG, UI_CTX_LOG, { F(KEY_RIGHT), 'l' }, N_("move to the diagnosis panel"),
 	  NULL },

@@ -11,6 +11,7 @@
  * No curses here: the views draw what this file collects in struct ui_retry.
  */
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -140,6 +141,36 @@ static bool is_exec(const char *dir, const char *rel)
 	return access(p, X_OK) == 0;
 }
 
+/* The command last remembered for any job beside `abs` (the newest DIR/\*.oomfix-runs/command),
+ * or "" when there is none. Malloc'd. */
+static char *sibling_command(const char *abs)
+{
+	char pat[PATH_MAX + 32], line[1024] = "";
+	const char *slash = strrchr(abs, '/');
+	int dirlen = slash ? (int)(slash - abs) : 1;
+	glob_t g;
+	time_t best = 0;
+
+	snprintf(pat, sizeof pat, "%.*s/*.oomfix-runs/command", dirlen, slash ? abs : ".");
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct stat st;
+			FILE *fp;
+			char l[1024];
+			if (stat(g.gl_pathv[i], &st) != 0 || st.st_mtime < best ||
+			    !(fp = fopen(g.gl_pathv[i], "r")))
+				continue;
+			if (fgets(l, sizeof l, fp) && (l[strcspn(l, "\n")] = '\0', l[0])) {
+				best = st.st_mtime;
+				memcpy(line, l, sizeof line);
+			}
+			fclose(fp);
+		}
+		globfree(&g);
+	}
+	return strdup(line);
+}
+
 char *ui_retry_guess_command(const char *job_path)
 {
 	char *f = runs_file(job_path);
@@ -185,8 +216,9 @@ char *ui_retry_guess_command(const char *job_path)
 		snprintf(out + k, sizeof out - k, " && %s run.py ", py);
 		sh_quote(out, sizeof out, abs);
 	} else {
-		snprintf(out, sizeof out, "python run.py ");
-		sh_quote(out, sizeof out, job_path);
+		/* No run.py here: "python run.py JOB" could not work. The newest command typed for
+		 * another job of this folder (its .oomfix-runs/command) is a better start, or nothing. */
+		return sibling_command(abs);
 	}
 	return strdup(out);
 }

@@ -210,6 +210,8 @@ bool ui_retryctl_show_try(struct ui_app *a, long long i, bool switch_view)
 		a->follow.moved = false;
 		a->follow.off = false;
 		a->follow.bell_done = false;
+		if (i + 1 < (long long)a->retry.ntries) /* an earlier try is history (D10) */
+			ui_session_mark_history(&a->s, t->n, t->fix);
 	}
 	a->retry_log_due = -1;
 	if (switch_view)

@@ -13,6 +13,7 @@
 #include "oomfix/aitkdb.h"
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
+#include "oomfix/trail.h"
 #include "session.h"
 
 struct doc *ui_session_cur(const struct ui_session *s)
@@ -63,6 +64,12 @@ void ui_session_refresh(struct ui_session *s)
 		s->job = NULL;
 	plan_build(s->job, s->have_diag ? &s->diag : NULL, &s->plan);
 	checklist_build(s->job, s->have_diag ? &s->diag : NULL, &s->check);
+	if (s->base_job && ui_session_dirty(s)) {
+		/* An item ticked only by an unsaved edit says so: the job on disk is not there yet. */
+		struct checklist saved;
+		checklist_build(s->base_job, s->have_diag ? &s->diag : NULL, &saved);
+		checklist_mark_unsaved(&s->check, &saved);
+	}
 	if (on_change)
 		on_change(s);
 }
@@ -311,8 +318,34 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 	return true;
 }
 
+/* The newest run log of a job file (*path malloc'd), or ERR_NOINPUT when it has none. */
+static int newest_run(const struct source *src, char **path)
+{
+	struct trail t;
+	struct err e;
+	*path = NULL;
+	if (trail_build(src, &t, &e))
+		return e.code ? e.code : ERR_SOFTWARE;
+	if (t.n)
+		*path = strdup(t.runs[0].log);
+	trail_free(&t);
+	return *path ? ERR_OK : ERR_NOINPUT;
+}
+
+static int open_job_log(struct ui_session *s, const char *job_path, const char *log_path,
+			char **newest, struct err *e);
+
 int ui_session_open(struct ui_session *s, const char *job_path, const char *log_path,
 		    struct err *e)
+{
+	char *newest = NULL;
+	int orc = open_job_log(s, job_path, log_path, &newest, e);
+	free(newest);
+	return orc;
+}
+
+static int open_job_log(struct ui_session *s, const char *job_path, const char *log_path,
+			char **newest, struct err *e)
 {
 	memset(s, 0, sizeof *s);
 	err_clear(e);
@@ -340,6 +373,11 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 		struct stat st;
 		if (!log_path && source_log(s->src) && stat(source_log(s->src), &st) == 0)
 			log_path = source_log(s->src);
+		/* A job file brings its newest run log (JOB.oomfix-runs/<n>.log), when it has one. */
+		if (!log_path && !source_row(s->src) && newest_run(s->src, newest) == ERR_OK) {
+			log_path = *newest;
+			s->log_from_runs = true;
+		}
 		hist_append(s, d, FIX_NONE);
 		set_base(s, copy_doc(d, e));
 	}
@@ -724,6 +762,50 @@ bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *n
 	       now->mtime_nsec != was->mtime_nsec;
 }
 
+/* Appends a step's name to the list of dropped edits ("Batch size 1, a hand edit"). */
+static void name_dropped(struct ui_session *s, enum fix_id fix)
+{
+	size_t k = strlen(s->reload_dropped);
+	const char *name = fix == FIX_NONE ? _("a hand edit") : _(fix_defs[fix].title);
+	snprintf(s->reload_dropped + k, sizeof s->reload_dropped - k, "%s%s", k ? ", " : "", name);
+}
+
+/* Applies the unsaved steps of the history (base to current), one by one, to `text`: a step
+ * with any hunk that no longer applies is left out whole. Counts steps in *kept and *lost;
+ * returns the malloc'd result (NULL when out of memory). */
+static char *reapply_steps(struct ui_session *s, const char *text, size_t len, size_t *outlen,
+			   size_t *kept, size_t *lost)
+{
+	char *cur = malloc(len + 1);
+	if (!cur)
+		return NULL;
+	memcpy(cur, text, len);
+	cur[len] = '\0';
+	*outlen = len;
+	for (size_t i = s->base_pos + 1; i <= s->pos && i < s->nhist; i++) {
+		size_t la, lb, ok = 0, bad = 0, nl = 0;
+		const char *ta = doc_text(s->hist[i - 1].doc, &la), *tb = doc_text(s->hist[i].doc, &lb);
+		char *patch = source_diff(source_label(s->src), ta, la, tb, lb, 3);
+		if (!patch || !*patch) {
+			free(patch);
+			continue;
+		}
+		char *next = diff_apply(cur, *outlen, patch, &nl, &ok, &bad);
+		free(patch);
+		if (next && bad == 0 && ok > 0) {
+			free(cur);
+			cur = next;
+			*outlen = nl;
+			(*kept)++;
+		} else {
+			free(next);
+			(*lost)++;
+			name_dropped(s, s->hist[i].fix);
+		}
+	}
+	return cur;
+}
+
 int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e)
 {
 	struct doc *d = NULL, *nd = NULL;
@@ -750,12 +832,18 @@ int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct e
 		return rc;
 	}
 	job_free(&j);
-	/* The unsaved edits, as a diff to re-apply to the new text where they still apply. */
-	char *patch = ui_session_dirty(s) ? ui_session_diff(s, 3) : NULL;
-	if (patch && *patch) {
-		size_t len, plen = 0;
-		const char *t = doc_text(d, &len);
-		char *pt = diff_apply(t, len, patch, &plen, kept, lost);
+	/* The unsaved edits, re-applied to the new text where they still apply: step by step, each
+	 * fix (or hand edit) whole or not at all, so no half of a fix is left (a batch size back at
+	 * 8 with the accumulation that went with 1). Undone past the saved version: as one diff. */
+	char *patch = NULL, *pt = NULL;
+	size_t plen = 0, len;
+	const char *t = doc_text(d, &len);
+	s->reload_dropped[0] = '\0';
+	if (ui_session_dirty(s) && s->base_pos != (size_t)-1 && s->base_pos <= s->pos)
+		pt = reapply_steps(s, t, len, &plen, kept, lost);
+	else if (ui_session_dirty(s) && (patch = ui_session_diff(s, 3)) && *patch)
+		pt = diff_apply(t, len, patch, &plen, kept, lost);
+	if (pt) {
 		if (pt && *kept && (doc_load(source_label(src), pt, plen, &nd, e) ||
 				    job_from_doc(nd, &j, e))) {
 			/* Together they no longer make a job: keep the disk's text alone. */
@@ -897,9 +985,25 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 	s->log_lines = 0;
 	s->lines_known = false;
 	s->growing = false; /* the log that grew was the one replaced */
+	s->run_label[0] = s->run_note[0] = '\0'; /* the caller names an earlier run */
 	s->diag_rc = ERR_OK;
 	err_clear(&s->diag_err);
 	ui_session_refresh(s);
 	ui_session_diag_start(s);
 	return ERR_OK;
+}
+
+void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix)
+{
+	if (try_n == 0)
+		snprintf(s->run_label, sizeof s->run_label, "%s", _("the log you opened, earlier"));
+	else
+		snprintf(s->run_label, sizeof s->run_label, _("try %d, earlier"), try_n);
+	if (fix && *fix)
+		snprintf(s->run_note, sizeof s->run_note, _("History: an earlier try (%s). The fix "
+							    "applied after it: %s."),
+			 s->run_label, fix);
+	else
+		snprintf(s->run_note, sizeof s->run_note, _("History: an earlier try (%s)."),
+			 s->run_label);
 }

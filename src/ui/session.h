@@ -57,6 +57,13 @@ struct ui_session {
 	bool log_stamped;
 	long long log_size, log_mtime_sec, log_mtime_nsec;
 	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
+	/* An earlier run's log is on screen (R): it is history, not the job as it is now. run_label
+	 * names it in the header ("run 2, earlier"), run_note says what followed it; both "" for
+	 * the current log. */
+	char run_label[64];
+	char run_note[512];
+	bool log_from_runs;             /* no log was given: the newest run log was opened */
+	char reload_dropped[256];       /* the unsaved steps the last reload left out, by name */
 };
 
 /* What following the log found (ui_session_follow). */
@@ -123,6 +130,10 @@ char *ui_session_diff(const struct ui_session *s, int context);
  * diagnosing it. ERR_TEMPFAIL while the current log is still being read. */
 int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e);
 
+/* The log on screen is an earlier try of a retry (try_n, 0 for the log opened): history, with
+ * the fix applied after it (may be NULL), shown instead of advice for the job now. */
+void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix);
+
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */
 int ui_session_save(struct ui_session *s, unsigned flags, struct err *e);
@@ -135,9 +146,9 @@ int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
 /* True when the job file on disk is not the one loaded or last saved (*now: its stamp). */
 bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *now);
 
-/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are kept as
- * a diff re-applied to the new text where their lines are still there: *kept hunks applied,
- * *lost left out. An unreadable file or one that is no job changes nothing (e says why). */
+/* Reloads the job from disk as the loaded text, with a fresh history. Unsaved edits are
+ * re-applied to the new text step by step, each fix or hand edit whole or not at all: *kept
+ * steps applied, *lost left out (named in reload_dropped). An unreadable file or one that is no job changes nothing (e says why). */
 int ui_session_reload(struct ui_session *s, size_t *kept, size_t *lost, struct err *e);
 
 /* Replaces the current text with `text` (from $EDITOR or a recovered save) as an unsaved edit. */

@@ -189,10 +189,19 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 		ui_lines_wrap(l, UI_R_ERROR, where, width, 1);
 	}
 	diag_sentence(d, buf, sizeof buf);
+	if (!d->oom && d->other == DIAG_O_NONE && d->lines && d->run_ended)
+		snprintf(buf, sizeof buf, "%s", _("No GPU out-of-memory error was found in this log: "
+						  "the run finished."));
+	else if (!d->oom && d->other == DIAG_O_NONE && d->lines &&
+		 (s->growing || !strcmp(s->job_status, "running")) && !s->run_label[0])
+		snprintf(buf, sizeof buf, "%s", _("Running, no OOM so far."));
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
 	/* A web UI job whose change is saved: what it waits for is a run, not a save. */
 	bool saved = ui_session_diag_stale(s) && !ui_session_dirty(s) && s->src && source_row(s->src);
-	if (saved && !strcmp(s->job_status, "queued")) {
+	if (s->run_note[0]) {
+		/* An earlier run is history: what followed it, not advice for the job now. */
+		ui_lines_wrap(l, UI_R_DIM, s->run_note, width, 1);
+	} else if (saved && !strcmp(s->job_status, "queued")) {
 		ui_lines_wrap(l, UI_R_MARK, _("Saved and queued; waiting for the run: its log gives "
 					      "the next change."), width, 1);
 	} else if (saved) {

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oomfix/i18n.h"
 #include "oomfix/sig.h"
 #include "oomfix/text.h"
+#include "oomfix/trail.h"
 #include "follow.h"
 #include "retry_ctl.h"
 #include "ui.h"
@@ -47,6 +49,11 @@ struct log_priv {
 	int log_hoff;                 /* cells of every log line scrolled out at the left (less -S) */
 	bool log_wrap;                /* long log lines wrap onto the next rows instead */
 	int log_avail;                /* cells for a line's text, as last drawn */
+	/* The number of lines that match the search, counted once per pattern and log size (a
+	 * whole scan), so n and N stop at the next match and still say "match 2/3". */
+	char count_pat[256];
+	char count_log[512];          /* the log counted (R and a retry put another in its place) */
+	uint64_t count_size, count_total;
 };
 
 static void log_init(void *priv)
@@ -199,6 +206,23 @@ static void live_header(const struct ui_app *a, char *buf, size_t sz)
 
 	k += (size_t)snprintf(buf + k, k < sz ? sz - k : 0, "  %s",
 			      ui_log_following(a) ? _("[following]") : _("[not following]"));
+	/* The run is over: how it ended, not the last bar as if it still went on. */
+	if (k < sz && a->s.have_diag && d->oom && !d->survived) {
+		if (d->failed_step >= 0)
+			snprintf(buf + k, sz - k, _("  ended: OOM at step %lld"), d->failed_step);
+		else
+			snprintf(buf + k, sz - k, _("  ended: OOM, %s"), diag_phase_label(d->phase));
+		return;
+	}
+	if (k < sz && a->s.have_diag && d->run_ended) {
+		if (d->other != DIAG_O_NONE)
+			snprintf(buf + k, sz - k, "  %s", _("ended: an error"));
+		else if (d->now_step >= 0 && d->total_steps > 0)
+			snprintf(buf + k, sz - k, _("  finished %lld/%lld"), d->now_step, d->total_steps);
+		else
+			snprintf(buf + k, sz - k, "  %s", _("finished"));
+		return;
+	}
 	if (d->now_phase != DIAG_P_NONE && k < sz)
 		k += (size_t)snprintf(buf + k, sz - k, "  %s", diag_phase_label(d->now_phase));
 	if (d->now_step >= 0 && k < sz)
@@ -297,7 +321,11 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	/* The name, then where the run stands (the web UI's status, the retry, the phase, step and
 	 * speed), then the position: a narrow header keeps what changes while a run goes on. */
 	snprintf(buf, sizeof buf, "%s", name);
-	if (a->s.job_status[0]) {
+	if (a->s.run_label[0]) { /* an earlier run is history: not the job's status now */
+		size_t k = strlen(buf);
+		if (k < sizeof buf)
+			snprintf(buf + k, sizeof buf - k, "  [%s]", a->s.run_label);
+	} else if (a->s.job_status[0]) {
 		size_t k = strlen(buf);
 		if (k < sizeof buf)
 			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
@@ -524,8 +552,10 @@ struct search_ctx {
 	struct ui_app *a;
 	uint64_t from;         /* current line (1-based) */
 	bool backward;
+	bool count_all;        /* scan to the end: the total is not known yet */
 	uint64_t first, last_before, after;  /* 0 = none */
 	uint64_t last;
+	uint64_t total, upto, before; /* matching lines: all, at or before `from`, before it */
 	char *buf;
 };
 
@@ -534,8 +564,6 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 	struct search_ctx *c = vctx;
 	size_t len = sg->len < READ_MAX ? sg->len : READ_MAX;
 
-	if (!c->backward && c->first && sg->line <= c->from)
-		return 0; /* the wrap target is known: only lines after the cursor matter now */
 	if (sg->line == c->last)
 		return 0; /* this line already matched in an earlier segment */
 	memcpy(c->buf, sg->p, len);
@@ -543,28 +571,39 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 	if (pcre2_match(c->a->re, (PCRE2_SPTR)c->buf, len, 0, 0, c->a->md, NULL) < 0)
 		return 0;
 	c->last = sg->line;
+	c->total++;
 	if (!c->first)
 		c->first = sg->line;
-	if (sg->line < c->from)
+	if (sg->line <= c->from)
+		c->upto++;
+	if (sg->line < c->from) {
+		c->before++;
 		c->last_before = sg->line;
-	if (!c->backward && sg->line > c->from) {
+	}
+	if (!c->backward && !c->after && sg->line > c->from) {
 		c->after = sg->line;
-		return 1;
+		if (!c->count_all)
+			return 1;
 	}
 	return 0;
 }
 
 static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 {
+	struct log_priv *lp = log_priv(a);
 	struct search_ctx c = { .a = a, .backward = backward };
 	struct err e;
-	uint64_t hit = 0;
+	uint64_t hit = 0, idx = 0, size = logidx_size(a->s.log);
 	bool wrapped = false;
 
 	if (!a->re) {
 		ui_status(cx, true, "%s", _("No search yet: press / to search."));
 		return;
 	}
+	const char *logname = a->s.log_path ? a->s.log_path : "";
+	bool known = lp->count_size == size && !strcmp(lp->count_pat, a->search) &&
+		     !strcmp(lp->count_log, logname);
+	c.count_all = !known;
 	c.from = (uint64_t)a->pos[UI_V_LOG].cursor + 1;
 	c.buf = malloc(READ_MAX);
 	if (!c.buf)
@@ -575,23 +614,38 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 		ui_status_err(cx, &e);
 		return;
 	}
+	if (!known) {
+		snprintf(lp->count_log, sizeof lp->count_log, "%s", logname);
+		lp->count_size = size;
+		lp->count_total = c.total;
+		snprintf(lp->count_pat, sizeof lp->count_pat, "%s", a->search);
+	}
+	uint64_t total = lp->count_total;
 	if (backward) {
 		hit = c.last_before ? c.last_before : c.last;
 		wrapped = !c.last_before && hit;
+		idx = c.last_before ? c.before : total;
 	} else {
 		hit = c.after ? c.after : c.first;
 		wrapped = !c.after && hit;
+		idx = c.after ? c.upto + 1 : 1;
 	}
 	if (!hit) {
 		ui_status(cx, true, _("Pattern not found: %s"), a->search);
 		return;
 	}
 	jump_to(a, cx, hit);
+	if (idx > total)
+		total = idx; /* the log grew since it was counted */
 	if (wrapped)
-		ui_status(cx, false, "%s", backward ? _("Search wrapped to the bottom.")
-						   : _("Search wrapped to the top."));
+		ui_status(cx, false, backward ? _("Search wrapped to the bottom: match %llu/%llu at line "
+						  "%llu.")
+					      : _("Search wrapped to the top: match %llu/%llu at line "
+						  "%llu."),
+			  (unsigned long long)idx, (unsigned long long)total, (unsigned long long)hit);
 	else
-		ui_status(cx, false, _("Match at line %llu"), (unsigned long long)hit);
+		ui_status(cx, false, _("match %llu/%llu at line %llu"), (unsigned long long)idx,
+			  (unsigned long long)total, (unsigned long long)hit);
 }
 
 static void log_search_done(struct ui_app *a, const struct ui_ctx *cx)
@@ -627,41 +681,100 @@ static void next_evidence(struct ui_app *a, const struct ui_ctx *cx, bool backwa
 	ui_status(cx, false, _("Evidence at line %llu"), (unsigned long long)best);
 }
 
-/* The trail of tries: R shows the web UI job's next earlier run (logs/<n>_log.txt), newest
- * first, and comes back to the current log after the oldest; the diagnosis follows. */
+/* A run of the trail in words, numbered like its file: "Run 3", or "The current run (log.txt)". */
+static void run_name(const struct trail_run *r, char *buf, size_t size)
+{
+	if (r->number == TRAIL_CURRENT)
+		snprintf(buf, size, "%s", _("The current run (log.txt)"));
+	else
+		snprintf(buf, size, _("Run %ld"), r->number);
+}
+
+static void run_time(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+	if (t <= 0 || !localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
+		snprintf(buf, size, "?");
+}
+
+/* The trail of tries: R shows the job's next earlier run (a web UI job's logs/<n>_log.txt, a job
+ * file's JOB.oomfix-runs/<n>.log), newest first, and comes back to the newest after the oldest.
+ * Each run is history: its own verdict, and what was saved after it (from the journal), not the
+ * fix the job would get now. */
 static void next_run(struct ui_app *a, const struct ui_ctx *cx)
 {
 	struct log_priv *lp = log_priv(a);
-	char **runs = NULL;
-	size_t n = a->s.src ? source_runs(a->s.src, &runs) : 0;
-	if (n < 2) {
-		ui_status(cx, false, "%s", source_row(a->s.src)
-			  ? _("This job has no earlier runs (logs/<n>_log.txt).")
-			  : _("Earlier runs belong to web UI jobs (aitk:NAME)."));
-		source_runs_free(runs, n);
+	struct trail t;
+	struct err e;
+
+	err_clear(&e);
+	if (!a->s.src) {
+		ui_status(cx, false, "%s", _("No job is open: the trail of runs belongs to a job."));
 		return;
 	}
-	size_t cur = 0;
-	for (size_t i = 0; a->s.log_path && i < n; i++)
-		if (!strcmp(runs[i], a->s.log_path))
-			cur = i;
-	size_t next = (cur + 1) % n;
-	struct err e;
-	err_clear(&e);
-	if (ui_session_set_log(&a->s, runs[next], &e)) {
+	if (trail_build(a->s.src, &t, &e)) {
 		ui_status_err(cx, &e);
-	} else {
-		cache_drop(lp);
-		a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
-		lp->diag_pos = (struct ui_pos){ 0, 0 };
-		lp->focus_diag = false;
-		a->follow.moved = false;
-		if (a->script)
-			ui_session_diag_poll(&a->s, true);
-		ui_status(cx, false, _("Run %zu of %zu (1 is the latest): %s; R shows the next one."),
-			  next + 1, n, runs[next]);
+		return;
 	}
-	source_runs_free(runs, n);
+	if (t.n < 2 && !(t.n == 1 && (!a->s.log_path || strcmp(t.runs[0].log, a->s.log_path)))) {
+		ui_status(cx, false, _("This job has no earlier runs (run logs are looked for in %s)."),
+			  t.where ? t.where : "?");
+		trail_free(&t);
+		return;
+	}
+	size_t cur = t.n - 1; /* a log from elsewhere: R starts at the newest run */
+	for (size_t i = 0; a->s.log_path && i < t.n; i++)
+		if (!strcmp(t.runs[i].log, a->s.log_path))
+			cur = i;
+	size_t next = (cur + 1) % t.n;
+	const struct trail_run *r = &t.runs[next];
+	if (ui_session_set_log(&a->s, r->log, &e)) {
+		ui_status_err(cx, &e);
+		trail_free(&t);
+		return;
+	}
+	cache_drop(lp);
+	a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
+	lp->diag_pos = (struct ui_pos){ 0, 0 };
+	lp->focus_diag = false;
+	a->follow.moved = false;
+	if (a->script)
+		ui_session_diag_poll(&a->s, true);
+	char name[80], when[40], verdict[200], fixes[400], saved[40] = "";
+	run_name(r, name, sizeof name);
+	run_time(r->when, when, sizeof when);
+	trail_verdict_words(r, verdict, sizeof verdict);
+	trail_fixes_words(r, fixes, sizeof fixes);
+	if (r->nafter)
+		run_time(r->after[r->nafter - 1]->when, saved, sizeof saved);
+	if (next > 0) {
+		/* History: the header names the run, the diagnosis says what followed it. */
+		if (r->number == TRAIL_CURRENT)
+			snprintf(a->s.run_label, sizeof a->s.run_label, "%s", _("earlier run"));
+		else
+			snprintf(a->s.run_label, sizeof a->s.run_label, _("run %ld, earlier"), r->number);
+		if (r->nafter)
+			snprintf(a->s.run_note, sizeof a->s.run_note,
+				 _("History: %s, log written %s. Saved after it: %s (%s)."), name, when,
+				 fixes, saved);
+		else
+			snprintf(a->s.run_note, sizeof a->s.run_note,
+				 _("History: %s, log written %s. Nothing was saved after it."), name,
+				 when);
+	}
+	char after[512];
+	if (r->nafter)
+		snprintf(after, sizeof after, _("saved after it: %s (%s)"), fixes, saved);
+	else
+		snprintf(after, sizeof after, "%s", next == 0 && r->number != TRAIL_CURRENT
+			 ? _("nothing saved after it yet") : _("nothing saved after it"));
+	if (next == 0)
+		ui_status(cx, false, _("%s (the newest of %zu runs), log written %s: %s; %s. R shows the "
+				       "one before."), name, t.n, when, verdict, after);
+	else
+		ui_status(cx, false, _("%s (%zu before the newest), log written %s: %s; %s. R shows the "
+				       "one before."), name, next, when, verdict, after);
+	trail_free(&t);
 }
 
 static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui_act act)

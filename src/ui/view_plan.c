@@ -69,7 +69,10 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long lon
 	ln = ui_lines_add(l, UI_R_HEADING, _("Quick checklist"));
 	if (!j)
 		ui_lines_add(l, UI_R_DIM, _(" No job file is open: nothing can be ticked."));
-	for (int i = 0; j && i < CHECK_COUNT; i++) {
+	enum check_item order[CHECK_COUNT]; /* in the plan's order, as `oomfix plan` lists it */
+	checklist_order(&s->plan, order);
+	for (int k = 0; j && k < CHECK_COUNT; k++) {
+		int i = (int)order[k];
 		enum fix_status st = s->check.item[i];
 		ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
 		ui_line_append(ln, status_role(st), checklist_label((enum check_item)i));

@@ -207,13 +207,15 @@ static void retry_draw(struct ui_app *a, const struct ui_ctx *c)
 	long long sel = a->retry_asking ? -1 : selected(a);
 
 	retry_lines(a, &l, c->r.w - 2, first);
-	long long cur = sel >= 0 ? first[sel] : -1;
 	long long top = a->pos[UI_V_RETRY].top;
+	/* g, or k above the first try: the explanation at the top is read, no try is marked. */
+	bool above = a->retry_picked && a->pos[UI_V_RETRY].cursor < 0;
+	long long cur = above ? top : sel >= 0 ? first[sel] : -1;
 	/* The list follows the newest try, and how the loop stands below it, until the user picks
 	 * a try: the end is shown, or as much of it as keeps the newest try on screen. */
 	if (!a->retry_picked)
 		top = (long long)l.n > c->r.h ? (long long)l.n - c->r.h : 0;
-	ui_draw_lines(c->win, c->r, &l, cur, &top, sel >= 0);
+	ui_draw_lines(c->win, c->r, &l, cur, &top, sel >= 0 && !above);
 	a->pos[UI_V_RETRY].top = top;
 	if ((long long)l.n > c->r.h)
 		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", top + 1,
@@ -231,8 +233,19 @@ static enum ui_req retry_action(struct ui_app *a, const struct ui_ctx *c, enum u
 	case UI_A_BOTTOM:
 		if (!n)
 			return UI_REQ_DONE;
-		ui_pos_move(p, act, n, 3);
 		a->retry_picked = true;
+		if (act == UI_A_TOP) { /* the top is the explanation, above the tries */
+			p->cursor = -1;
+			p->top = 0;
+			return UI_REQ_DONE;
+		}
+		if ((act == UI_A_UP || act == UI_A_PGUP) && p->cursor <= 0) {
+			long long by = act == UI_A_UP ? 1 : c->r.h > 1 ? c->r.h - 1 : 1;
+			p->cursor = -1;
+			p->top = p->top > by ? p->top - by : 0;
+			return UI_REQ_DONE;
+		}
+		ui_pos_move(p, act, n, 3);
 		return UI_REQ_DONE;
 	case UI_A_SHOW_TRY: {
 		long long i = selected(a);

@@ -185,18 +185,32 @@ static char *read_all(const char *path, size_t *len)
  * no typing is lost. */
 static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 {
-	const char *tmpdir = getenv("TMPDIR");
 	char path[1024];
 	size_t len, nlen = 0;
 	const char *text = doc_text(ui_session_cur(&a->s), &len);
 	int fd, status = 0;
 	pid_t pid;
 
-	snprintf(path, sizeof path, "%s/oomfix-XXXXXX.yaml", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	/* The copy goes beside the job (.JOB.oomfix-edit-XXXXXX.yaml), as everything oomfix
+	 * writes; a folder that refuses it sends it to the state folder, as the emergency save. */
+	const char *job = a->s.job_path, *slash = strrchr(job, '/');
+	int dirlen = slash ? (int)(slash - job) : 1;
+	snprintf(path, sizeof path, "%.*s/.%s.oomfix-edit-XXXXXX.yaml", dirlen,
+		 slash ? job : ".", slash ? slash + 1 : job);
 	fd = mkstemps(path, 5);
 	if (fd < 0) {
-		ui_status(c, true, _("cannot create a temporary file: %s"), strerror(errno));
-		return;
+		int beside = errno;
+		char *state = save_state_dir();
+		if (state)
+			snprintf(path, sizeof path, "%s/%s.oomfix-edit-XXXXXX.yaml", state,
+				 slash ? slash + 1 : job);
+		free(state);
+		fd = state ? mkstemps(path, 5) : -1;
+		if (fd < 0) {
+			ui_status(c, true, _("cannot create a temporary file beside the job (%s) or in "
+					     "the state folder: %s"), strerror(beside), strerror(errno));
+			return;
+		}
 	}
 	if (write(fd, text, len) != (ssize_t)len || close(fd) != 0) {
 		ui_status(c, true, _("cannot write %s: %s"), path, strerror(errno));

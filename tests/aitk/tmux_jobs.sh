@@ -56,10 +56,10 @@ T send-keys -t j Enter
 check "Enter opens the job with its log" wait_for j "aitk:my lora"
 check "its log is shown" wait_for j "log.txt"
 T send-keys -t j R
-check "R opens the earlier run" wait_for j "Run 2 of 2"
+check "R opens the earlier run, numbered like its file" wait_for j "Run 0 (1 before the newest)"
 check "with its own verdict" wait_for j "before training started"
 T send-keys -t j R
-check "R again comes back to the current log" wait_for j "Run 1 of 2"
+check "R again comes back to the current log" wait_for j "(the newest of 2 runs)"
 T send-keys -t j a
 check "a applies the first fix" wait_for j "[+]"
 T send-keys -t j s

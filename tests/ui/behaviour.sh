@@ -204,7 +204,9 @@ K
 check "editor: invalid YAML is reported with line:col" grep -qE 'error: Not loaded: [0-9]+:[0-9]+: ' "$WORK/editor2/err.txt"
 # The message is longer than a row: it wraps rather than losing where the edit was kept.
 check "editor: the message says where the edit is kept, in full" \
-	bash -c "tr '\n' ' ' < '$WORK/editor2/err.txt' | tr -s ' ' | grep -qE 'kept in $WORK/oomfix-[A-Za-z0-9]{6}\.yaml'"
+	bash -c "tr '\n' ' ' < '$WORK/editor2/err.txt' | tr -s ' ' | grep -qE 'kept in (\./|$WORK/editor2/)\.job\.yaml\.oomfix-edit-[A-Za-z0-9]{6}\.yaml'"
+check "editor: the kept edit is beside the job (D27)" \
+	bash -c "ls '$WORK/editor2/'.job.yaml.oomfix-edit-*.yaml > /dev/null 2>&1"
 check "editor: invalid YAML changes nothing" has "$WORK/editor2/diff.txt" "No unsaved changes."
 
 # 8. recovery of an emergency save
@@ -259,7 +261,7 @@ text:no such words anywhere
 Enter
 dump missing.txt
 K
-check "search: finds the line" has "$WORK/search/found.txt" "Match at line 61"
+check "search: finds the line, and counts the matches (D36)" has "$WORK/search/found.txt" "match 1/1 at line 61"
 check "search: says when nothing matches" has "$WORK/search/missing.txt" "Pattern not found: no such words anywhere"
 
 # 11. refusals before the terminal is touched

@@ -64,7 +64,7 @@ grep -q "low_vram: true" "$TK/config/job.yaml" && [ -f "$TK/config/job.yaml~" ] 
 	ok "the job on disk has the fix, a backup, the original and the journal; one run log" ||
 	nok "the job on disk has the fix, a backup, the original and the journal; one run log"
 T send-keys -t a k Enter
-check "Enter on a try in the list shows its log (here: the log opened first)" wait_for a "first.log  line "
+check "Enter on a try in the list shows its log (here: the log opened first)" wait_for a "first.log  [the log you opened, earlier]  line "
 T send-keys -t a 4
 sleep 0.3
 screen a | grep -q "\[x\] Low VRAM\|Low VRAM.*\[x\]" && ! screen a | head -1 | grep -qF "[+]" &&
