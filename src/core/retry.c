@@ -458,9 +458,14 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	struct doc *nd = NULL;
 	int rungs = 1;
 	bool fits = false;
-	if (L->card > 0 && (id == FIX_NUM_FRAMES || id == FIX_DROP_LARGEST_BUCKET)) {
+	struct estimate now;
+	bool inside = estimate_job(l->j, &now) == ERR_OK && now.known &&
+		      now.phase[EST_TRAINING].basis != EST_EXTRAPOLATED;
+	if (L->card > 0 && inside && (id == FIX_NUM_FRAMES || id == FIX_DROP_LARGEST_BUCKET)) {
 		/* A step fix may go down several rungs at once: to the first whose band top fits
-		 * the card. The estimate chooses how far; what is changed is still the plan's. */
+		 * the card. The estimate chooses how far; what is changed is still the plan's. Not
+		 * on an extrapolated estimate (a clip longer, a bucket larger than any report): it
+		 * could take away more than the card needs, so one rung, and the next run tells. */
 		struct err re;
 		err_clear(&re);
 		if (estimate_rungs(l->j, id, L->card, &rungs, &fits, &nd, &re) != ERR_OK ||

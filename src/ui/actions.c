@@ -166,10 +166,10 @@ static void do_save(struct ui_app *a, unsigned flags)
 	if (a->quit_after_save && !ui_session_dirty(&a->s))
 		a->quit = true;
 	else if (source_row(a->s.src)) { /* what comes next for a web UI job, first */
-		char said[sizeof a->msg.text];
-		snprintf(said, sizeof said, "%s", a->msg.text);
+		char where[sizeof a->msg.text];
+		snprintf(where, sizeof where, "%s", a->msg.text);
 		ui_status(&c, a->msg.error, "%s %s", _("Next: Q queues it for the web UI's worker, or "
-							"r retries until it fits."), said);
+							"r retries until it fits."), where);
 	}
 }
 

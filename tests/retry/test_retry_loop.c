@@ -383,6 +383,24 @@ static void step_fix_takes_rungs_the_estimate_rules_out(void **state)
 	cleanup(&c);
 }
 
+/* An extrapolated estimate (Wan at 81 frames: longer than any report) never takes several rungs
+ * at once, even with a card so large that a lower rung would "fit": one rung, and the run tells. */
+static void extrapolated_takes_one_rung(void **state)
+{
+	static const struct fake_try tries[] = {
+		{ "bucket_skips.log", RETRY_RAN, true },
+		{ "safe_fits.log", RETRY_RAN, true },
+	};
+	struct run c;
+	case_card = 50LL << 30; /* 41 frames over it (56.9 GiB band top), 21 under (43.1) */
+	run_case(&c, "wan_video.yaml", NULL, NULL, 5, 6, tries, 2);
+	case_card = 0;
+	assert_string_equal(c.rec.fixes, "num_frames");
+	assert_int_equal(c.rec.rungs, 1);
+	assert_true(file_has(c.job, "num_frames: 41"));
+	cleanup(&c);
+}
+
 static void survived_without_probe(void **state)
 {
 	static const struct fake_try tries[] = { { "bucket_skips.log", RETRY_RAN, true } };
@@ -504,6 +522,7 @@ int main(void)
 		cmocka_unit_test(probe_skip_is_a_failure),
 		cmocka_unit_test(probe_skip_gets_its_fix),
 		cmocka_unit_test(step_fix_takes_rungs_the_estimate_rules_out),
+		cmocka_unit_test(extrapolated_takes_one_rung),
 		cmocka_unit_test(survived_without_probe),
 		cmocka_unit_test(worker_e),
 		cmocka_unit_test(exhausted),
