@@ -1,5 +1,5 @@
-/* session.h — the job being edited: load, undo/redo history, apply a fix, save, the log
- * and its verdict (session.c). */
+/* session.h — the job being edited: load, undo/redo history, apply a fix, save (session.c); the
+ * log and its verdict, read by a worker thread and followed as it grows (session_log.c). */
 #ifndef OOMFIX_UI_SESSION_H
 #define OOMFIX_UI_SESSION_H
 
@@ -23,6 +23,8 @@ struct ui_hist {
 	enum fix_id fix;       /* the fix that made this version, FIX_NONE for a hand edit */
 };
 
+struct diag_worker; /* session_log.c */
+
 struct ui_session {
 	char *job_path;                 /* NULL when no job was given; for a web UI job the path
 					 * its backup, journal and emergency save are named after */
@@ -41,6 +43,7 @@ struct ui_session {
 	struct logidx *log;
 	uint64_t log_lines;
 	bool lines_known;               /* log_lines is the real count (the worker has counted) */
+	struct diag_worker *worker;     /* the thread reading the log, NULL when none */
 	bool diag_pending;              /* the worker is still reading the log */
 	int diag_rc;                    /* the worker's result once it is done (ERR_OK or an error) */
 	struct err diag_err;
@@ -80,6 +83,9 @@ int ui_session_open(struct ui_session *s, const char *job_path, const char *log_
 /* Frees the session. A worker still reading the log is left to finish on its own (its data is
  * its own), so quitting never waits for it. */
 void ui_session_close(struct ui_session *s);
+/* The job's half of closing (session.c): its history, source and typed views; the log's half and
+ * the worker are ui_session_close's (session_log.c), which calls it. */
+void ui_session_free_job(struct ui_session *s);
 
 /* Starts diagnosing the log and counting its lines in a worker thread, so the first screen does
  * not wait for a large log (SPEC §8). The worker opens its own log index and touches nothing of
@@ -89,6 +95,9 @@ void ui_session_diag_start(struct ui_session *s);
  * count, and the worker's fully indexed log, which replaces the view's. Returns true when it
  * changed the session (the plan and checklist are rebuilt). */
 bool ui_session_diag_poll(struct ui_session *s, bool wait);
+/* Ends the session's use of its worker: takes its result when it is done, else leaves it to
+ * finish on its own (ui_session_close). */
+void ui_session_diag_stop(struct ui_session *s);
 
 /* Brings the diagnosis and the line count up to date with what was appended to the log since
  * the last call (at most a few MiB per call), reading only the new bytes; a log truncated or

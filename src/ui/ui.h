@@ -14,6 +14,7 @@
  *   view_table.c the view table (tab order)
  *   views.c      the context given to views, the status line
  *   session.c    the job being edited: load, undo/redo history, apply a fix, save (session.h)
+ *   session_log.c  the session's log and verdict: the worker thread, following, closing
  *   keys.c       the action table (dispatch, help screen, footer) and key names (keys.h)
  *   theme.c      colour roles, theme files, the compiled-in default (theme.h)
  *   draw.c       drawing helpers measured in cells, screen dumps (draw.h)
