@@ -8,6 +8,7 @@
 
 #include "oomfix/i18n.h"
 #include "actions.h"
+#include "screens.h"
 #include "prompt.h"
 #include "retry_ctl.h"
 

@@ -3,7 +3,7 @@
 #ifndef OOMFIX_UI_ACTIONS_H
 #define OOMFIX_UI_ACTIONS_H
 
-#include "ui.h"
+#include "app.h"
 
 /* When the job changed on disk and the user has not chosen to keep this version of it, asks
  * whether to reload. True when it asked. */

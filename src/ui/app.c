@@ -23,7 +23,9 @@
 #include "job_switch.h"
 #include "prompt.h"
 #include "retry_ctl.h"
-#include "ui.h"
+#include "screens.h"
+#include "view_diag.h"
+#include "view_jobs.h"
 
 /* Carries out what a view or screen asked of the app. */
 static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req)
@@ -33,10 +35,10 @@ static void do_request(struct ui_app *a, const struct ui_ctx *c, enum ui_req req
 	else if (req == UI_REQ_APPLY && !a->s.job)
 		ui_status(c, true, "%s", _("No job file is open: start oomfix with JOB.yaml."));
 	else if (req == UI_REQ_APPLY)
-		ui_apply_fix(a, a->pick_fix, false);
+		ui_apply_fix(a, (enum fix_id)a->req_arg, false);
 	else if (req == UI_REQ_OPEN_JOB)
 		ui_open_selected_job(a, c);
-	else if (req == UI_REQ_SHOW_TRY && !ui_retryctl_show_try(a, a->retry_show, true) &&
+	else if (req == UI_REQ_SHOW_TRY && !ui_retryctl_show_try(a, a->req_arg, true) &&
 		 a->retry_log_due >= 0)
 		ui_status(c, false, "%s", _("Still reading the log; the try's log comes next."));
 }
@@ -48,8 +50,10 @@ static bool mode_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, 
 	switch (a->mode) {
 	case UI_M_PROMPT:
 		/* A line the view on screen asked for is its to take. */
-		if (ui_prompt_key(a, c, act, key) && ui_views[a->view]->prompt_done)
-			ui_views[a->view]->prompt_done(a, c);
+		if (ui_prompt_key(a, c, act, key) && ui_views[a->view]->prompt_done) {
+			struct ui_env v = ui_env_of(a, a->view, c);
+			ui_views[a->view]->prompt_done(&v);
+		}
 		return true;
 	case UI_M_CONFIRM:
 		ui_question_key(a, c, act, key);
@@ -88,7 +92,10 @@ static void app_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 						     "--aitk DIR for the job list."));
 			break;
 		}
-		ui_jobs_reload(a); /* a save or a queue may have changed it */
+		{
+			struct ui_env jobs = ui_env_of(a, UI_V_JOBS, c);
+			ui_jobs_reload(&jobs); /* a save or a queue may have changed it */
+		}
 		a->view = UI_V_JOBS;
 		break;
 	case UI_A_GOTO_VIEW:
@@ -101,8 +108,9 @@ static void app_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act
 	case UI_A_QUEUE_JOB: {
 		/* Q in the job's own views: the same question as in the list, about the open job. */
 		const struct aitk_job *row = a->s.src ? source_row(a->s.src) : NULL;
+		struct ui_env jobs = ui_env_of(a, UI_V_JOBS, c);
 		if (row && row->name)
-			ui_jobs_ask_queue(a, c, row->name, a->s.job_status);
+			ui_jobs_ask_queue(&jobs, row->name, a->s.job_status);
 		else
 			ui_status(c, false, "%s", _("Q queues a web UI job (aitk:NAME) for its worker; "
 						     "this job is a file."));
@@ -216,7 +224,8 @@ static void handle_view_key(struct ui_app *a, int key)
 		return;
 	}
 	/* The view's own handling first (moves in a panel, search in the log, ...). */
-	if (view->action && (req = view->action(a, &c, act)) != UI_REQ_PASS) {
+	struct ui_env v = ui_env_of(a, a->view, &c);
+	if (view->action && (req = view->action(&v, act)) != UI_REQ_PASS) {
 		do_request(a, &c, req);
 		return;
 	}
@@ -225,7 +234,7 @@ static void handle_view_key(struct ui_app *a, int key)
 
 /* How long the input loop may wait for a key: briefly while the worker reads, then at the follow
  * pace once there is a log to follow (never a busy loop), or for ever without one. */
-static int input_timeout(const struct ui_app *a, bool more)
+static int input_timeout(struct ui_app *a, bool more)
 {
 	if (a->s.diag_pending || ui_views_busy(a))
 		return 30;
@@ -431,6 +440,7 @@ int ui_main(int argc, char **argv)
 	/* Nothing may point at the texts once they are freed. */
 	ui_emergency_forget();
 	ui_views_end(a);
+	ui_search_free(&a->search);
 	/* A loop still running (the script ended): it stops its run without the grace period. */
 	if (ui_retry_running(&a->retry)) {
 		ui_retry_stop(&a->retry);

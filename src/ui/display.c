@@ -17,6 +17,8 @@
 #include "emergency.h"
 #include "prompt.h"
 #include "retry_ctl.h"
+#include "screens.h"
+#include "view_jobs.h"
 
 /* ---- drawing ------------------------------------------------------------------------------------ */
 
@@ -32,9 +34,13 @@ unsigned ui_current_ctx(const struct ui_app *a)
 	return UI_CTX_VIEWS | ui_views[a->view]->keys;
 }
 
-bool ui_view_shown(const struct ui_app *a, enum ui_view v)
+bool ui_view_shown(struct ui_app *a, enum ui_view v)
 {
-	return !ui_views[v]->shown || ui_views[v]->shown(a);
+	if (!ui_views[v]->shown)
+		return true;
+	struct ui_ctx c = ui_ctx_of(a);
+	struct ui_env env = ui_env_of(a, v, &c);
+	return ui_views[v]->shown(&env);
 }
 
 static void draw_tabs(struct ui_app *a)
@@ -269,10 +275,10 @@ static void draw_status(struct ui_app *a)
 			draw_scroll_info(a, y, 1 + text_width(buf, strlen(buf)));
 		return;
 	}
-	if (a->mode == UI_M_PROMPT && a->prompt_kind != UI_P_FIELD) {
-		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt_label);
-		used += ui_put_input(stdscr, y, used, a->cols - used, UI_R_DIALOG, a->prompt_buf,
-				     a->prompt_len, a->prompt_cur);
+	if (a->mode == UI_M_PROMPT && a->prompt.kind != UI_P_FIELD) {
+		int used = ui_put(stdscr, y, 0, a->cols, UI_R_DIALOG, a->prompt.label);
+		used += ui_put_input(stdscr, y, used, a->cols - used, UI_R_DIALOG, a->prompt.buf,
+				     a->prompt.len, a->prompt.cur);
 		wmove(stdscr, y, used);
 		return;
 	}
@@ -337,14 +343,16 @@ void ui_draw(struct ui_app *a)
 			ui_walk_draw(a, &c);
 		else if (a->mode == UI_M_CONFIRM && a->ask->draw_behind)
 			a->ask->draw_behind(a, &c);
-		else
-			ui_views[a->view]->draw(a, &c);
+		else {
+			struct ui_env v = ui_env_of(a, a->view, &c);
+			ui_views[a->view]->draw(&v);
+		}
 		/* The prompt places the cursor last; draw_status must not move it afterwards. */
 		int cy, cx;
 		getyx(stdscr, cy, cx);
 		draw_status(a);
 		if (a->mode == UI_M_PROMPT) {
-			if (a->prompt_kind == UI_P_FIELD)
+			if (a->prompt.kind == UI_P_FIELD)
 				wmove(stdscr, cy, cx);
 			curs_set(1);
 		}

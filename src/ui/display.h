@@ -6,12 +6,12 @@
 
 #include <stdio.h>
 
-#include "ui.h"
+#include "app.h"
 
 /* The key contexts (UI_CTX_*) of the mode and view on screen. */
 unsigned ui_current_ctx(const struct ui_app *a);
 /* Whether view v has a tab now. */
-bool ui_view_shown(const struct ui_app *a, enum ui_view v);
+bool ui_view_shown(struct ui_app *a, enum ui_view v);
 /* Draws the whole screen. */
 void ui_draw(struct ui_app *a);
 

@@ -3,7 +3,7 @@
 #ifndef OOMFIX_UI_EMERGENCY_H
 #define OOMFIX_UI_EMERGENCY_H
 
-#include "ui.h"
+#include "app.h"
 
 /* Installs the handlers (before curses starts, so it leaves SIGINT and SIGTERM to us). */
 void ui_signals_install(void);

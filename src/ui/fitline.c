@@ -18,7 +18,8 @@
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "view_diag.h"
+#include "view.h"
 
 static int64_t vram;                 /* --vram, 0 when not given */
 static int64_t smi_card;             /* nvidia-smi's first card, once the worker is done */
@@ -58,7 +59,7 @@ void ui_fit_start(int64_t vram_bytes)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-bool ui_fit_tick(struct ui_app *a)
+bool ui_fit_tick(const struct ui_env *v)
 {
 	int want = 2;
 	return atomic_compare_exchange_strong(&smi_state, &want, 3);
@@ -66,7 +67,7 @@ bool ui_fit_tick(struct ui_app *a)
 
 /* Busy (the loop wakes up often to take the answer) for a few seconds at most: an nvidia-smi
  * that hangs must not keep the loop awake; a later answer still shows at the next key. */
-bool ui_fit_busy(const struct ui_app *a)
+bool ui_fit_busy(const struct ui_env *v)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -150,16 +151,16 @@ static void fit_words(const struct ui_session *s, const struct job *j, struct ui
 	ui_lines_wrap(l, est->known ? verdict_role(v) : UI_R_DIM, line, width, 2);
 }
 
-int ui_fit_draw(const struct ui_app *a, WINDOW *win, struct ui_rect r)
+int ui_fit_draw(const struct ui_session *s, WINDOW *win, struct ui_rect r)
 {
-	const struct job *j = a->s.job;
+	const struct job *j = s->job;
 	/* Below 10 rows the fields keep them all; below 12 the words get one row, below 16 no
 	 * bars; the bars go before the words when the row is narrow. */
 	if (!j || r.h < 10)
 		return 0;
 	struct ui_lines l = { 0 };
 	struct estimate est;
-	fit_words(&a->s, j, &l, r.w - 2, &est);
+	fit_words(s, j, &l, r.w - 2, &est);
 	int nw = r.h >= 12 && l.n > 1 ? 2 : 1;
 	int cells = r.h >= 16 && est.known ? bar_cells(&est, r.w - 3) : 0;
 	int n = nw + (cells ? 1 : 0);
@@ -167,7 +168,7 @@ int ui_fit_draw(const struct ui_app *a, WINDOW *win, struct ui_rect r)
 		ui_draw_line(win, r.y + r.h - n + i, r.x + 1, r.w - 1, &l.v[i], false);
 	ui_lines_free(&l);
 	if (cells)
-		draw_bars(win, r.y + r.h - 1, r.x + 2, r.w - 3, &est, card_of(&a->s), cells);
+		draw_bars(win, r.y + r.h - 1, r.x + 2, r.w - 3, &est, card_of(s), cells);
 	return n;
 }
 

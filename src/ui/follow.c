@@ -9,14 +9,6 @@
 
 /* ---- the verdict arrives ------------------------------------------------------------------------ */
 
-bool ui_log_following(const struct ui_app *a)
-{
-	const struct ui_pos *p = &a->pos[UI_V_LOG];
-	bool at_end = a->s.lines_known && p->cursor + 1 >= (long long)a->s.log_lines;
-
-	return !a->follow.off && (at_end || !a->follow.moved);
-}
-
 /* Opens the log at the line that decided the verdict, unless the user has moved already. */
 static void place_log_cursor(struct ui_app *a)
 {
@@ -92,7 +84,7 @@ bool ui_follow_tick(struct ui_app *a)
 {
 	struct ui_pos *p = &a->pos[UI_V_LOG];
 	struct ui_ctx c = ui_ctx_of(a);
-	bool following = ui_log_following(a);
+	bool following = ui_follow_on(&a->follow, &a->s, a->pos[UI_V_LOG].cursor);
 	bool was_oom = a->s.have_diag && a->s.diag.oom && !a->s.diag.survived;
 	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
 	unsigned f = ui_session_follow(&a->s);

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "ui.h"
+#include "app.h"
 
 struct ui_script {
 	FILE *fp;

@@ -7,6 +7,7 @@
 #include "emergency.h"
 #include "follow.h"
 #include "job_switch.h"
+#include "view_jobs.h"
 
 const char *ui_running_note(const struct ui_app *a)
 {
@@ -19,7 +20,8 @@ const char *ui_running_note(const struct ui_app *a)
 /* Opens the job under the job list's cursor in place of the current one. */
 void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 {
-	const char *name = ui_jobs_selected(a);
+	struct ui_env jobs = ui_env_of(a, UI_V_JOBS, c);
+	const char *name = ui_jobs_selected(&jobs);
 	if (!name)
 		return;
 	if (ui_session_dirty(&a->s)) {
@@ -42,12 +44,7 @@ void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 	ui_emergency_track(&a->s);
 	ui_session_close(&old);
 	/* The views' caches belong to the job that was open. */
-	for (int v = 0; v < UI_V_COUNT; v++)
-		if (v != UI_V_JOBS && ui_views[v]->fini)
-			ui_views[v]->fini(a);
-	for (int v = 0; v < UI_V_COUNT; v++)
-		if (v != UI_V_JOBS)
-			a->pos[v] = (struct ui_pos){ 0, 0 };
+	ui_views_forget_job(a);
 	a->follow.moved = false;
 	a->view = a->s.log ? UI_V_LOG : UI_V_TRAINING;
 	/* The tries of a loop on the job that was open are not this job's (none runs: opening

@@ -3,7 +3,7 @@
 #ifndef OOMFIX_UI_JOB_SWITCH_H
 #define OOMFIX_UI_JOB_SWITCH_H
 
-#include "ui.h"
+#include "app.h"
 
 /* Opens the job under the job list's cursor in place of the current one: a new session, the
  * views' state reset, the log read, an emergency save of it offered. Refused (said in the

@@ -8,7 +8,8 @@
 #include "oomfix/i18n.h"
 #include "oomfix/memacct.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "view_diag.h"
+#include "view.h"
 
 /* Shades in a UTF-8 locale, distinct ASCII otherwise: the fill is the meaning, colour only
  * helps. */

@@ -7,6 +7,7 @@
 #include <wchar.h>
 
 #include "oomfix/i18n.h"
+#include "app.h"
 #include "prompt.h"
 
 /* ---- questions ------------------------------------------------------------------------------- */
@@ -51,15 +52,29 @@ void ui_question_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, 
 
 /* ---- the line editor ------------------------------------------------------------------------- */
 
+void ui_prompt_open(struct ui_app *a, enum ui_prompt_kind kind, const char *label,
+		    const char *text, const struct job_field *f, size_t ds)
+{
+	a->mode = UI_M_PROMPT;
+	a->prompt.kind = kind;
+	a->prompt.field = f;
+	a->prompt.ds = ds;
+	a->prompt_done = NULL;
+	snprintf(a->prompt.label, sizeof a->prompt.label, "%s", label);
+	snprintf(a->prompt.buf, sizeof a->prompt.buf, "%s", text ? text : "");
+	a->prompt.len = a->prompt.cur = strlen(a->prompt.buf);
+}
+
+void ui_prompt_keep(struct ui_app *a)
+{
+	a->mode = UI_M_PROMPT;
+}
+
 void ui_prompt_start(struct ui_app *a, const char *label, const char *text,
 		     void (*done)(struct ui_app *a, const struct ui_ctx *c, bool ok))
 {
-	a->mode = UI_M_PROMPT;
-	a->prompt_kind = UI_P_LINE;
+	ui_prompt_open(a, UI_P_LINE, label, text, NULL, 0);
 	a->prompt_done = done;
-	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", label);
-	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", text ? text : "");
-	a->prompt_len = a->prompt_cur = strlen(a->prompt_buf);
 }
 
 /* The start of the UTF-8 character before byte p, and the end of the one at p. */
@@ -82,9 +97,9 @@ static size_t utf8_fwd(const char *s, size_t len, size_t p)
 /* The line editor: typing goes in at the cursor; the keys move and delete as in a shell. */
 bool ui_prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, int key)
 {
-	if (a->prompt_cur > a->prompt_len)
-		a->prompt_cur = a->prompt_len;
-	size_t p = a->prompt_cur;
+	if (a->prompt.cur > a->prompt.len)
+		a->prompt.cur = a->prompt.len;
+	size_t p = a->prompt.cur;
 
 	switch (act) {
 	case UI_A_PROMPT_OK:
@@ -102,46 +117,46 @@ bool ui_prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, in
 	case UI_A_PROMPT_BS:
 		/* Back over one whole UTF-8 character, before the cursor. */
 		if (p > 0) {
-			size_t q = utf8_back(a->prompt_buf, p);
-			memmove(a->prompt_buf + q, a->prompt_buf + p, a->prompt_len - p + 1);
-			a->prompt_len -= p - q;
-			a->prompt_cur = q;
+			size_t q = utf8_back(a->prompt.buf, p);
+			memmove(a->prompt.buf + q, a->prompt.buf + p, a->prompt.len - p + 1);
+			a->prompt.len -= p - q;
+			a->prompt.cur = q;
 		}
 		return false;
 	case UI_A_PROMPT_DEL:
-		if (p < a->prompt_len) {
-			size_t q = utf8_fwd(a->prompt_buf, a->prompt_len, p);
-			memmove(a->prompt_buf + p, a->prompt_buf + q, a->prompt_len - q + 1);
-			a->prompt_len -= q - p;
+		if (p < a->prompt.len) {
+			size_t q = utf8_fwd(a->prompt.buf, a->prompt.len, p);
+			memmove(a->prompt.buf + p, a->prompt.buf + q, a->prompt.len - q + 1);
+			a->prompt.len -= q - p;
 		}
 		return false;
 	case UI_A_PROMPT_CLEAR: /* C-u: everything before the cursor, as in a shell */
-		memmove(a->prompt_buf, a->prompt_buf + p, a->prompt_len - p + 1);
-		a->prompt_len -= p;
-		a->prompt_cur = 0;
+		memmove(a->prompt.buf, a->prompt.buf + p, a->prompt.len - p + 1);
+		a->prompt.len -= p;
+		a->prompt.cur = 0;
 		return false;
 	case UI_A_PROMPT_WORD: { /* C-w: the word before the cursor and the spaces after it */
 		size_t q = p;
-		while (q > 0 && a->prompt_buf[q - 1] == ' ')
+		while (q > 0 && a->prompt.buf[q - 1] == ' ')
 			q--;
-		while (q > 0 && a->prompt_buf[q - 1] != ' ')
+		while (q > 0 && a->prompt.buf[q - 1] != ' ')
 			q--;
-		memmove(a->prompt_buf + q, a->prompt_buf + p, a->prompt_len - p + 1);
-		a->prompt_len -= p - q;
-		a->prompt_cur = q;
+		memmove(a->prompt.buf + q, a->prompt.buf + p, a->prompt.len - p + 1);
+		a->prompt.len -= p - q;
+		a->prompt.cur = q;
 		return false;
 	}
 	case UI_A_PROMPT_LEFT:
-		a->prompt_cur = utf8_back(a->prompt_buf, p);
+		a->prompt.cur = utf8_back(a->prompt.buf, p);
 		return false;
 	case UI_A_PROMPT_RIGHT:
-		a->prompt_cur = utf8_fwd(a->prompt_buf, a->prompt_len, p);
+		a->prompt.cur = utf8_fwd(a->prompt.buf, a->prompt.len, p);
 		return false;
 	case UI_A_PROMPT_HOME:
-		a->prompt_cur = 0;
+		a->prompt.cur = 0;
 		return false;
 	case UI_A_PROMPT_END:
-		a->prompt_cur = a->prompt_len;
+		a->prompt.cur = a->prompt.len;
 		return false;
 	default:
 		break;
@@ -151,11 +166,11 @@ bool ui_prompt_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, in
 		mbstate_t st;
 		memset(&st, 0, sizeof st);
 		size_t n = wcrtomb(mb, (wchar_t)key, &st);
-		if (n != (size_t)-1 && a->prompt_len + n < sizeof a->prompt_buf) {
-			memmove(a->prompt_buf + p + n, a->prompt_buf + p, a->prompt_len - p + 1);
-			memcpy(a->prompt_buf + p, mb, n);
-			a->prompt_len += n;
-			a->prompt_cur = p + n;
+		if (n != (size_t)-1 && a->prompt.len + n < sizeof a->prompt.buf) {
+			memmove(a->prompt.buf + p + n, a->prompt.buf + p, a->prompt.len - p + 1);
+			memcpy(a->prompt.buf + p, mb, n);
+			a->prompt.len += n;
+			a->prompt.cur = p + n;
 		}
 	}
 	return false;

@@ -28,7 +28,8 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/retry_events.h"
-#include "ui.h"
+#include "oomfix/source.h"
+#include "retry.h"
 
 #define EVENT_FD 3
 #define MAX_LINE (1u << 20) /* an event line longer than this is dropped, not buffered */
@@ -95,7 +96,9 @@ void ui_retry_free(struct ui_retry *r)
 		close(r->ev_fd);
 	if (r->err_fd > 0)
 		close(r->err_fd);
+	unsigned loop = r->loop;
 	memset(r, 0, sizeof *r);
+	r->loop = loop; /* a later loop is still a new one */
 }
 
 /* ---- the command to run a file job ----------------------------------------------------------- */
@@ -358,6 +361,7 @@ int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const c
 	r->ev_fd = ep[0];
 	r->err_fd = xp[0];
 	r->started = true;
+	r->loop++;
 	r->stopping = false;
 	r->probe = probe;
 	r->max_tries = max_tries;
@@ -583,4 +587,15 @@ unsigned ui_retry_poll(struct ui_retry *r)
 		bits |= UI_RT_END | UI_RT_CHANGED;
 	}
 	return bits;
+}
+
+/* Appends "  retry T/M" (the T-th run of at most M) to a header while a retry runs. */
+void ui_retry_progress(const struct ui_retry *r, char *buf, size_t sz)
+{
+	size_t k = strlen(buf);
+	if (!ui_retry_running(r) || !r->ntries || k >= sz)
+		return;
+	const struct ui_try *t = &r->tries[r->ntries - 1];
+	if (t->index > 0) /* the try's number is in its log's name, beside */
+		snprintf(buf + k, sz - k, _("  retry %d/%d"), t->index, r->max_tries);
 }

@@ -147,14 +147,14 @@ static void retry_cmd_done(struct ui_app *a, const struct ui_ctx *c, bool ok)
 		retry_cancelled(a, _("Cancelled."));
 		return;
 	}
-	while (k < a->prompt_len && (a->prompt_buf[k] == ' ' || a->prompt_buf[k] == '\t'))
+	while (k < a->prompt.len && (a->prompt.buf[k] == ' ' || a->prompt.buf[k] == '\t'))
 		k++;
-	if (k == a->prompt_len) {
+	if (k == a->prompt.len) {
 		retry_cancelled(a, _("No command: no retry."));
 		return;
 	}
 	free(a->retry_cmd);
-	a->retry_cmd = strndup(a->prompt_buf, a->prompt_len);
+	a->retry_cmd = strndup(a->prompt.buf, a->prompt.len);
 	ui_ask(a, &ask_retry, UI_M_NORMAL);
 }
 
@@ -180,7 +180,6 @@ static void retry_begin(struct ui_app *a, long long probe)
 	if (cmd)
 		ui_retry_remember_command(a->s.job_path, cmd);
 	a->view = UI_V_RETRY;
-	a->retry_picked = false;
 	a->retry_log_due = -1;
 	a->pos[UI_V_RETRY] = (struct ui_pos){ 0, 0 };
 	ui_status(&c, false, "%s",
@@ -272,15 +271,4 @@ bool ui_retryctl_tick(struct ui_app *a)
 			a->quit = true;
 	}
 	return true;
-}
-
-/* Appends "  retry T/M" (the T-th run of at most M) to a header while a retry runs. */
-void ui_retryctl_header(const struct ui_retry *r, char *buf, size_t sz)
-{
-	size_t k = strlen(buf);
-	if (!ui_retry_running(r) || !r->ntries || k >= sz)
-		return;
-	const struct ui_try *t = &r->tries[r->ntries - 1];
-	if (t->index > 0) /* the try's number is in its log's name, beside */
-		snprintf(buf + k, sz - k, _("  retry %d/%d"), t->index, r->max_tries);
 }

@@ -4,7 +4,7 @@
 #ifndef OOMFIX_UI_RETRY_CTL_H
 #define OOMFIX_UI_RETRY_CTL_H
 
-#include "ui.h"
+#include "app.h"
 
 /* r: stop a loop that runs (asked first, in the Retry view), or set one up. */
 void ui_retryctl_key(struct ui_app *a, const struct ui_ctx *c);
@@ -16,7 +16,5 @@ bool ui_retryctl_show_try(struct ui_app *a, long long i, bool switch_view);
 bool ui_retryctl_locks(enum ui_act act);
 /* q or Ctrl-C while the loop runs: asks to stop it and quit. */
 void ui_retryctl_ask_quit(struct ui_app *a);
-/* Appends "  retry T/M" (the T-th run of at most M) to a header while a retry runs. */
-void ui_retryctl_header(const struct ui_retry *r, char *buf, size_t sz);
 
 #endif

@@ -5,7 +5,8 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "screens.h"
+#include "view_diag.h"
 
 /* Groups of the help screen, in order; an action is listed under the first group it has. */
 static const struct { unsigned ctx; const char *title; } help_groups[] = {

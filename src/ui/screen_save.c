@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "screens.h"
+#include "view_diag.h"
 
 void ui_save_draw(struct ui_app *a, const struct ui_ctx *c)
 {

@@ -6,35 +6,34 @@
 #include <stdio.h>
 
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "prompt.h"
+#include "search.h"
 
-void ui_search_start(struct ui_app *a, const struct ui_ctx *c)
+void ui_search_start(const struct ui_env *v)
 {
-	a->mode = UI_M_PROMPT;
-	a->prompt_kind = UI_P_SEARCH;
-	snprintf(a->prompt_label, sizeof a->prompt_label, "/");
-	a->prompt_len = a->prompt_cur = 0;
-	a->prompt_buf[0] = '\0';
-	ui_status(c, false, "%s", "");
+	ui_prompt_open(v->host, UI_P_SEARCH, "/", "", NULL, 0);
+	ui_status(v->c, false, "%s", "");
 }
 
-bool ui_search_compile(struct ui_app *a, const struct ui_ctx *c)
+bool ui_search_compile(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	int errcode;
 	PCRE2_SIZE erroff;
 	uint32_t opts = PCRE2_MATCH_INVALID_UTF | PCRE2_UTF;
 	bool upper = false;
 
-	if (a->prompt_len == 0)
+	if (v->prompt->len == 0)
 		return false;
-	snprintf(a->search, sizeof a->search, "%.*s", (int)a->prompt_len, a->prompt_buf);
+	snprintf(v->search->text, sizeof v->search->text, "%.*s", (int)v->prompt->len,
+		 v->prompt->buf);
 	/* Smart case, as in less and vim: lower-case patterns ignore case. */
-	for (const char *p = a->search; *p; p++)
+	for (const char *p = v->search->text; *p; p++)
 		upper |= *p >= 'A' && *p <= 'Z';
 	if (!upper)
 		opts |= PCRE2_CASELESS;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)a->search, PCRE2_ZERO_TERMINATED, opts, &errcode,
-				       &erroff, NULL);
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)v->search->text, PCRE2_ZERO_TERMINATED, opts,
+				       &errcode, &erroff, NULL);
 	if (!re) {
 		PCRE2_UCHAR msg[256];
 		pcre2_get_error_message(errcode, msg, sizeof msg);
@@ -42,35 +41,37 @@ bool ui_search_compile(struct ui_app *a, const struct ui_ctx *c)
 		return false;
 	}
 	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-	if (a->md)
-		pcre2_match_data_free(a->md);
-	if (a->re)
-		pcre2_code_free(a->re);
-	a->re = re;
-	a->md = pcre2_match_data_create_from_pattern(re, NULL);
+	if (v->search->md)
+		pcre2_match_data_free(v->search->md);
+	if (v->search->re)
+		pcre2_code_free(v->search->re);
+	v->search->re = re;
+	v->search->md = pcre2_match_data_create_from_pattern(re, NULL);
 	return true;
 }
 
-void ui_search_free(struct ui_app *a)
+void ui_search_free(struct ui_search *s)
 {
-	if (a->md)
-		pcre2_match_data_free(a->md);
-	if (a->re)
-		pcre2_code_free(a->re);
-	a->md = a->re = NULL;
+	if (s->md)
+		pcre2_match_data_free(s->md);
+	if (s->re)
+		pcre2_code_free(s->re);
+	s->md = s->re = NULL;
 }
 
-bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_lines *l,
-		     long long *line, bool backward, bool here)
+bool ui_search_lines(const struct ui_env *v, const struct ui_lines *l, long long *line,
+		     bool backward, bool here)
 {
+	const struct ui_ctx *c = v->c;
 	long long first = -1, last = -1, hit = -1, at = 0, count = 0;
 
-	if (!a->re) {
+	if (!v->search->re) {
 		ui_status(c, true, "%s", _("No search yet: press / to search."));
 		return false;
 	}
 	for (long long i = 0; i < (long long)l->n; i++) {
-		if (pcre2_match(a->re, (PCRE2_SPTR)l->v[i].text, l->v[i].len, 0, 0, a->md, NULL) < 0)
+		if (pcre2_match(v->search->re, (PCRE2_SPTR)l->v[i].text, l->v[i].len, 0, 0,
+				v->search->md, NULL) < 0)
 			continue;
 		count++;
 		if (first < 0)
@@ -86,7 +87,7 @@ bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_l
 		}
 	}
 	if (!count) {
-		ui_status(c, true, _("Pattern not found: %s"), a->search);
+		ui_status(c, true, _("Pattern not found: %s"), v->search->text);
 		return false;
 	}
 	if (hit < 0) { /* wrap around */
@@ -100,32 +101,31 @@ bool ui_search_lines(struct ui_app *a, const struct ui_ctx *c, const struct ui_l
 
 /* Search in a text screen whose display lines `lines` builds: the match becomes the line *at
  * (the top line; the Plan's cursor is its selected step, so there the top line is moved). */
-void ui_text_search(struct ui_app *a, const struct ui_ctx *c, ui_lines_fn lines, long long *at,
-		    bool backward, bool here)
+void ui_text_search(const struct ui_env *v, ui_lines_fn lines, long long *at, bool backward,
+		    bool here)
 {
 	struct ui_lines l = { 0 };
 	long long line = *at;
 
-	lines(a, c, &l);
-	if (ui_search_lines(a, c, &l, &line, backward, here))
+	lines(v, &l);
+	if (ui_search_lines(v, &l, &line, backward, here))
 		*at = line;
 	ui_lines_free(&l);
 }
 
-enum ui_req ui_text_search_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act,
-				  ui_lines_fn lines, long long *at)
+enum ui_req ui_text_search_action(const struct ui_env *v, enum ui_act act, ui_lines_fn lines,
+				  long long *at)
 {
 	switch (act) {
-	case UI_A_SEARCH: ui_search_start(a, c); return UI_REQ_DONE;
-	case UI_A_SEARCH_NEXT: ui_text_search(a, c, lines, at, false, false); return UI_REQ_DONE;
-	case UI_A_SEARCH_PREV: ui_text_search(a, c, lines, at, true, false); return UI_REQ_DONE;
+	case UI_A_SEARCH: ui_search_start(v); return UI_REQ_DONE;
+	case UI_A_SEARCH_NEXT: ui_text_search(v, lines, at, false, false); return UI_REQ_DONE;
+	case UI_A_SEARCH_PREV: ui_text_search(v, lines, at, true, false); return UI_REQ_DONE;
 	default: return UI_REQ_PASS;
 	}
 }
 
-void ui_text_search_done(struct ui_app *a, const struct ui_ctx *c, ui_lines_fn lines,
-			 long long *at)
+void ui_text_search_done(const struct ui_env *v, ui_lines_fn lines, long long *at)
 {
-	if (ui_search_compile(a, c))
-		ui_text_search(a, c, lines, at, false, true);
+	if (ui_search_compile(v))
+		ui_text_search(v, lines, at, false, true);
 }

@@ -142,6 +142,9 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 /* The log on screen is an earlier try of a retry (try_n, 0 for the log opened): history, with
  * the fix applied after it (may be NULL), shown instead of advice for the job now. */
 void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix);
+/* The log on screen is an earlier run of the job's trail (R): its label in the header and the
+ * note the diagnosis shows instead of advice. */
+void ui_session_name_run(struct ui_session *s, const char *label, const char *note);
 
 /* Saves the current text (flags: SAVE_FORCE or 0; a backup is always kept) and appends the
  * journal. ERR_TEMPFAIL when the file changed on disk. */

@@ -333,3 +333,9 @@ void ui_session_close(struct ui_session *s)
 	free(s->log_path);
 	memset(s, 0, sizeof *s);
 }
+
+void ui_session_name_run(struct ui_session *s, const char *label, const char *note)
+{
+	snprintf(s->run_label, sizeof s->run_label, "%s", label);
+	snprintf(s->run_note, sizeof s->run_note, "%s", note);
+}

@@ -8,7 +8,8 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "view_diag.h"
+#include "view.h"
 
 /* The guide's table: when -> likely cause -> first change. */
 static const struct { enum diag_timing t; const char *when, *cause, *change; } timing_rows[] = {

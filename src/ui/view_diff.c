@@ -2,52 +2,56 @@
 #include <stdlib.h>
 
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "search.h"
+#include "view.h"
+#include "view_diag.h"
 
 /* What the change does to the estimate (SPEC §12), then the change. */
-static void change_lines(struct ui_app *a, const struct ui_ctx *c, struct ui_lines *l,
+static void change_lines(const struct ui_env *v, struct ui_lines *l,
 			 const char *d)
 {
-	ui_fit_change_lines(&a->s, l, c->r.w - 2);
+	const struct ui_ctx *c = v->c;
+	ui_fit_change_lines(v->s, l, c->r.w - 2);
 	if (l->n)
 		ui_lines_add(l, UI_R_NORMAL, "");
 	ui_lines_diff(l, d);
 }
 
-static void diff_draw(struct ui_app *a, const struct ui_ctx *c)
+static void diff_draw(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	struct ui_lines l = { 0 };
-	char *d = ui_session_diff(&a->s, 3);
+	char *d = ui_session_diff(v->s, 3);
 
-	if (!a->s.job_path)
+	if (!v->s->job_path)
 		ui_lines_add(&l, UI_R_DIM, _(" No job file is open."));
 	else if (!d || !*d)
 		ui_lines_add(&l, UI_R_DIM, _(" No unsaved changes. a applies the first fix; the "
 					     "panels edit values."));
 	else
-		change_lines(a, c, &l, d);
+		change_lines(v, &l, d);
 	free(d);
-	ui_draw_scrolled(c, &l, &a->pos[UI_V_DIFF]);
+	ui_draw_scrolled(c, &l, v->pos);
 	ui_lines_free(&l);
 }
 
 /* The Diff's lines as they are drawn (for the search). */
-static void diff_search_lines(struct ui_app *a, const struct ui_ctx *c, struct ui_lines *l)
+static void diff_search_lines(const struct ui_env *v, struct ui_lines *l)
 {
-	char *d = ui_session_diff(&a->s, 3);
+	char *d = ui_session_diff(v->s, 3);
 	if (d && *d)
-		change_lines(a, c, l, d);
+		change_lines(v, l, d);
 	free(d);
 }
 
-static enum ui_req diff_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req diff_action(const struct ui_env *v, enum ui_act act)
 {
-	return ui_text_search_action(a, c, act, diff_search_lines, &a->pos[UI_V_DIFF].cursor);
+	return ui_text_search_action(v, act, diff_search_lines, &v->pos->cursor);
 }
 
-static void diff_search_done(struct ui_app *a, const struct ui_ctx *c)
+static void diff_search_done(const struct ui_env *v)
 {
-	ui_text_search_done(a, c, diff_search_lines, &a->pos[UI_V_DIFF].cursor);
+	ui_text_search_done(v, diff_search_lines, &v->pos->cursor);
 }
 
 const struct ui_view_ops ui_view_diff = { .name = N_("Diff"), .keys = UI_CTX_TEXT,

@@ -9,13 +9,24 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "prompt.h"
+#include "view.h"
+#include "view_diag.h"
 
 /* The web editor's resolution toggles (aitk-reference §c.3). */
 static const int buckets[] = { 256, 512, 768, 1024, 1280, 1328, 1536, 2048 };
 #define NBUCKETS (sizeof buckets / sizeof buckets[0])
 
 #define MAX_ROWS 512
+
+/* One row of a field panel. */
+struct ui_frow {
+	const struct job_field *f;  /* NULL for a heading or a bucket row */
+	size_t ds;
+	int bucket;                 /* resolution bucket value for a bucket toggle, 0 otherwise */
+	bool heading;
+	const char *text;           /* heading text (translated) */
+};
 
 /* The view that shows each panel (its tab names the panel). */
 static const struct ui_view_ops *const panel_view[JOB_PANEL_COUNT] = {
@@ -50,10 +61,11 @@ static bool ds_has_bucket(const struct job_dataset *d, long long b)
 	return false;
 }
 
-size_t ui_fields_rows(struct ui_app *a, enum ui_view v, struct ui_frow *rows, size_t max)
+/* The rows of the panel that view v shows. */
+static size_t fields_rows(const struct ui_env *v, struct ui_frow *rows, size_t max)
 {
-	const struct job *j = a->s.job;
-	enum job_panel p = panel_of(v);
+	const struct job *j = v->s->job;
+	enum job_panel p = panel_of(v->view);
 	size_t n = 0;
 
 #define ADD(...) do { if (n < max) rows[n++] = (struct ui_frow){ __VA_ARGS__ }; } while (0)
@@ -155,10 +167,10 @@ static void default_note(const struct job *j, const struct job_field *f, size_t 
 	snprintf(buf, sz, "%s", _(" (default)"));
 }
 
-static void build_lines(struct ui_app *a, const struct ui_frow *rows, size_t n,
+static void build_lines(const struct ui_env *v, const struct ui_frow *rows, size_t n,
 			struct ui_lines *l, int *value_col)
 {
-	const struct job *j = a->s.job, *bj = a->s.base_job;
+	const struct job *j = v->s->job, *bj = v->s->base_job;
 	int labw = 0;
 	char buf[512], pad[256];
 
@@ -292,53 +304,54 @@ static void settle(struct ui_pos *p, const struct ui_frow *rows, size_t n, int d
 		}
 }
 
-static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
+static void fields_draw(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	struct ui_rect r = c->r;
 	static struct ui_frow rows[MAX_ROWS];
 	struct ui_lines l = { 0 };
-	struct ui_pos *p = &a->pos[a->view];
+	struct ui_pos *p = v->pos;
 	int value_col = 0;
 	char buf[512];
 	size_t n;
 
-	if (!a->s.job && a->s.job_bad) {
+	if (!v->s->job && v->s->job_bad) {
 		char why[1800];
-		ui_job_error_text(&a->s, why, sizeof why);
+		ui_job_error_text(v->s, why, sizeof why);
 		ui_lines_wrap(&l, UI_R_ERROR, why, r.w - 4, 0);
 		for (size_t i = 0; i < l.n && (int)i + 1 < r.h; i++)
 			ui_draw_line(c->win, r.y + 1 + (int)i, r.x + 2, r.w - 4, &l.v[i], false);
 		ui_lines_free(&l);
 		return;
 	}
-	if (!a->s.job) {
+	if (!v->s->job) {
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
-		       ui_no_job_text(a, N_("No job file is open. Start oomfix with JOB.yaml to see "
+		       ui_no_job_text(v, N_("No job file is open. Start oomfix with JOB.yaml to see "
 					    "its settings.")));
 		return;
 	}
-	n = ui_fields_rows(a, a->view, rows, MAX_ROWS);
+	n = fields_rows(v, rows, MAX_ROWS);
 	settle(p, rows, n, 1);
 
 	/* A title row: which file, which model, what kind. */
 	snprintf(buf, sizeof buf, "%s  %s  %s",
-		 a->s.src ? source_label(a->s.src) : _("settings from the log (read-only)"),
-		 a->s.job->arch[0] ? a->s.job->arch : "?",
-		 job_kind_name(a->s.job->kind) ? _(job_kind_name(a->s.job->kind)) : "");
+		 v->s->src ? source_label(v->s->src) : _("settings from the log (read-only)"),
+		 v->s->job->arch[0] ? v->s->job->arch : "?",
+		 job_kind_name(v->s->job->kind) ? _(job_kind_name(v->s->job->kind)) : "");
 	ui_put(c->win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	r.y++;
 	r.h--;
 
 	/* Under the panels, the estimate of the job as it is now (SPEC §12). */
-	r.h -= ui_fit_draw(a, c->win, r);
+	r.h -= ui_fit_draw(v->s, c->win, r);
 
 	/* From 120 columns, the last row tells about the selected field, as menuconfig's help:
 	 * its YAML path, what it does to memory, the trainer's default and what it accepts. */
 	if (c->cols >= 120 && r.h > 6 && n > 0 && p->cursor < (long long)n && rows[p->cursor].f) {
 		const struct ui_frow *fr = &rows[p->cursor];
 		char path[256], rule[320];
-		job_field_path(a->s.job, fr->f, fr->ds, path, sizeof path);
-		job_field_rule(a->s.job, fr->f, rule, sizeof rule);
+		job_field_path(v->s->job, fr->f, fr->ds, path, sizeof path);
+		job_field_rule(v->s->job, fr->f, rule, sizeof rule);
 		snprintf(buf, sizeof buf, _("%s: %s Default: %s. Accepts %s"), path,
 			 job_field_memory(fr->f), fr->f->def ? fr->f->def : _("none"), rule);
 		struct ui_lines hl = { 0 };
@@ -349,12 +362,12 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 			ui_draw_line(c->win, r.y + r.h + k, r.x, r.w, &hl.v[k], false);
 		ui_lines_free(&hl);
 	}
-	build_lines(a, rows, n, &l, &value_col);
+	build_lines(v, rows, n, &l, &value_col);
 	if (n == 0)
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM, _("Nothing to show for this model."));
-	ui_draw_lines(c->win, r, &l, p->cursor, &p->top, a->mode != UI_M_PROMPT);
+	ui_draw_lines(c->win, r, &l, p->cursor, &p->top, v->mode != UI_M_PROMPT);
 
-	if (a->mode == UI_M_PROMPT && a->prompt_kind == UI_P_FIELD) {
+	if (v->mode == UI_M_PROMPT && v->prompt->kind == UI_P_FIELD) {
 		/* Editing in place: the value column of the cursor row becomes the input. */
 		int y = r.y + (int)(p->cursor - p->top), x = r.x + value_col;
 		int w = r.w - value_col - 1;
@@ -367,8 +380,8 @@ static void fields_draw(struct ui_app *a, const struct ui_ctx *c)
 			ui_put(c->win, y, r.x + 1, value_col - 1, UI_R_CURSOR, l.v[p->cursor].text);
 		}
 		ui_fill(c->win, y, x, w, UI_R_DIALOG);
-		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, a->prompt_buf, a->prompt_len,
-					a->prompt_cur);
+		int used = ui_put_input(c->win, y, x, w, UI_R_DIALOG, v->prompt->buf, v->prompt->len,
+					v->prompt->cur);
 		wmove(c->win, y, x + used);
 	}
 	ui_lines_free(&l);
@@ -397,13 +410,14 @@ static void yaml_quote(const char *s, char *out, size_t outsz)
 
 /* Applies one edit; says whether it changed anything. Returns true when the edit was made (or
  * there was nothing to change), false when it was refused (the status says why). */
-static bool apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit *ed,
+static bool apply_edit(const struct ui_env *v, struct doc_edit *ed,
 		       const char *what)
 {
+	const struct ui_ctx *c = v->c;
 	struct err e;
 	bool changed;
 
-	if (ui_session_edit(&a->s, ed, 1, &changed, &e)) {
+	if (ui_session_edit(v->s, ed, 1, &changed, &e)) {
 		ui_status_err(c, &e);
 		return false;
 	}
@@ -414,16 +428,17 @@ static bool apply_edit(struct ui_app *a, const struct ui_ctx *c, struct doc_edit
 	return true;
 }
 
-static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
+static void toggle_bucket(const struct ui_env *v, const struct ui_frow *r)
 {
-	const struct job_dataset *d = &a->s.job->datasets[r->ds];
+	const struct ui_ctx *c = v->c;
+	const struct job_dataset *d = &v->s->job->datasets[r->ds];
 	char path[256], val[512];
 	const struct doc_node *node;
 	struct doc_edit ed = { 0 };
 	size_t w = 0;
 
-	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
-	node = doc_deref(doc_get(ui_session_cur(&a->s), path));
+	job_field_path(v->s->job, r->f, r->ds, path, sizeof path);
+	node = doc_deref(doc_get(ui_session_cur(v->s), path));
 	ed.path = path;
 	if (ds_has_bucket(d, r->bucket)) {
 		if (d->nres <= 1) {
@@ -432,11 +447,11 @@ static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct
 		}
 		if (node && node->kind == DOC_SEQ) {
 			for (size_t i = 0; i < node->n; i++) {
-				long long v;
-				if (doc_as_long(node->items[i], &v) && v == r->bucket) {
+				long long b;
+				if (doc_as_long(node->items[i], &b) && b == r->bucket) {
 					ed.op = DOC_EDIT_REMOVE_ITEM;
 					ed.index = i;
-					apply_edit(a, c, &ed, _("Resolutions"));
+					apply_edit(v, &ed, _("Resolutions"));
 					return;
 				}
 			}
@@ -450,7 +465,7 @@ static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct
 		snprintf(val, sizeof val, "%d", r->bucket);
 		ed.op = DOC_EDIT_APPEND_ITEM;
 		ed.value = val;
-		apply_edit(a, c, &ed, _("Resolutions"));
+		apply_edit(v, &ed, _("Resolutions"));
 		return;
 	}
 	w += (size_t)snprintf(val + w, sizeof val - w, "[");
@@ -463,75 +478,71 @@ static void toggle_bucket(struct ui_app *a, const struct ui_ctx *c, const struct
 	snprintf(val + w, sizeof val - w, "%d]", r->bucket);
 	ed.op = DOC_EDIT_SET;
 	ed.value = val;
-	apply_edit(a, c, &ed, _("Resolutions"));
+	apply_edit(v, &ed, _("Resolutions"));
 }
 
-static void toggle_bool(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
+static void toggle_bool(const struct ui_env *v, const struct ui_frow *r)
 {
 	char path[256], val[64];
 	bool isdef;
 	struct doc_edit ed = { DOC_EDIT_SET, path, NULL, 0 };
 
-	if (!job_field_value(a->s.job, r->f, r->ds, val, sizeof val, &isdef))
+	if (!job_field_value(v->s->job, r->f, r->ds, val, sizeof val, &isdef))
 		snprintf(val, sizeof val, "false");
-	job_field_path(a->s.job, r->f, r->ds, path, sizeof path);
+	job_field_path(v->s->job, r->f, r->ds, path, sizeof path);
 	ed.value = !strcmp(val, "true") ? "false" : "true";
 	/* Back to what the loaded file had: when the key was absent there and the new value is
 	 * the default it showed, remove the key again, so toggling twice leaves no change. */
 	char old[64];
 	bool oldef = false;
-	const struct job *bj = a->s.base_job;
+	const struct job *bj = v->s->base_job;
 	if (bj && (strncmp(r->f->path, "datasets[]", 10) != 0 || r->ds < bj->ndatasets) &&
 	    job_field_value(bj, r->f, r->ds, old, sizeof old, &oldef) && oldef &&
 	    !strcmp(old, ed.value)) {
 		ed.op = DOC_EDIT_REMOVE_KEY;
 		ed.value = NULL;
 	}
-	apply_edit(a, c, &ed, _(r->f->label));
+	apply_edit(v, &ed, _(r->f->label));
 }
 
-static void start_edit(struct ui_app *a, const struct ui_ctx *c, const struct ui_frow *r)
+static void start_edit(const struct ui_env *v, const struct ui_frow *r)
 {
+	const struct ui_ctx *c = v->c;
 	char val[256] = "";
 	bool isdef;
 
-	if (!job_field_value(a->s.job, r->f, r->ds, val, sizeof val, &isdef))
+	if (!job_field_value(v->s->job, r->f, r->ds, val, sizeof val, &isdef))
 		val[0] = '\0';
-	a->mode = UI_M_PROMPT;
-	a->prompt_kind = UI_P_FIELD;
-	a->prompt_field = r->f;
-	a->prompt_ds = r->ds;
-	snprintf(a->prompt_label, sizeof a->prompt_label, "%s", _(r->f->label));
-	snprintf(a->prompt_buf, sizeof a->prompt_buf, "%s", val);
-	a->prompt_len = a->prompt_cur = strlen(a->prompt_buf);
+	ui_prompt_open(v->host, UI_P_FIELD, _(r->f->label), val, r->f, r->ds);
 	ui_status(c, false, "%s", r->f->type == JOB_F_STR
 					  ? _("Type the text; Enter sets it (s saves the file), Esc cancels.")
 					  : _("Type a number; empty removes the key (back to the default)."));
 }
 
-static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
+static void fields_prompt_done(const struct ui_env *v)
 {
-	const struct job_field *f = a->prompt_field;
+	const struct ui_ctx *c = v->c;
+	const struct job_field *f = v->prompt->field;
 	char path[256], val[600], text[512];
 	struct doc_edit ed = { DOC_EDIT_SET, path, val, 0 };
-	size_t len = a->prompt_len;
+	size_t len = v->prompt->len;
 
 	/* Surrounding spaces are never meant in a number, and rarely in a name. */
-	const char *s = a->prompt_buf;
+	const char *s = v->prompt->buf;
 	while (*s == ' ')
 		s++, len--;
 	while (len > 0 && s[len - 1] == ' ')
 		len--;
 	snprintf(text, sizeof text, "%.*s", (int)len, s);
 
-	if (!a->s.job || !f)
+	if (!v->s->job || !f)
 		return;
-	job_field_path(a->s.job, f, a->prompt_ds, path, sizeof path);
+	job_field_path(v->s->job, f, v->prompt->ds, path, sizeof path);
 	/* The trainer's rules for the field: a refused value stays in the editor to be corrected. */
 	struct err e;
-	if (job_field_check(a->s.job, f, text, &e)) {
+	if (job_field_check(v->s->job, f, text, &e)) {
 		ui_status(c, true, "%s", e.msg);
-		a->mode = UI_M_PROMPT;
+		ui_prompt_keep(v->host);
 		return;
 	}
 	if (!text[0]) {
@@ -542,19 +553,20 @@ static void fields_prompt_done(struct ui_app *a, const struct ui_ctx *c)
 	} else {
 		yaml_quote(text, val, sizeof val);
 	}
-	if (!apply_edit(a, c, &ed, _(f->label)))
-		a->mode = UI_M_PROMPT;
+	if (!apply_edit(v, &ed, _(f->label)))
+		ui_prompt_keep(v->host);
 }
 
-static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req fields_action(const struct ui_env *v, enum ui_act act)
 {
+	const struct ui_ctx *c = v->c;
 	static struct ui_frow rows[MAX_ROWS];
-	struct ui_pos *p = &a->pos[a->view];
+	struct ui_pos *p = v->pos;
 	size_t n;
 
-	if (!a->s.job)
+	if (!v->s->job)
 		return UI_REQ_PASS;
-	n = ui_fields_rows(a, a->view, rows, MAX_ROWS);
+	n = fields_rows(v, rows, MAX_ROWS);
 	switch (act) {
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
@@ -563,7 +575,7 @@ static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum 
 		return UI_REQ_DONE;
 	case UI_A_EDIT:
 	case UI_A_TOGGLE: {
-		if (a->s.read_only) {
+		if (v->s->read_only) {
 			ui_status(c, true, "%s", _("the settings come from the log and are read-only: "
 						   "open the job file to change them (oomfix JOB.yaml "
 						   "LOG)"));
@@ -574,11 +586,11 @@ static enum ui_req fields_action(struct ui_app *a, const struct ui_ctx *c, enum 
 			return UI_REQ_DONE;
 		const struct ui_frow *r = &rows[p->cursor];
 		if (r->bucket)
-			toggle_bucket(a, c, r);
+			toggle_bucket(v, r);
 		else if (r->f->type == JOB_F_BOOL)
-			toggle_bool(a, c, r);
+			toggle_bool(v, r);
 		else if (act == UI_A_EDIT)
-			start_edit(a, c, r);
+			start_edit(v, r);
 		else
 			ui_status(c, false, "%s", _("Space toggles switches; press Enter to edit this value."));
 		return UI_REQ_DONE;

@@ -19,7 +19,8 @@
 #include "oomfix/source.h"
 #include "oomfix/text.h"
 #include "prompt.h"
-#include "ui.h"
+#include "view.h"
+#include "view_jobs.h"
 
 /* What the worker reads and writes: its own copies, freed by whichever side lets go last. */
 struct jobs_work {
@@ -50,9 +51,9 @@ struct jobs_priv {
 	char ask_status[16];
 };
 
-static struct jobs_priv *jobs_priv(const struct ui_app *a)
+static struct jobs_priv *jobs_priv(const struct ui_env *v)
 {
-	return ui_view_priv(a, UI_V_JOBS);
+	return v->priv;
 }
 
 static void work_unref(struct jobs_work *w)
@@ -156,11 +157,11 @@ static void work_start(struct jobs_priv *jp, struct aitk_db *db, bool inline_)
 		work_run(w);
 }
 
-static void jobs_load(struct ui_app *a)
+static void jobs_load(const struct ui_env *v)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	struct jobs_priv *jp = jobs_priv(v);
 	/* The cursor follows its job, not its row, when the list comes back in a new order. */
-	long long cur = a->pos[UI_V_JOBS].cursor;
+	long long cur = v->pos->cursor;
 	if (!jp->keep && cur >= 0 && (size_t)cur < jp->n)
 		jp->keep = strdup(jp->rows[cur].name);
 	work_drop(jp);
@@ -192,31 +193,31 @@ static void jobs_load(struct ui_app *a)
 	aitkdb_sort_failed_first(jp->rows, jp->n);
 	for (size_t i = 0; jp->keep && i < jp->n; i++)
 		if (!strcmp(jp->rows[i].name, jp->keep))
-			a->pos[UI_V_JOBS].cursor = (long long)i;
+			v->pos->cursor = (long long)i;
 	free(jp->keep);
 	jp->keep = NULL;
-	work_start(jp, db, a->script);
+	work_start(jp, db, v->script);
 	aitkdb_close(&db);
 }
 
-void ui_jobs_reload(struct ui_app *a)
+void ui_jobs_reload(const struct ui_env *v)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	struct jobs_priv *jp = jobs_priv(v);
 	jp->loaded = false;
 }
 
 /* The loop waits briefly while the worker reads logs (the view's busy op). */
-static bool jobs_busy(const struct ui_app *a)
+static bool jobs_busy(const struct ui_env *v)
 {
-	const struct jobs_priv *jp = jobs_priv(a);
+	const struct jobs_priv *jp = jobs_priv(v);
 	/* Verdicts not shown yet count too: the worker may finish between a poll and the wait. */
 	return jp->w && (!atomic_load(&jp->w->done) || jp->seen < jp->w->n);
 }
 
 /* Verdicts came since the last call: redraw (the view's tick op). */
-static bool jobs_tick(struct ui_app *a)
+static bool jobs_tick(const struct ui_env *v)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	struct jobs_priv *jp = jobs_priv(v);
 	if (!jp->w)
 		return false;
 	size_t k = 0;
@@ -227,10 +228,10 @@ static bool jobs_tick(struct ui_app *a)
 	return more;
 }
 
-const char *ui_jobs_selected(struct ui_app *a)
+const char *ui_jobs_selected(const struct ui_env *v)
 {
-	struct jobs_priv *jp = jobs_priv(a);
-	long long c = a->pos[UI_V_JOBS].cursor;
+	struct jobs_priv *jp = jobs_priv(v);
+	long long c = v->pos->cursor;
 	return c >= 0 && (size_t)c < jp->n ? jp->rows[c].name : NULL;
 }
 
@@ -381,17 +382,18 @@ static struct jobs_cols jobs_layout(const struct jobs_priv *jp, int w)
 	return k;
 }
 
-static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
+static void jobs_draw(const struct ui_env *v)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	const struct ui_ctx *c = v->c;
+	struct jobs_priv *jp = jobs_priv(v);
 	if (!jp->loaded)
-		jobs_load(a);
+		jobs_load(v);
 	struct ui_lines l = { 0 };
 	if (jp->err[0]) {
 		ui_lines_add(&l, UI_R_ERROR, jp->err);
 		ui_lines_add(&l, UI_R_DIM, _("Start oomfix with --aitk DIR, the ai-toolkit folder that "
 					     "holds aitk_db.db."));
-		ui_draw_lines(c->win, c->r, &l, -1, &a->pos[UI_V_JOBS].top, false);
+		ui_draw_lines(c->win, c->r, &l, -1, &v->pos->top, false);
 		ui_lines_free(&l);
 		return;
 	}
@@ -435,7 +437,7 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 		ln->selectable = true;
 		ln->target = (long long)i;
 	}
-	struct ui_pos *p = &a->pos[UI_V_JOBS];
+	struct ui_pos *p = v->pos;
 	if (p->cursor >= (long long)jp->n)
 		p->cursor = jp->n ? (long long)jp->n - 1 : 0;
 	if (p->cursor < 0)
@@ -466,9 +468,10 @@ static void jobs_draw(struct ui_app *a, const struct ui_ctx *c)
 
 /* Queues the job of the question and says in the status line what happened: queued, queued
  * already (left in its place), or why not. */
-static void queue_now(struct ui_app *a, const struct ui_ctx *c, const char *saved)
+static void queue_now(const struct ui_env *v, const char *saved)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	const struct ui_ctx *c = v->c;
+	struct jobs_priv *jp = jobs_priv(v);
 	const char *name = jp->ask_name;
 	if (!name)
 		return;
@@ -499,37 +502,39 @@ static void queue_now(struct ui_app *a, const struct ui_ctx *c, const char *save
 	free(jp->keep);
 	jp->keep = strdup(name);
 	jp->loaded = false;
-	ui_session_job_status(&a->s);
+	ui_session_job_status(v->s);
 }
 
 /* The open job is the one asked about. */
-static bool is_open_job(const struct ui_app *a, const char *name)
+static bool is_open_job(const struct ui_env *v, const char *name)
 {
-	const struct aitk_job *row = a->s.src ? source_row(a->s.src) : NULL;
+	const struct aitk_job *row = v->s->src ? source_row(v->s->src) : NULL;
 	return row && row->name && name && !strcmp(row->name, name);
 }
 
-static void answer_queue(struct ui_app *a, const struct ui_ctx *c, int key)
+static void answer_queue(struct ui_app *host, const struct ui_ctx *c, int key)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	struct ui_env env = ui_env_of(host, UI_V_JOBS, c);
+	const struct ui_env *v = &env;
+	struct jobs_priv *jp = jobs_priv(v);
 	if (key == 's') {
 		/* save and queue: the open job's edits are written first; a failed save queues
 		 * nothing */
 		struct err e;
 		err_clear(&e);
-		if (!is_open_job(a, jp->ask_name) || ui_session_save(&a->s, 0, &e) != ERR_OK) {
+		if (!is_open_job(v, jp->ask_name) || ui_session_save(v->s, 0, &e) != ERR_OK) {
 			if (e.msg[0])
 				ui_status_err(c, &e);
 			return;
 		}
-		queue_now(a, c, _("Saved. "));
+		queue_now(v, _("Saved. "));
 		return;
 	}
 	if (key != 'y') {
 		ui_status(c, false, "%s", _("Not queued: the job was left as it is."));
 		return;
 	}
-	queue_now(a, c, "");
+	queue_now(v, "");
 }
 
 static const struct ui_question ask_queue = {
@@ -548,10 +553,10 @@ static const struct ui_question ask_queue_unsaved = {
 	.named = true,
 };
 
-void ui_jobs_ask_queue(struct ui_app *a, const struct ui_ctx *c, const char *name,
-		       const char *status)
+void ui_jobs_ask_queue(const struct ui_env *v, const char *name, const char *status)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	const struct ui_ctx *c = v->c;
+	struct jobs_priv *jp = jobs_priv(v);
 	char shown[512];
 	text_sanitize(name, strlen(name), shown, sizeof shown);
 	/* Refused before asking when the job is running, said when it is queued already. */
@@ -570,8 +575,8 @@ void ui_jobs_ask_queue(struct ui_app *a, const struct ui_ctx *c, const char *nam
 	if (!jp->ask_name)
 		return;
 	ui_status(c, false, _("Job %s (status %s)."), shown, status && *status ? status : "?");
-	ui_ask(a, is_open_job(a, name) && ui_session_dirty(&a->s) ? &ask_queue_unsaved : &ask_queue,
-	       UI_M_NORMAL);
+	bool unsaved = is_open_job(v, name) && ui_session_dirty(v->s);
+	ui_ask(v->host, unsaved ? &ask_queue_unsaved : &ask_queue, UI_M_NORMAL);
 }
 
 bool ui_jobs_refuses(enum ui_act act)
@@ -585,10 +590,11 @@ bool ui_jobs_refuses(enum ui_act act)
 	}
 }
 
-static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req jobs_action(const struct ui_env *v, enum ui_act act)
 {
-	struct jobs_priv *jp = jobs_priv(a);
-	struct ui_pos *p = &a->pos[UI_V_JOBS];
+	const struct ui_ctx *c = v->c;
+	struct jobs_priv *jp = jobs_priv(v);
+	struct ui_pos *p = v->pos;
 	if (ui_jobs_refuses(act)) {
 		/* They change the open job, which may not be the one under the cursor. */
 		ui_status(c, false, "%s", _("These keys act on an open job: open the one under the "
@@ -605,7 +611,7 @@ static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	case UI_A_QUEUE_JOB: {
 		long long i = p->cursor;
 		if (i >= 0 && (size_t)i < jp->n)
-			ui_jobs_ask_queue(a, c, jp->rows[i].name, jp->rows[i].status);
+			ui_jobs_ask_queue(v, jp->rows[i].name, jp->rows[i].status);
 		return UI_REQ_DONE;
 	}
 	default:
@@ -613,14 +619,14 @@ static enum ui_req jobs_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	}
 }
 
-static bool jobs_shown(const struct ui_app *a)
+static bool jobs_shown(const struct ui_env *v)
 {
-	return a->jobs_on;
+	return v->jobs_on;
 }
 
-static void jobs_fini(struct ui_app *a)
+static void jobs_fini(void *priv)
 {
-	struct jobs_priv *jp = jobs_priv(a);
+	struct jobs_priv *jp = priv;
 	work_drop(jp);
 	aitkdb_rows_free(jp->rows, jp->n);
 	free(jp->keep);

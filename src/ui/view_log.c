@@ -17,10 +17,11 @@
 #include "oomfix/i18n.h"
 #include "oomfix/sig.h"
 #include "oomfix/text.h"
-#include "oomfix/trail.h"
-#include "follow.h"
-#include "retry_ctl.h"
-#include "ui.h"
+#include "retry.h"
+#include "search.h"
+#include "view.h"
+#include "view_diag.h"
+#include "view_log.h"
 
 #define READ_MAX (64u * 1024)   /* bytes of one physical line read for display */
 #define CACHE_N 256
@@ -63,9 +64,9 @@ static void log_init(void *priv)
 	lp->log_avail = 60;
 }
 
-static struct log_priv *log_priv(const struct ui_app *a)
+static struct log_priv *log_priv(const struct ui_env *v)
 {
-	return ui_view_priv(a, UI_V_LOG);
+	return v->priv;
 }
 
 static void cache_drop(struct log_priv *lp)
@@ -76,12 +77,11 @@ static void cache_drop(struct log_priv *lp)
 	}
 }
 
-static void log_fini(struct ui_app *a)
+static void log_fini(void *priv)
 {
-	struct log_priv *lp = log_priv(a);
+	struct log_priv *lp = priv;
 	cache_drop(lp);
 	sig_matcher_free(&lp->matcher);
-	ui_search_free(a);
 }
 
 static int classify(struct log_priv *lp, const char *raw, size_t len)
@@ -104,19 +104,19 @@ static int classify(struct log_priv *lp, const char *raw, size_t len)
 	return best;
 }
 
-static const struct cline *get_line(struct ui_app *a, uint64_t line)
+static const struct cline *get_line(const struct ui_env *v, uint64_t line)
 {
-	struct log_priv *lp = log_priv(a);
+	struct log_priv *lp = log_priv(v);
 	static char *buf;
 	struct cline *c = &lp->cache[line % CACHE_N];
 	size_t len = 0;
 	bool clipped = false;
 	struct err e;
 
-	if (lp->cache_owner != &a->s || lp->cache_size != logidx_size(a->s.log)) {
+	if (lp->cache_owner != v->s || lp->cache_size != logidx_size(v->s->log)) {
 		cache_drop(lp);
-		lp->cache_owner = &a->s;
-		lp->cache_size = logidx_size(a->s.log);
+		lp->cache_owner = v->s;
+		lp->cache_size = logidx_size(v->s->log);
 	}
 	if (c->line == line && c->text)
 		return c;
@@ -124,7 +124,7 @@ static const struct cline *get_line(struct ui_app *a, uint64_t line)
 		return NULL;
 	free(c->text);
 	*c = (struct cline){ 0 };
-	int rrc = logidx_read_line(a->s.log, line, buf, READ_MAX, &len, &clipped, NULL, &e);
+	int rrc = logidx_read_line(v->s->log, line, buf, READ_MAX, &len, &clipped, NULL, &e);
 	if (rrc)
 		len = 0;
 	/* Show what a terminal would show: the last non-empty \r segment (tqdm redraws). */
@@ -199,22 +199,23 @@ static const char *mark_legend(void)
 
 /* A log that grows while it is open: whether it is followed, and where the run stands by its
  * last bar (phase, step/total, speed), after the position. */
-static void live_header(const struct ui_app *a, char *buf, size_t sz)
+static void live_header(const struct ui_env *v, char *buf, size_t sz)
 {
-	const struct diag_result *d = &a->s.diag;
+	const struct diag_result *d = &v->s->diag;
 	size_t k = strlen(buf);
 
 	k += (size_t)snprintf(buf + k, k < sz ? sz - k : 0, "  %s",
-			      ui_log_following(a) ? _("[following]") : _("[not following]"));
+			      ui_follow_on(v->follow, v->s, v->pos->cursor) ? _("[following]")
+									     : _("[not following]"));
 	/* The run is over: how it ended, not the last bar as if it still went on. */
-	if (k < sz && a->s.have_diag && d->oom && !d->survived) {
+	if (k < sz && v->s->have_diag && d->oom && !d->survived) {
 		if (d->failed_step >= 0)
 			snprintf(buf + k, sz - k, _("  ended: OOM at step %lld"), d->failed_step);
 		else
 			snprintf(buf + k, sz - k, _("  ended: OOM, %s"), diag_phase_label(d->phase));
 		return;
 	}
-	if (k < sz && a->s.have_diag && d->run_ended) {
+	if (k < sz && v->s->have_diag && d->run_ended) {
 		if (d->other != DIAG_O_NONE)
 			snprintf(buf + k, sz - k, "  %s", _("ended: an error"));
 		else if (d->now_step >= 0 && d->total_steps > 0)
@@ -272,13 +273,13 @@ static size_t row_bytes(const char *s, size_t len, int cells)
 }
 
 /* The rows a log line takes: one, or as many as wrapping needs. */
-static int line_rows(struct ui_app *a, uint64_t line, int avail)
+static int line_rows(const struct ui_env *v, uint64_t line, int avail)
 {
-	struct log_priv *lp = log_priv(a);
+	struct log_priv *lp = log_priv(v);
 	const struct cline *c;
 	int rows = 0;
 
-	if (!lp->log_wrap || !(c = get_line(a, line)) || c->missing)
+	if (!lp->log_wrap || !(c = get_line(v, line)) || c->missing)
 		return 1;
 	for (size_t off = 0; off < c->len; rows++)
 		off += row_bytes(c->text + off, c->len - off, avail);
@@ -294,17 +295,17 @@ static const char *path_tail(const char *p, int parts)
 	return p;
 }
 
-static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
+static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
 {
-	struct log_priv *lp = log_priv(a);
-	struct ui_pos *p = &a->pos[UI_V_LOG];
+	struct log_priv *lp = log_priv(v);
+	struct ui_pos *p = v->pos;
 	/* Until the worker has counted, the end is found by reading: a line that is not there. */
-	bool known = a->s.lines_known;
-	long long n = known ? (long long)a->s.log_lines : UI_POS_END;
+	bool known = v->s->lines_known;
+	long long n = known ? (long long)v->s->log_lines : UI_POS_END;
 	char buf[512], how[64] = "";
 	int numw = 1;
 
-	for (uint64_t k = known ? a->s.log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10; k /= 10)
+	for (uint64_t k = known ? v->s->log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10; k /= 10)
 		numw++;
 	/* Header row: which log, where we are, and how long lines are shown when not cut. */
 	if (lp->log_wrap)
@@ -312,7 +313,7 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	else if (lp->log_hoff)
 		snprintf(how, sizeof how, _("  [from column %d]"), lp->log_hoff + 1);
 	/* A long path leaves no room for where the run stands: its last two parts are enough. */
-	const char *name = logidx_name(a->s.log);
+	const char *name = logidx_name(v->s->log);
 	char shortname[300];
 	if (text_width(name, strlen(name)) > r.w / 3 && path_tail(name, 2) != name) {
 		snprintf(shortname, sizeof shortname, ".../%s", path_tail(name, 2));
@@ -321,18 +322,18 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	/* The name, then where the run stands (the web UI's status, the retry, the phase, step and
 	 * speed), then the position: a narrow header keeps what changes while a run goes on. */
 	snprintf(buf, sizeof buf, "%s", name);
-	if (a->s.run_label[0]) { /* an earlier run is history: not the job's status now */
+	if (v->s->run_label[0]) { /* an earlier run is history: not the job's status now */
 		size_t k = strlen(buf);
 		if (k < sizeof buf)
-			snprintf(buf + k, sizeof buf - k, "  [%s]", a->s.run_label);
-	} else if (a->s.job_status[0]) {
+			snprintf(buf + k, sizeof buf - k, "  [%s]", v->s->run_label);
+	} else if (v->s->job_status[0]) {
 		size_t k = strlen(buf);
 		if (k < sizeof buf)
-			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), a->s.job_status);
+			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), v->s->job_status);
 	}
-	ui_retryctl_header(&a->retry, buf, sizeof buf);
-	if (a->s.growing)
-		live_header(a, buf, sizeof buf);
+	ui_retry_progress(v->retry, buf, sizeof buf);
+	if (v->s->growing)
+		live_header(v, buf, sizeof buf);
 	size_t hk = strlen(buf);
 	if (hk + 2 < sizeof buf) {
 		buf[hk++] = ' ';
@@ -341,7 +342,7 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	}
 	if (known)
 		snprintf(buf + hk, sizeof buf - hk, _("line %lld of %lld%s"), n ? p->cursor + 1 : 0, n,
-			 logidx_truncated(a->s.log) ? _("  (file shrank)") : "");
+			 logidx_truncated(v->s->log) ? _("  (file shrank)") : "");
 	else
 		snprintf(buf + hk, sizeof buf - hk, _("line %lld (counting...)"), p->cursor + 1);
 	if (strlen(buf) + strlen(how) < sizeof buf)
@@ -357,8 +358,8 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		return;
 	if (!known) {
 		/* Stop at the last line read so far when the cursor went past the end. */
-		while (p->cursor > 0 && get_line(a, (uint64_t)p->cursor + 1) &&
-		       get_line(a, (uint64_t)p->cursor + 1)->missing)
+		while (p->cursor > 0 && get_line(v, (uint64_t)p->cursor + 1) &&
+		       get_line(v, (uint64_t)p->cursor + 1)->missing)
 			p->cursor--;
 	}
 	if (p->cursor >= n)
@@ -380,7 +381,7 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		for (;;) {
 			int rows = 0;
 			for (long long l = p->top; l <= p->cursor && rows <= r.h; l++)
-				rows += line_rows(a, (uint64_t)l + 1, lp->log_avail);
+				rows += line_rows(v, (uint64_t)l + 1, lp->log_avail);
 			if (rows <= r.h || p->top >= p->cursor)
 				break;
 			p->top++;
@@ -389,13 +390,13 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 	int row = 0;
 	for (long long i = 0; row < r.h && p->top + i < n; i++) {
 		uint64_t line = (uint64_t)(p->top + i) + 1;
-		const struct cline *c = get_line(a, line);
+		const struct cline *c = get_line(v, line);
 		struct ui_line ln = { 0 };
 
 		if (c && c->missing)
 			break;
 		char num[32];
-		bool ev = is_evidence(&a->s, line);
+		bool ev = is_evidence(v->s, line);
 		bool cur = !lp->focus_diag && p->top + i == p->cursor;
 		enum ui_role role = !c ? UI_R_NORMAL : c->sig == 1 ? UI_R_OOM
 						   : c->sig == 3 ? UI_R_ERROR
@@ -420,9 +421,10 @@ static void draw_log(struct ui_app *a, WINDOW *win, struct ui_rect r)
 		ln.nseg = 1;
 		ln.seg[0].role = role;
 		/* Highlight the search match in the visible text. */
-		if (a->re && a->md &&
-		    pcre2_match(a->re, (PCRE2_SPTR)c->text, c->len, 0, 0, a->md, NULL) > 0) {
-			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(a->md);
+		if (v->search->re && v->search->md &&
+		    pcre2_match(v->search->re, (PCRE2_SPTR)c->text, c->len, 0, 0, v->search->md,
+				NULL) > 0) {
+			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(v->search->md);
 			if (ov[1] > ov[0] && ov[1] <= c->len) {
 				ln.seg[1].off = ov[0];
 				ln.seg[1].role = UI_R_MATCH;
@@ -473,18 +475,19 @@ static void diag_settle(struct log_priv *lp, const struct ui_lines *l, int dir)
 		}
 }
 
-static void log_draw(struct ui_app *a, const struct ui_ctx *c)
+static void log_draw(const struct ui_env *v)
 {
-	struct log_priv *lp = log_priv(a);
+	const struct ui_ctx *c = v->c;
+	struct log_priv *lp = log_priv(v);
 	struct ui_rect r = c->r;
 	struct ui_lines l = { 0 };
 	struct ui_rect lr = r, dr = r;
 
 	lp->lay.stacked = false;
-	if (a->s.log && !a->s.diag_pending && a->s.diag_rc == ERR_DATA) {
+	if (v->s->log && !v->s->diag_pending && v->s->diag_rc == ERR_DATA) {
 		/* The diagnosis refused the file (not text: a binary given as the log). Its bytes
 		 * would only draw as noise: say what it is instead. */
-		ui_lines_wrap(&l, UI_R_ERROR, a->s.diag_err.msg, r.w - 4, 2);
+		ui_lines_wrap(&l, UI_R_ERROR, v->s->diag_err.msg, r.w - 4, 2);
 		ui_lines_wrap(&l, UI_R_DIM, _("This file cannot be shown as a log. Start oomfix with "
 					      "the training log (the text the trainer printed)."),
 			      r.w - 4, 2);
@@ -492,8 +495,8 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 		ui_lines_free(&l);
 		return;
 	}
-	if (!a->s.log) {
-		ui_diag_lines(&a->s, &lp->lay, &l, r.w - 2);
+	if (!v->s->log) {
+		ui_diag_lines(v->s, &lp->lay, &l, r.w - 2);
 		ui_draw_lines(c->win, r, &l, 0, &lp->diag_pos.top, false);
 		ui_lines_free(&l);
 		return;
@@ -514,14 +517,14 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 		mvwhline(c->win, r.y + lr.h, r.x, '-', r.w);
 		wattrset(c->win, A_NORMAL);
 	}
-	draw_log(a, c->win, lr);
+	draw_log(v, c->win, lr);
 	lp->diag_width = dr.w - 1;
 	lp->lay.compact = 0;
-	ui_diag_lines(&a->s, &lp->lay, &l, lp->diag_width);
+	ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
 	while (lp->lay.mark_end > dr.h && lp->lay.compact < 3) {
 		lp->lay.compact++;
 		ui_lines_free(&l);
-		ui_diag_lines(&a->s, &lp->lay, &l, lp->diag_width);
+		ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
 	}
 	if (lp->focus_diag)
 		diag_settle(lp, &l, 1);
@@ -531,15 +534,16 @@ static void log_draw(struct ui_app *a, const struct ui_ctx *c)
 
 /* ---- moving, jumping, searching ------------------------------------------------------------- */
 
-static void jump_to(struct ui_app *a, const struct ui_ctx *c, uint64_t line)
+static void jump_to(const struct ui_env *v, uint64_t line)
 {
-	struct log_priv *lp = log_priv(a);
-	struct ui_pos *p = &a->pos[UI_V_LOG];
+	const struct ui_ctx *c = v->c;
+	struct log_priv *lp = log_priv(v);
+	struct ui_pos *p = v->pos;
 	int page = c->page;
 
-	if (line < 1 || (a->s.lines_known && line > a->s.log_lines))
+	if (line < 1 || (v->s->lines_known && line > v->s->log_lines))
 		return;
-	a->follow.moved = true;
+	v->follow->moved = true;
 	p->cursor = (long long)line - 1;
 	/* Centre it, so the lines around the evidence are visible too. */
 	p->top = p->cursor - page / 4;
@@ -549,7 +553,7 @@ static void jump_to(struct ui_app *a, const struct ui_ctx *c, uint64_t line)
 }
 
 struct search_ctx {
-	struct ui_app *a;
+	const struct ui_search *sr;
 	uint64_t from;         /* current line (1-based) */
 	bool backward;
 	bool count_all;        /* scan to the end: the total is not known yet */
@@ -568,7 +572,7 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 		return 0; /* this line already matched in an earlier segment */
 	memcpy(c->buf, sg->p, len);
 	len = text_strip_ansi(c->buf, len);
-	if (pcre2_match(c->a->re, (PCRE2_SPTR)c->buf, len, 0, 0, c->a->md, NULL) < 0)
+	if (pcre2_match(c->sr->re, (PCRE2_SPTR)c->buf, len, 0, 0, c->sr->md, NULL) < 0)
 		return 0;
 	c->last = sg->line;
 	c->total++;
@@ -588,37 +592,37 @@ static int search_cb(const struct logidx_seg *sg, void *vctx)
 	return 0;
 }
 
-static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
+static void search(const struct ui_env *v, bool backward)
 {
-	struct log_priv *lp = log_priv(a);
-	struct search_ctx c = { .a = a, .backward = backward };
+	struct log_priv *lp = log_priv(v);
+	struct search_ctx c = { .sr = v->search, .backward = backward };
 	struct err e;
-	uint64_t hit = 0, idx = 0, size = logidx_size(a->s.log);
+	uint64_t hit = 0, idx = 0, size = logidx_size(v->s->log);
 	bool wrapped = false;
 
-	if (!a->re) {
-		ui_status(cx, true, "%s", _("No search yet: press / to search."));
+	if (!v->search->re) {
+		ui_status(v->c, true, "%s", _("No search yet: press / to search."));
 		return;
 	}
-	const char *logname = a->s.log_path ? a->s.log_path : "";
-	bool known = lp->count_size == size && !strcmp(lp->count_pat, a->search) &&
+	const char *logname = v->s->log_path ? v->s->log_path : "";
+	bool known = lp->count_size == size && !strcmp(lp->count_pat, v->search->text) &&
 		     !strcmp(lp->count_log, logname);
 	c.count_all = !known;
-	c.from = (uint64_t)a->pos[UI_V_LOG].cursor + 1;
+	c.from = (uint64_t)v->pos->cursor + 1;
 	c.buf = malloc(READ_MAX);
 	if (!c.buf)
 		return;
-	int rc = logidx_scan(a->s.log, search_cb, &c, &e);
+	int rc = logidx_scan(v->s->log, search_cb, &c, &e);
 	free(c.buf);
 	if (rc != ERR_OK && rc != 1) {
-		ui_status_err(cx, &e);
+		ui_status_err(v->c, &e);
 		return;
 	}
 	if (!known) {
 		snprintf(lp->count_log, sizeof lp->count_log, "%s", logname);
 		lp->count_size = size;
 		lp->count_total = c.total;
-		snprintf(lp->count_pat, sizeof lp->count_pat, "%s", a->search);
+		snprintf(lp->count_pat, sizeof lp->count_pat, "%s", v->search->text);
 	}
 	uint64_t total = lp->count_total;
 	if (backward) {
@@ -631,34 +635,34 @@ static void search(struct ui_app *a, const struct ui_ctx *cx, bool backward)
 		idx = c.after ? c.upto + 1 : 1;
 	}
 	if (!hit) {
-		ui_status(cx, true, _("Pattern not found: %s"), a->search);
+		ui_status(v->c, true, _("Pattern not found: %s"), v->search->text);
 		return;
 	}
-	jump_to(a, cx, hit);
+	jump_to(v, hit);
 	if (idx > total)
 		total = idx; /* the log grew since it was counted */
 	if (wrapped)
-		ui_status(cx, false, backward ? _("Search wrapped to the bottom: match %llu/%llu at line "
+		ui_status(v->c, false, backward ? _("Search wrapped to the bottom: match %llu/%llu at line "
 						  "%llu.")
 					      : _("Search wrapped to the top: match %llu/%llu at line "
 						  "%llu."),
 			  (unsigned long long)idx, (unsigned long long)total, (unsigned long long)hit);
 	else
-		ui_status(cx, false, _("match %llu/%llu at line %llu"), (unsigned long long)idx,
+		ui_status(v->c, false, _("match %llu/%llu at line %llu"), (unsigned long long)idx,
 			  (unsigned long long)total, (unsigned long long)hit);
 }
 
-static void log_search_done(struct ui_app *a, const struct ui_ctx *cx)
+static void log_search_done(const struct ui_env *v)
 {
-	if (a->s.log && ui_search_compile(a, cx))
-		search(a, cx, false);
+	if (v->s->log && ui_search_compile(v))
+		search(v, false);
 }
 
 /* Jumps to the next evidence line after the cursor (or the one before it), wrapping around. */
-static void next_evidence(struct ui_app *a, const struct ui_ctx *cx, bool backward)
+static void next_evidence(const struct ui_env *v, bool backward)
 {
-	const struct diag_result *d = &a->s.diag;
-	uint64_t cur = (uint64_t)a->pos[UI_V_LOG].cursor + 1, best = 0, first = 0, last = 0;
+	const struct diag_result *d = &v->s->diag;
+	uint64_t cur = (uint64_t)v->pos->cursor + 1, best = 0, first = 0, last = 0;
 
 	for (size_t i = 0; i < d->nevidence; i++) {
 		uint64_t ln = d->evidence[i].line;
@@ -674,126 +678,43 @@ static void next_evidence(struct ui_app *a, const struct ui_ctx *cx, bool backwa
 	if (!best)
 		best = backward ? last : first;
 	if (!best) {
-		ui_status(cx, false, "%s", _("No evidence lines in this log."));
+		ui_status(v->c, false, "%s", _("No evidence lines in this log."));
 		return;
 	}
-	jump_to(a, cx, best);
-	ui_status(cx, false, _("Evidence at line %llu"), (unsigned long long)best);
+	jump_to(v, best);
+	ui_status(v->c, false, _("Evidence at line %llu"), (unsigned long long)best);
 }
 
-/* A run of the trail in words, numbered like its file: "Run 3", or "The current run (log.txt)". */
-static void run_name(const struct trail_run *r, char *buf, size_t size)
+/* R: the job's next earlier run in place of the log on screen (log_runs.c); the view starts it
+ * from the top, its caches dropped. */
+static void next_run(const struct ui_env *v)
 {
-	if (r->number == TRAIL_CURRENT)
-		snprintf(buf, size, "%s", _("The current run (log.txt)"));
-	else
-		snprintf(buf, size, _("Run %ld"), r->number);
-}
-
-static void run_time(time_t t, char *buf, size_t size)
-{
-	struct tm tm;
-	if (t <= 0 || !localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
-		snprintf(buf, size, "?");
-}
-
-/* The trail of tries: R shows the job's next earlier run (a web UI job's logs/<n>_log.txt, a job
- * file's JOB.oomfix-runs/<n>.log), newest first, and comes back to the newest after the oldest.
- * Each run is history: its own verdict, and what was saved after it (from the journal), not the
- * fix the job would get now. */
-static void next_run(struct ui_app *a, const struct ui_ctx *cx)
-{
-	struct log_priv *lp = log_priv(a);
-	struct trail t;
-	struct err e;
-
-	err_clear(&e);
-	if (!a->s.src) {
-		ui_status(cx, false, "%s", _("No job is open: the trail of runs belongs to a job."));
+	struct log_priv *lp = log_priv(v);
+	if (!ui_log_next_run(v))
 		return;
-	}
-	if (trail_build(a->s.src, &t, &e)) {
-		ui_status_err(cx, &e);
-		return;
-	}
-	if (t.n < 2 && !(t.n == 1 && (!a->s.log_path || strcmp(t.runs[0].log, a->s.log_path)))) {
-		ui_status(cx, false, _("This job has no earlier runs (run logs are looked for in %s)."),
-			  t.where ? t.where : "?");
-		trail_free(&t);
-		return;
-	}
-	size_t cur = t.n - 1; /* a log from elsewhere: R starts at the newest run */
-	for (size_t i = 0; a->s.log_path && i < t.n; i++)
-		if (!strcmp(t.runs[i].log, a->s.log_path))
-			cur = i;
-	size_t next = (cur + 1) % t.n;
-	const struct trail_run *r = &t.runs[next];
-	if (ui_session_set_log(&a->s, r->log, &e)) {
-		ui_status_err(cx, &e);
-		trail_free(&t);
-		return;
-	}
 	cache_drop(lp);
-	a->pos[UI_V_LOG] = (struct ui_pos){ 0, 0 };
+	*v->pos = (struct ui_pos){ 0, 0 };
 	lp->diag_pos = (struct ui_pos){ 0, 0 };
 	lp->focus_diag = false;
-	a->follow.moved = false;
-	if (a->script)
-		ui_session_diag_poll(&a->s, true);
-	char name[80], when[40], verdict[200], fixes[400], saved[40] = "";
-	run_name(r, name, sizeof name);
-	run_time(r->when, when, sizeof when);
-	trail_verdict_words(r, verdict, sizeof verdict);
-	trail_fixes_words(r, fixes, sizeof fixes);
-	if (r->nafter)
-		run_time(r->after[r->nafter - 1]->when, saved, sizeof saved);
-	if (next > 0) {
-		/* History: the header names the run, the diagnosis says what followed it. */
-		if (r->number == TRAIL_CURRENT)
-			snprintf(a->s.run_label, sizeof a->s.run_label, "%s", _("earlier run"));
-		else
-			snprintf(a->s.run_label, sizeof a->s.run_label, _("run %ld, earlier"), r->number);
-		if (r->nafter)
-			snprintf(a->s.run_note, sizeof a->s.run_note,
-				 _("History: %s, log written %s. Saved after it: %s (%s)."), name, when,
-				 fixes, saved);
-		else
-			snprintf(a->s.run_note, sizeof a->s.run_note,
-				 _("History: %s, log written %s. Nothing was saved after it."), name,
-				 when);
-	}
-	char after[512];
-	if (r->nafter)
-		snprintf(after, sizeof after, _("saved after it: %s (%s)"), fixes, saved);
-	else
-		snprintf(after, sizeof after, "%s", next == 0 && r->number != TRAIL_CURRENT
-			 ? _("nothing saved after it yet") : _("nothing saved after it"));
-	if (next == 0)
-		ui_status(cx, false, _("%s (the newest of %zu runs), log written %s: %s; %s. R shows the "
-				       "one before."), name, t.n, when, verdict, after);
-	else
-		ui_status(cx, false, _("%s (%zu before the newest), log written %s: %s; %s. R shows the "
-				       "one before."), name, next, when, verdict, after);
-	trail_free(&t);
 }
 
-static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui_act act)
+static enum ui_req log_action(const struct ui_env *v, enum ui_act act)
 {
-	struct log_priv *lp = log_priv(a);
+	struct log_priv *lp = log_priv(v);
 	struct ui_lines l = { 0 };
 	bool done = true;
 
 	if (act == UI_A_NEXT_RUN) {
-		next_run(a, cx);
+		next_run(v);
 		return UI_REQ_DONE;
 	}
-	if (!a->s.log) {
+	if (!v->s->log) {
 		switch (act) {
 		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
 		case UI_A_NEXT_EVIDENCE: case UI_A_PREV_EVIDENCE: case UI_A_FOCUS_DIAG:
 		case UI_A_FOCUS_LOG: case UI_A_JUMP: case UI_A_FOLLOW:
 			/* The footer offers these keys here; without a log they would do nothing. */
-			ui_status(cx, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
+			ui_status(v->c, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
 						    "search it and see the evidence."));
 			return UI_REQ_DONE;
 		default:
@@ -802,21 +723,21 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 	}
 	switch (act) {
 	case UI_A_SEARCH:
-		ui_search_start(a, cx);
+		ui_search_start(v);
 		break;
 	case UI_A_SEARCH_NEXT:
-		search(a, cx, false);
+		search(v, false);
 		break;
 	case UI_A_SEARCH_PREV:
-		search(a, cx, true);
+		search(v, true);
 		break;
 	case UI_A_NEXT_EVIDENCE:
 	case UI_A_PREV_EVIDENCE:
-		next_evidence(a, cx, act == UI_A_PREV_EVIDENCE);
+		next_evidence(v, act == UI_A_PREV_EVIDENCE);
 		break;
 	case UI_A_FOCUS_DIAG:
-		if (a->s.diag.nevidence == 0) {
-			ui_status(cx, false, "%s", _("The diagnosis has no evidence lines to select."));
+		if (v->s->diag.nevidence == 0) {
+			ui_status(v->c, false, "%s", _("The diagnosis has no evidence lines to select."));
 			break;
 		}
 		lp->focus_diag = true;
@@ -826,19 +747,19 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 		break;
 	case UI_A_FOLLOW:
 		/* Scrolled away from the end, F follows again (as in less); at the end, it stops. */
-		a->follow.off = ui_log_following(a);
-		if (!a->follow.off && a->s.lines_known) { /* at the end, where new lines appear */
-			a->pos[UI_V_LOG].cursor = a->s.log_lines ? (long long)a->s.log_lines - 1 : 0;
-			a->follow.moved = false;
+		v->follow->off = ui_follow_on(v->follow, v->s, v->pos->cursor);
+		if (!v->follow->off && v->s->lines_known) { /* at the end, where new lines appear */
+			v->pos->cursor = v->s->log_lines ? (long long)v->s->log_lines - 1 : 0;
+			v->follow->moved = false;
 		}
-		ui_status(cx, false, "%s", a->follow.off
+		ui_status(v->c, false, "%s", v->follow->off
 			  ? _("Not following the log; F follows it again.")
 			  : _("Following the log as it grows; F stops."));
 		break;
 	case UI_A_SCROLL_RIGHT:
 		/* Half a width at a time, as less -S does. */
 		if (lp->log_wrap)
-			ui_status(cx, false, "%s", _("Long lines are wrapped; W cuts them again to scroll "
+			ui_status(v->c, false, "%s", _("Long lines are wrapped; W cuts them again to scroll "
 						     "sideways."));
 		else
 			lp->log_hoff += lp->log_avail / 2 > 1 ? lp->log_avail / 2 : 1;
@@ -851,7 +772,7 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 	case UI_A_WRAP:
 		lp->log_wrap = !lp->log_wrap;
 		lp->log_hoff = 0;
-		ui_status(cx, false, "%s", lp->log_wrap ? _("Long log lines are wrapped (W cuts them again).")
+		ui_status(v->c, false, "%s", lp->log_wrap ? _("Long log lines are wrapped (W cuts them again).")
 						    : _("Long log lines are cut at the edge (> and < "
 							"scroll sideways)."));
 		break;
@@ -860,29 +781,29 @@ static enum ui_req log_action(struct ui_app *a, const struct ui_ctx *cx, enum ui
 			done = false;
 			break;
 		}
-		ui_diag_lines(&a->s, &lp->lay, &l, lp->diag_width);
+		ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
 		diag_settle(lp, &l, 1);
 		if (lp->diag_pos.cursor < (long long)l.n && l.v[lp->diag_pos.cursor].target > 0)
-			jump_to(a, cx, (uint64_t)l.v[lp->diag_pos.cursor].target);
+			jump_to(v, (uint64_t)l.v[lp->diag_pos.cursor].target);
 		break;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
 		if (lp->focus_diag) {
-			ui_diag_lines(&a->s, &lp->lay, &l, lp->diag_width);
+			ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
 			ui_pos_move(&lp->diag_pos, act, (long long)l.n, 1);
 			diag_settle(lp, &l, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM ? -1 : 1);
 			break;
 		}
-		if (act == UI_A_BOTTOM && !a->s.lines_known) {
-			ui_status(cx, false, "%s", _("Still counting the lines; G works once the count is "
+		if (act == UI_A_BOTTOM && !v->s->lines_known) {
+			ui_status(v->c, false, "%s", _("Still counting the lines; G works once the count is "
 						    "shown."));
 			break;
 		}
-		a->follow.moved = true;
+		v->follow->moved = true;
 		if (act == UI_A_BOTTOM)
-			ui_session_recount(&a->s); /* a job still running: its new lines */
-		ui_pos_move(&a->pos[UI_V_LOG], act,
-			    a->s.lines_known ? (long long)a->s.log_lines : UI_POS_END, cx->page);
+			ui_session_recount(v->s); /* a job still running: its new lines */
+		ui_pos_move(v->pos, act,
+			    v->s->lines_known ? (long long)v->s->log_lines : UI_POS_END, v->c->page);
 		break;
 	default:
 		done = false;

@@ -6,7 +6,8 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "search.h"
+#include "view.h"
 
 /* The Plan view's own state. Its list: pos[UI_V_PLAN].cursor is the selected step, .top the
  * first line shown; until the user moves, the selection follows the marked step. */
@@ -15,9 +16,9 @@ struct plan_priv {
 	bool follow;    /* scroll so the selected step is visible */
 };
 
-static struct plan_priv *plan_priv(const struct ui_app *a)
+static struct plan_priv *plan_priv(const struct ui_env *v)
 {
-	return ui_view_priv(a, UI_V_PLAN);
+	return v->priv;
 }
 
 static const char *status_word(enum fix_status st)
@@ -40,14 +41,14 @@ static char status_box(enum fix_status st)
 }
 
 /* The selected step of the rollback order: the user's pick, else the marked step. */
-static size_t plan_sel(const struct ui_app *a)
+static size_t plan_sel(const struct ui_env *v)
 {
-	const struct plan *p = &a->s.plan;
-	if (plan_priv(a)->picked) {
-		long long c = a->pos[UI_V_PLAN].cursor;
+	const struct plan *p = &v->s->plan;
+	if (plan_priv(v)->picked) {
+		long long c = v->pos->cursor;
 		return c < 0 ? 0 : p->n && (size_t)c >= p->n ? p->n - 1 : (size_t)c;
 	}
-	struct plan_decision d = ui_session_decide(&a->s, NULL, 0);
+	struct plan_decision d = ui_session_decide(v->s, NULL, 0);
 	for (size_t i = 0; d.what == PLAN_NEXT_APPLY && i < p->n; i++)
 		if (p->steps[i].fix == d.fix)
 			return i;
@@ -55,14 +56,14 @@ static size_t plan_sel(const struct ui_app *a)
 }
 
 /* The Plan's lines; *sel_line receives the line of the selected step (-1 without steps). */
-static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long long *sel_line)
+static void plan_lines(const struct ui_env *v, struct ui_lines *l, int width, long long *sel_line)
 {
-	const struct ui_session *s = &a->s;
+	const struct ui_session *s = v->s;
 	const struct job *j = s->job;
 	char buf[1024], reason[512], words[768];
 	/* the one decision (SPEC §3.4): its fix is marked, its words are said */
 	struct plan_decision d = ui_session_decide(s, words, sizeof words);
-	size_t sel = plan_sel(a);
+	size_t sel = plan_sel(v);
 	bool stale = d.what == PLAN_NEXT_UNTRIED, verdict = s->have_diag && s->diag.oom;
 	struct ui_line *ln;
 
@@ -169,21 +170,22 @@ static void plan_lines(struct ui_app *a, struct ui_lines *l, int width, long lon
 
 /* The Plan scrolls like a text screen (pos.top), with a selected step (pos.cursor) that j/k
  * move and keep in sight. */
-static void plan_draw(struct ui_app *a, const struct ui_ctx *c)
+static void plan_draw(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	struct ui_lines l = { 0 };
-	struct ui_pos *p = &a->pos[UI_V_PLAN];
+	struct ui_pos *p = v->pos;
 	struct ui_rect r = c->r;
 	long long sel = -1;
 
-	plan_lines(a, &l, r.w - 2, &sel);
-	if (plan_priv(a)->follow && sel >= 0) {
+	plan_lines(v, &l, r.w - 2, &sel);
+	if (plan_priv(v)->follow && sel >= 0) {
 		if (sel < p->top)
 			p->top = sel;
 		if (sel >= p->top + r.h)
 			p->top = sel - r.h + 1;
 	}
-	plan_priv(a)->follow = false;
+	plan_priv(v)->follow = false;
 	long long max = (long long)l.n - r.h;
 	if (p->top > max)
 		p->top = max;
@@ -197,10 +199,11 @@ static void plan_draw(struct ui_app *a, const struct ui_ctx *c)
 	ui_lines_free(&l);
 }
 
-static enum ui_req plan_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req plan_action(const struct ui_env *v, enum ui_act act)
 {
-	struct ui_pos *p = &a->pos[UI_V_PLAN];
-	size_t n = a->s.plan.n, sel = plan_sel(a);
+	const struct ui_ctx *c = v->c;
+	struct ui_pos *p = v->pos;
+	size_t n = v->s->plan.n, sel = plan_sel(v);
 
 	switch (act) {
 	case UI_A_UP:
@@ -212,8 +215,8 @@ static enum ui_req plan_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 		else if (act == UI_A_DOWN && sel + 1 < n)
 			sel++;
 		p->cursor = (long long)sel;
-		plan_priv(a)->picked = true;
-		plan_priv(a)->follow = true;
+		plan_priv(v)->picked = true;
+		plan_priv(v)->follow = true;
 		return UI_REQ_DONE;
 	case UI_A_PGUP:
 		p->top -= c->page;
@@ -230,7 +233,7 @@ static enum ui_req plan_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 	case UI_A_PICK:
 		if (!n)
 			return UI_REQ_DONE;
-		a->pick_fix = a->s.plan.steps[sel].fix;
+		*v->arg = v->s->plan.steps[sel].fix;
 		return UI_REQ_APPLY;
 	default:
 		return UI_REQ_PASS;
@@ -238,23 +241,24 @@ static enum ui_req plan_action(struct ui_app *a, const struct ui_ctx *c, enum ui
 }
 
 /* The Plan's lines as they are drawn (for the search). */
-static void plan_search_lines(struct ui_app *a, const struct ui_ctx *c, struct ui_lines *l)
+static void plan_search_lines(const struct ui_env *v, struct ui_lines *l)
 {
+	const struct ui_ctx *c = v->c;
 	long long sel;
-	plan_lines(a, l, c->r.w - 2, &sel);
+	plan_lines(v, l, c->r.w - 2, &sel);
 }
 
 /* The Plan's list keys first, then the search of every text screen. */
-static enum ui_req plan_view_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req plan_view_action(const struct ui_env *v, enum ui_act act)
 {
-	enum ui_req r = plan_action(a, c, act);
-	return r != UI_REQ_PASS ? r : ui_text_search_action(a, c, act, plan_search_lines,
-							     &a->pos[UI_V_PLAN].top);
+	enum ui_req r = plan_action(v, act);
+	return r != UI_REQ_PASS ? r : ui_text_search_action(v, act, plan_search_lines,
+							     &v->pos->top);
 }
 
-static void plan_search_done(struct ui_app *a, const struct ui_ctx *c)
+static void plan_search_done(const struct ui_env *v)
 {
-	ui_text_search_done(a, c, plan_search_lines, &a->pos[UI_V_PLAN].top);
+	ui_text_search_done(v, plan_search_lines, &v->pos->top);
 }
 
 const struct ui_view_ops ui_view_plan = { .name = N_("Plan"), .priv_size = sizeof(struct plan_priv),

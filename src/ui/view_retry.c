@@ -8,33 +8,46 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
+#include "retry.h"
+#include "view.h"
+
+/* The Retry view's own state. */
+struct retry_priv {
+	bool picked;        /* the user moved in the list: it no longer follows the newest try */
+	unsigned loop;      /* ... in this loop (ui_retry.loop): a new loop is followed again */
+};
+
+static bool picked(const struct ui_env *v)
+{
+	const struct retry_priv *rp = v->priv;
+	return rp->picked && rp->loop == v->retry->loop;
+}
 
 /* The try under the cursor (-1 when there are none). */
-static long long selected(const struct ui_app *a)
+static long long selected(const struct ui_env *v)
 {
-	long long n = (long long)a->retry.ntries, c = a->pos[UI_V_RETRY].cursor;
+	long long n = (long long)v->retry->ntries, c = v->pos->cursor;
 	if (!n)
 		return -1;
 	return c < 0 ? 0 : c >= n ? n - 1 : c;
 }
 
-static bool is_last(const struct ui_app *a, size_t i)
+static bool is_last(const struct ui_env *v, size_t i)
 {
-	return i + 1 == a->retry.ntries;
+	return i + 1 == v->retry->ntries;
 }
 
 /* Where a run under way stands: the web UI's status, then phase, step/total and speed from the
  * log being followed, when that log is this try's. */
-static void under_way(const struct ui_app *a, const struct ui_try *t, char *buf, size_t sz)
+static void under_way(const struct ui_env *v, const struct ui_try *t, char *buf, size_t sz)
 {
-	const struct diag_result *d = &a->s.diag;
-	bool here = t->log && a->s.log_path && !strcmp(t->log, a->s.log_path) && a->s.have_diag;
+	const struct diag_result *d = &v->s->diag;
+	bool here = t->log && v->s->log_path && !strcmp(t->log, v->s->log_path) && v->s->have_diag;
 	size_t k;
 
-	if (!a->retry.cmd && !t->taken)
+	if (!v->retry->cmd && !t->taken)
 		snprintf(buf, sz, "%s", _("queued in the web UI, waiting for its worker"));
-	else if (a->retry.stopping)
+	else if (v->retry->stopping)
 		snprintf(buf, sz, "%s", _("stopping the run..."));
 	else
 		snprintf(buf, sz, "%s", _("running"));
@@ -53,15 +66,15 @@ static void under_way(const struct ui_app *a, const struct ui_try *t, char *buf,
 }
 
 /* The sentence for how the loop ended, and its role. */
-static enum ui_role ending(const struct ui_app *a, char *buf, size_t sz)
+static enum ui_role ending(const struct ui_env *v, char *buf, size_t sz)
 {
-	const struct ui_retry *r = &a->retry;
+	const struct ui_retry *r = v->retry;
 	char last[600];
 
 	if (retry_outcome_fits(r->outcome)) {
 		snprintf(buf, sz, _("%s The job that fits is saved; the journal (%s.oomfix.md) lists "
 				    "what each try changed."), r->text ? r->text : "",
-			 a->s.job_path ? a->s.job_path : "");
+			 v->s->job_path ? v->s->job_path : "");
 		return UI_R_DONE;
 	}
 	if (r->outcome == RETRY_OUT_ERROR) {
@@ -90,22 +103,22 @@ static void append_or_wrap(struct ui_lines *l, struct ui_line *ln, enum ui_role 
 }
 
 /* The view's lines; first[i] receives the line where try i starts. */
-static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long long *first)
+static void retry_lines(const struct ui_env *v, struct ui_lines *l, int width, long long *first)
 {
-	const struct ui_retry *r = &a->retry;
-	bool web = a->s.src && source_row(a->s.src);
+	const struct ui_retry *r = v->retry;
+	bool web = v->s->src && source_row(v->s->src);
 	char buf[2048];
 
 	ui_lines_add(l, UI_R_HEADING, _("Retry until the job fits"));
 	if (web)
 		snprintf(buf, sizeof buf, _("Each try queues %s in the web UI, as its start button does, "
 					    "and follows the run of the UI's worker."),
-			 source_label(a->s.src));
-	else if (!r->started || a->retry_asking)
+			 source_label(v->s->src));
+	else if (!r->started || v->retry_asking)
 		snprintf(buf, sizeof buf, _("Each try runs the command typed below with /bin/sh, in "
 					    "the folder oomfix was started from; its output goes to "
 					    "%s.oomfix-runs/N.log, which the Log view follows."),
-			 a->s.job_path ? a->s.job_path : "");
+			 v->s->job_path ? v->s->job_path : "");
 	else
 		snprintf(buf, sizeof buf, _("Each try runs: %s"), r->cmd ? r->cmd : "");
 	ui_lines_wrap(l, UI_R_NORMAL, buf, width, 1);
@@ -116,18 +129,18 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		 r->max_tries ? r->max_tries : RETRY_DEFAULT_TRIES);
 	ui_lines_wrap(l, UI_R_DIM, buf, width, 1);
 	bool older = false;
-	if (a->retry_asking && ui_session_retry_log(&a->s, &older))
+	if (v->retry_asking && ui_session_retry_log(v->s, &older))
 		ui_lines_wrap(l, UI_R_DIM, _("The log on screen already shows how the job as it is "
 					     "fails: its fix is applied first, then the first run."),
 			      width, 1);
-	else if (a->retry_asking && older)
+	else if (v->retry_asking && older)
 		ui_lines_wrap(l, UI_R_MARK, _("The log on screen is older than the last change saved "
 					      "to the job, so it cannot show whether that change "
 					      "helped: the first run is of the job as it is."),
 			      width, 1);
-	else if (a->retry_asking)
+	else if (v->retry_asking)
 		ui_lines_wrap(l, UI_R_DIM, _("The first run is of the job as it is."), width, 1);
-	if (!a->retry_asking) {
+	if (!v->retry_asking) {
 		if (r->probe > 0)
 			snprintf(buf, sizeof buf, _("A run that gets %lld steps past the step the last "
 						    "one failed at, and through a preview sampling round "
@@ -140,7 +153,7 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 	ui_lines_add(l, UI_R_NORMAL, "");
 
 	/* Before a new loop starts, the tries of the last one are not its own. */
-	for (size_t i = 0; i < r->ntries && !a->retry_asking; i++) {
+	for (size_t i = 0; i < r->ntries && !v->retry_asking; i++) {
 		const struct ui_try *t = &r->tries[i];
 		struct ui_line *ln;
 		first[i] = (long long)l->n;
@@ -158,8 +171,8 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 		if (t->judged) {
 			append_or_wrap(l, ln, t->oom ? UI_R_OOM : UI_R_VALUE, "",
 				       t->summary ? t->summary : "", width, 11);
-		} else if (is_last(a, i) && ui_retry_running(r)) {
-			under_way(a, t, buf, sizeof buf);
+		} else if (is_last(v, i) && ui_retry_running(r)) {
+			under_way(v, t, buf, sizeof buf);
 			append_or_wrap(l, ln, UI_R_VALUE, "", buf, width, 11);
 			if (t->waiting && !t->taken)
 				ui_lines_wrap(l, UI_R_TODO, t->waiting, width, 11);
@@ -190,50 +203,56 @@ static void retry_lines(struct ui_app *a, struct ui_lines *l, int width, long lo
 					      "the selected try's log in the Log view; the job cannot be "
 					      "edited while the retry changes it."),
 			      width, 1);
-	} else if (r->ended && !a->retry_asking) {
-		enum ui_role role = ending(a, buf, sizeof buf);
+	} else if (r->ended && !v->retry_asking) {
+		enum ui_role role = ending(v, buf, sizeof buf);
 		ui_lines_wrap(l, role, buf, width, 1);
 		ui_lines_wrap(l, UI_R_DIM, _("Enter shows the selected try's log; r starts another "
 					     "retry."), width, 1);
 	}
 }
 
-static void retry_draw(struct ui_app *a, const struct ui_ctx *c)
+static void retry_draw(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	struct ui_lines l = { 0 };
-	long long first[a->retry.ntries + 1];
-	if (!a->retry_picked && a->retry.ntries)
-		a->pos[UI_V_RETRY].cursor = (long long)a->retry.ntries - 1;
-	long long sel = a->retry_asking ? -1 : selected(a);
+	long long first[v->retry->ntries + 1];
+	if (!picked(v) && v->retry->ntries)
+		v->pos->cursor = (long long)v->retry->ntries - 1;
+	long long sel = v->retry_asking ? -1 : selected(v);
 
-	retry_lines(a, &l, c->r.w - 2, first);
-	long long top = a->pos[UI_V_RETRY].top;
+	retry_lines(v, &l, c->r.w - 2, first);
+	long long top = v->pos->top;
 	/* g, or k above the first try: the explanation at the top is read, no try is marked. */
-	bool above = a->retry_picked && a->pos[UI_V_RETRY].cursor < 0;
+	bool above = picked(v) && v->pos->cursor < 0;
 	long long cur = above ? top : sel >= 0 ? first[sel] : -1;
 	/* The list follows the newest try, and how the loop stands below it, until the user picks
 	 * a try: the end is shown, or as much of it as keeps the newest try on screen. */
-	if (!a->retry_picked)
+	if (!picked(v))
 		top = (long long)l.n > c->r.h ? (long long)l.n - c->r.h : 0;
 	ui_draw_lines(c->win, c->r, &l, cur, &top, sel >= 0 && !above);
-	a->pos[UI_V_RETRY].top = top;
+	v->pos->top = top;
 	if ((long long)l.n > c->r.h)
 		snprintf(c->msg->scroll_info, sizeof c->msg->scroll_info, "%lld-%lld/%zu", top + 1,
 			 top + c->r.h < (long long)l.n ? top + c->r.h : (long long)l.n, l.n);
 	ui_lines_free(&l);
 }
 
-static enum ui_req retry_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req retry_action(const struct ui_env *v, enum ui_act act)
 {
-	struct ui_pos *p = &a->pos[UI_V_RETRY];
-	long long n = (long long)a->retry.ntries;
+	const struct ui_ctx *c = v->c;
+	struct ui_pos *p = v->pos;
+	long long n = (long long)v->retry->ntries;
 
 	switch (act) {
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
 		if (!n)
 			return UI_REQ_DONE;
-		a->retry_picked = true;
+		{
+			struct retry_priv *rp = v->priv;
+			rp->picked = true;
+			rp->loop = v->retry->loop;
+		}
 		if (act == UI_A_TOP) { /* the top is the explanation, above the tries */
 			p->cursor = -1;
 			p->top = 0;
@@ -248,12 +267,12 @@ static enum ui_req retry_action(struct ui_app *a, const struct ui_ctx *c, enum u
 		ui_pos_move(p, act, n, 3);
 		return UI_REQ_DONE;
 	case UI_A_SHOW_TRY: {
-		long long i = selected(a);
-		if (i < 0 || !a->retry.tries[i].log) {
+		long long i = selected(v);
+		if (i < 0 || !v->retry->tries[i].log) {
 			ui_status(c, false, "%s", _("No try yet."));
 			return UI_REQ_DONE;
 		}
-		a->retry_show = i;
+		*v->arg = i;
 		return UI_REQ_SHOW_TRY;
 	}
 	default:
@@ -261,12 +280,12 @@ static enum ui_req retry_action(struct ui_app *a, const struct ui_ctx *c, enum u
 	}
 }
 
-static bool retry_shown(const struct ui_app *a)
+static bool retry_shown(const struct ui_env *v)
 {
-	return a->retry.started || a->retry_asking;
+	return v->retry->started || v->retry_asking;
 }
 
 const struct ui_view_ops ui_view_retry = {
-	.name = N_("Retry"), .keys = UI_CTX_RETRY, .draw = retry_draw, .action = retry_action,
-	.shown = retry_shown,
+	.name = N_("Retry"), .keys = UI_CTX_RETRY, .priv_size = sizeof(struct retry_priv),
+	.draw = retry_draw, .action = retry_action, .shown = retry_shown,
 };

@@ -6,7 +6,7 @@
 
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "app.h"
 
 #define UI_VIEW_ROW(id, ops) [UI_V_##id] = &ops,
 const struct ui_view_ops *const ui_views[UI_V_COUNT] = { UI_VIEWS(UI_VIEW_ROW) };
@@ -30,28 +30,46 @@ void ui_views_start(struct ui_app *a)
 void ui_views_end(struct ui_app *a)
 {
 	for (int v = 0; v < UI_V_COUNT; v++)
-		if (ui_views[v]->fini)
-			ui_views[v]->fini(a);
+		if (ui_views[v]->fini && a->priv[v])
+			ui_views[v]->fini(a->priv[v]);
 	for (int v = 0; v < UI_V_COUNT; v++) {
 		free(a->priv[v]);
 		a->priv[v] = NULL;
 	}
 }
 
+void ui_views_forget_job(struct ui_app *a)
+{
+	for (int v = 0; v < UI_V_COUNT; v++) {
+		if (v == UI_V_JOBS)
+			continue;
+		if (ui_views[v]->fini && a->priv[v])
+			ui_views[v]->fini(a->priv[v]);
+		a->pos[v] = (struct ui_pos){ 0, 0 };
+	}
+}
+
 bool ui_views_tick(struct ui_app *a)
 {
+	struct ui_ctx c = ui_ctx_of(a);
 	bool redraw = false;
 	for (int v = 0; v < UI_V_COUNT; v++)
-		if (ui_views[v]->tick)
-			redraw |= ui_views[v]->tick(a);
+		if (ui_views[v]->tick) {
+			struct ui_env env = ui_env_of(a, (enum ui_view)v, &c);
+			redraw |= ui_views[v]->tick(&env);
+		}
 	return redraw;
 }
 
-bool ui_views_busy(const struct ui_app *a)
+bool ui_views_busy(struct ui_app *a)
 {
+	struct ui_ctx c = ui_ctx_of(a);
 	for (int v = 0; v < UI_V_COUNT; v++)
-		if (ui_views[v]->busy && ui_views[v]->busy(a))
-			return true;
+		if (ui_views[v]->busy) {
+			struct ui_env env = ui_env_of(a, (enum ui_view)v, &c);
+			if (ui_views[v]->busy(&env))
+				return true;
+		}
 	return false;
 }
 

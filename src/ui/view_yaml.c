@@ -12,7 +12,8 @@
 
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
-#include "ui.h"
+#include "search.h"
+#include "view.h"
 
 /* Marks the lines of the current text that differ from the saved one, read from the hunk
  * headers of a zero-context diff ("@@ -a,b +c,d @@": new lines c .. c+d-1). */
@@ -80,10 +81,10 @@ static void yaml_parts(const char *s, size_t len, long *key_end, long *comment)
 	}
 }
 
-static void build(struct ui_app *a, struct ui_lines *l)
+static void build(const struct ui_env *v, struct ui_lines *l)
 {
 	size_t len, nlines = 0;
-	const char *t = doc_text(ui_session_cur(&a->s), &len), *p = t, *end = t + len;
+	const char *t = doc_text(ui_session_cur(v->s), &len), *p = t, *end = t + len;
 	unsigned char *mark;
 	int numw = 1;
 
@@ -95,7 +96,7 @@ static void build(struct ui_app *a, struct ui_lines *l)
 		numw++;
 	mark = calloc(nlines + 1, 1);
 	if (mark)
-		edited_lines(&a->s, mark, nlines);
+		edited_lines(v->s, mark, nlines);
 	for (size_t ln = 1; p < end; ln++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -135,19 +136,20 @@ static void build(struct ui_app *a, struct ui_lines *l)
 	free(mark);
 }
 
-static void yaml_draw(struct ui_app *a, const struct ui_ctx *c)
+static void yaml_draw(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	struct ui_rect r = c->r;
 	struct ui_lines l = { 0 };
-	struct ui_pos *p = &a->pos[UI_V_ADVANCED];
+	struct ui_pos *p = v->pos;
 
-	if (!ui_session_cur(&a->s)) {
+	if (!ui_session_cur(v->s)) {
 		ui_put(c->win, r.y + 1, r.x + 2, r.w - 4, UI_R_DIM,
-		       ui_no_job_text(a, N_("No job file is open. Start oomfix with JOB.yaml to see "
+		       ui_no_job_text(v, N_("No job file is open. Start oomfix with JOB.yaml to see "
 					    "it here.")));
 		return;
 	}
-	build(a, &l);
+	build(v, &l);
 	ui_draw_lines(c->win, r, &l, p->cursor, &p->top, true);
 	ui_lines_free(&l);
 }
@@ -183,17 +185,18 @@ static char *read_all(const char *path, size_t *len)
 /* Runs $EDITOR (default vi) on a temporary copy with the terminal handed over, then loads the
  * result as an unsaved edit. Invalid YAML changes nothing, and the edited copy is kept so that
  * no typing is lost. */
-static void run_editor(struct ui_app *a, const struct ui_ctx *c)
+static void run_editor(const struct ui_env *v)
 {
+	const struct ui_ctx *c = v->c;
 	char path[1024];
 	size_t len, nlen = 0;
-	const char *text = doc_text(ui_session_cur(&a->s), &len);
+	const char *text = doc_text(ui_session_cur(v->s), &len);
 	int fd, status = 0;
 	pid_t pid;
 
 	/* The copy goes beside the job (.JOB.oomfix-edit-XXXXXX.yaml), as everything oomfix
 	 * writes; a folder that refuses it sends it to the state folder, as the emergency save. */
-	const char *job = a->s.job_path, *slash = strrchr(job, '/');
+	const char *job = v->s->job_path, *slash = strrchr(job, '/');
 	int dirlen = slash ? (int)(slash - job) : 1;
 	snprintf(path, sizeof path, "%.*s/.%s.oomfix-edit-XXXXXX.yaml", dirlen,
 		 slash ? job : ".", slash ? slash + 1 : job);
@@ -254,7 +257,7 @@ static void run_editor(struct ui_app *a, const struct ui_ctx *c)
 		return;
 	}
 	struct err e;
-	if (ui_session_replace_text(&a->s, nt, nlen, &e)) {
+	if (ui_session_replace_text(v->s, nt, nlen, &e)) {
 		char where[64] = "";
 		if (e.line > 0)
 			snprintf(where, sizeof where, "%d:%d: ", e.line, e.col);
@@ -281,52 +284,53 @@ static long long text_lines(const struct ui_session *s)
 }
 
 /* Search in the YAML: the cursor goes to the matching line. */
-static void yaml_search(struct ui_app *a, const struct ui_ctx *c, bool backward, bool here)
+static void yaml_search(const struct ui_env *v, bool backward, bool here)
 {
 	struct ui_lines l = { 0 };
-	long long line = a->pos[UI_V_ADVANCED].cursor;
+	long long line = v->pos->cursor;
 
-	if (!ui_session_cur(&a->s))
+	if (!ui_session_cur(v->s))
 		return;
-	build(a, &l);
-	if (ui_search_lines(a, c, &l, &line, backward, here))
-		a->pos[UI_V_ADVANCED].cursor = line;
+	build(v, &l);
+	if (ui_search_lines(v, &l, &line, backward, here))
+		v->pos->cursor = line;
 	ui_lines_free(&l);
 }
 
-static void yaml_search_done(struct ui_app *a, const struct ui_ctx *c)
+static void yaml_search_done(const struct ui_env *v)
 {
-	if (ui_search_compile(a, c))
-		yaml_search(a, c, false, true);
+	if (ui_search_compile(v))
+		yaml_search(v, false, true);
 }
 
-static enum ui_req yaml_action(struct ui_app *a, const struct ui_ctx *c, enum ui_act act)
+static enum ui_req yaml_action(const struct ui_env *v, enum ui_act act)
 {
+	const struct ui_ctx *c = v->c;
 	switch (act) {
 	case UI_A_SEARCH:
-		ui_search_start(a, c);
+		ui_search_start(v);
 		return UI_REQ_DONE;
 	case UI_A_SEARCH_NEXT:
 	case UI_A_SEARCH_PREV:
-		yaml_search(a, c, act == UI_A_SEARCH_PREV, false);
+		yaml_search(v, act == UI_A_SEARCH_PREV, false);
 		return UI_REQ_DONE;
 	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
 	case UI_A_BOTTOM:
 		/* Bounded by the text, so the cursor never goes past the last line. */
-		if (!ui_session_cur(&a->s))
+		if (!ui_session_cur(v->s))
 			return UI_REQ_PASS;
-		ui_pos_move(&a->pos[UI_V_ADVANCED], act, text_lines(&a->s), c->page);
+		ui_pos_move(v->pos, act, text_lines(v->s), c->page);
 		return UI_REQ_DONE;
 	default:
 		break;
 	}
 	if (act != UI_A_EDITOR)
 		return UI_REQ_PASS;
-	if (!ui_session_cur(&a->s)) {
+	if (!ui_session_cur(v->s)) {
 		ui_status(c, true, "%s", _("No job file is open."));
 		return UI_REQ_DONE;
 	}
-	run_editor(a, c);
+	run_editor(v);
 	return UI_REQ_DONE;
 }
 

@@ -1,20 +1,12 @@
-/* views.c — what every view is given: the context with the screen geometry and the status line
- * it writes to, and the moves in a list. (The table of views is view_table.c.) */
+/* views.c — what every view may call: the status line it writes to, the moves in a list, a
+ * scrolled text screen. (The table of views and their environment are view_table.c's.) */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
-#include "ui.h"
-
-/* The context the views are given this turn: the content area, the page and the status line. */
-struct ui_ctx ui_ctx_of(struct ui_app *a)
-{
-	int page = a->rows - 4;
-
-	return (struct ui_ctx){ .win = stdscr, .r = { 1, 0, a->rows - 3, a->cols }, .rows = a->rows,
-				.cols = a->cols, .page = page > 1 ? page : 1, .msg = &a->msg };
-}
+#include "view.h"
 
 void ui_status(const struct ui_ctx *c, bool error, const char *fmt, ...)
 {
@@ -38,10 +30,10 @@ void ui_status_err(const struct ui_ctx *c, const struct err *e)
 		ui_status(c, true, "%s", e->msg);
 }
 
-const char *ui_no_job_text(const struct ui_app *a, const char *file_text)
+const char *ui_no_job_text(const struct ui_env *v, const char *file_text)
 {
 	/* With the web UI's job list there is no file to start with: a job is picked there. */
-	return a->jobs_on ? _("No job is open: pick one in the Jobs tab (J) and press Enter.")
+	return v->jobs_on ? _("No job is open: pick one in the Jobs tab (J) and press Enter.")
 			  : _(file_text);
 }
 

@@ -9,7 +9,7 @@
 #include "oomfix/i18n.h"
 #include "actions.h"
 #include "prompt.h"
-#include "ui.h"
+#include "screens.h"
 
 enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c)
 {

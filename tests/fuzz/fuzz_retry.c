@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/ui/ui.h"
+#include "../../src/ui/retry.h"
 
 #include "fuzz.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/ui/ui.h"
+#include "../../src/ui/theme.h"
 
 #include "fuzz.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/ui/prompt.h"
+#include "../../src/ui/app.h"
 
 static struct ui_app app;
 static struct ui_ctx ctx;
@@ -114,7 +114,7 @@ static void line_done(struct ui_app *a, const struct ui_ctx *c, bool ok)
 	(void)c;
 	lines_done++;
 	lines_ok = ok;
-	snprintf(line_seen, sizeof line_seen, "%.*s", (int)a->prompt_len, a->prompt_buf);
+	snprintf(line_seen, sizeof line_seen, "%.*s", (int)a->prompt.len, a->prompt.buf);
 }
 
 static void type(const char *s)
@@ -129,8 +129,8 @@ static void test_line_goes_to_its_asker(void **state)
 	lines_done = 0;
 	ui_prompt_start(&app, "Run the job with: ", "ab", line_done);
 	assert_int_equal(app.mode, UI_M_PROMPT);
-	assert_int_equal(app.prompt_kind, UI_P_LINE);
-	assert_int_equal(app.prompt_cur, 2);
+	assert_int_equal(app.prompt.kind, UI_P_LINE);
+	assert_int_equal(app.prompt.cur, 2);
 	type("c");
 	ui_prompt_key(&app, &ctx, UI_A_PROMPT_LEFT, 0);
 	type("x");
@@ -155,7 +155,7 @@ static void test_line_the_view_asked_for(void **state)
 	lines_done = 0;
 	/* A view opens its own prompt (the search, a field) without a handler: the line is its. */
 	app.mode = UI_M_PROMPT;
-	app.prompt_kind = UI_P_SEARCH;
+	app.prompt.kind = UI_P_SEARCH;
 	type("oom");
 	assert_true(ui_prompt_key(&app, &ctx, UI_A_PROMPT_OK, '\r'));
 	assert_int_equal(app.mode, UI_M_NORMAL);

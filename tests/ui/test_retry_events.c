@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/ui/ui.h"
+#include "../../src/ui/retry.h"
 
 /* ---- the fake loop -------------------------------------------------------------------------- */
 

@@ -13,7 +13,9 @@
 #include <cmocka.h>
 
 #include "oomfix/text.h"
-#include "../../src/ui/ui.h"
+#include "../../src/ui/keys.h"
+#include "../../src/ui/lines.h"
+#include "../../src/ui/theme.h"
 
 /* The contexts the app combines (app.c current_ctx). */
 static const unsigned contexts[] = {
