@@ -295,19 +295,14 @@ static const char *path_tail(const char *p, int parts)
 	return p;
 }
 
-static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
+/* The header row: which log, where the run stands (the web UI's status, the retry, the phase,
+ * step and speed), the position, and how long lines are shown when not cut. A narrow header
+ * keeps what changes while a run goes on. */
+static void log_header(const struct ui_env *v, WINDOW *win, struct ui_rect r, long long n)
 {
 	struct log_priv *lp = log_priv(v);
-	struct ui_pos *p = v->pos;
-	/* Until the worker has counted, the end is found by reading: a line that is not there. */
-	bool known = v->s->lines_known;
-	long long n = known ? (long long)v->s->log_lines : UI_POS_END;
 	char buf[512], how[64] = "";
-	int numw = 1;
 
-	for (uint64_t k = known ? v->s->log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10; k /= 10)
-		numw++;
-	/* Header row: which log, where we are, and how long lines are shown when not cut. */
 	if (lp->log_wrap)
 		snprintf(how, sizeof how, "%s", _("  [wrapped]"));
 	else if (lp->log_hoff)
@@ -319,8 +314,6 @@ static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
 		snprintf(shortname, sizeof shortname, ".../%s", path_tail(name, 2));
 		name = shortname;
 	}
-	/* The name, then where the run stands (the web UI's status, the retry, the phase, step and
-	 * speed), then the position: a narrow header keeps what changes while a run goes on. */
 	snprintf(buf, sizeof buf, "%s", name);
 	if (v->s->run_label[0]) { /* an earlier run is history: not the job's status now */
 		size_t k = strlen(buf);
@@ -340,11 +333,12 @@ static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
 		buf[hk++] = ' ';
 		buf[hk] = '\0';
 	}
-	if (known)
-		snprintf(buf + hk, sizeof buf - hk, _("line %lld of %lld%s"), n ? p->cursor + 1 : 0, n,
+	if (v->s->lines_known)
+		snprintf(buf + hk, sizeof buf - hk, _("line %lld of %lld%s"),
+			 n ? v->pos->cursor + 1 : 0, n,
 			 logidx_truncated(v->s->log) ? _("  (file shrank)") : "");
 	else
-		snprintf(buf + hk, sizeof buf - hk, _("line %lld (counting...)"), p->cursor + 1);
+		snprintf(buf + hk, sizeof buf - hk, _("line %lld (counting...)"), v->pos->cursor + 1);
 	if (strlen(buf) + strlen(how) < sizeof buf)
 		strcat(buf, how);
 	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
@@ -352,11 +346,16 @@ static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
 	int lw = text_width(leg, strlen(leg));
 	if (1 + hw + 3 + lw <= r.w)
 		ui_put(win, r.y, r.x + r.w - lw - 1, lw, UI_R_DIM, leg);
-	r.y++;
-	r.h--;
-	if (r.h <= 0)
-		return;
-	if (!known) {
+}
+
+/* Keeps the cursor within the log (n lines; until the worker has counted, the end is found by
+ * reading: a line that is not there) and on screen in a pane of r.h rows. */
+static void log_clamp(const struct ui_env *v, long long n, int h)
+{
+	struct log_priv *lp = log_priv(v);
+	struct ui_pos *p = v->pos;
+
+	if (!v->s->lines_known) {
 		/* Stop at the last line read so far when the cursor went past the end. */
 		while (p->cursor > 0 && get_line(v, (uint64_t)p->cursor + 1) &&
 		       get_line(v, (uint64_t)p->cursor + 1)->missing)
@@ -368,89 +367,121 @@ static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
 		p->cursor = 0;
 	if (p->top > p->cursor)
 		p->top = p->cursor;
-	if (p->cursor >= p->top + r.h)
-		p->top = p->cursor - r.h + 1;
-	if (known && p->top > n - r.h)
-		p->top = n - r.h;
+	if (p->cursor >= p->top + h)
+		p->top = p->cursor - h + 1;
+	if (v->s->lines_known && p->top > n - h)
+		p->top = n - h;
 	if (p->top < 0)
 		p->top = 0;
-	int avail = r.w - (numw + 2);
-	lp->log_avail = avail > 1 ? avail : 1;
 	if (lp->log_wrap) {
 		/* Wrapped lines take several rows: start late enough for the cursor's to fit. */
 		for (;;) {
 			int rows = 0;
-			for (long long l = p->top; l <= p->cursor && rows <= r.h; l++)
+			for (long long l = p->top; l <= p->cursor && rows <= h; l++)
 				rows += line_rows(v, (uint64_t)l + 1, lp->log_avail);
-			if (rows <= r.h || p->top >= p->cursor)
+			if (rows <= h || p->top >= p->cursor)
 				break;
 			p->top++;
 		}
 	}
-	int row = 0;
-	for (long long i = 0; row < r.h && p->top + i < n; i++) {
+}
+
+/* The display line of a log line: its role by what the line is, and the search's match
+ * highlighted in it. */
+static struct ui_line log_line(const struct ui_env *v, const struct cline *c)
+{
+	enum ui_role role = c->sig == 1 ? UI_R_OOM : c->sig == 3 ? UI_R_ERROR
+			  : c->sig == 2 ? UI_R_EVIDENCE : UI_R_NORMAL;
+	struct ui_line ln = { 0 };
+
+	ln.text = c->text;
+	ln.len = c->len;
+	ln.nseg = 1;
+	ln.seg[0].role = role;
+	if (v->search->re && v->search->md &&
+	    pcre2_match(v->search->re, (PCRE2_SPTR)c->text, c->len, 0, 0, v->search->md,
+			NULL) > 0) {
+		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(v->search->md);
+		if (ov[1] > ov[0] && ov[1] <= c->len) {
+			ln.seg[1].off = ov[0];
+			ln.seg[1].role = UI_R_MATCH;
+			ln.seg[2].off = ov[1];
+			ln.seg[2].role = role;
+			ln.nseg = ov[0] == 0 ? (ln.seg[0] = ln.seg[1], ln.seg[1] = ln.seg[2], 2) : 3;
+		}
+	}
+	return ln;
+}
+
+/* Draws log line `line` from row `row` (its number and mark in a gutter of numw digits, the
+ * text cut at the edge or wrapped); returns the rows it took. */
+static int draw_log_line(const struct ui_env *v, WINDOW *win, struct ui_rect r, int row,
+			 uint64_t line, const struct cline *c, int numw)
+{
+	struct log_priv *lp = log_priv(v);
+	char num[32];
+	bool ev = is_evidence(v->s, line);
+	bool cur = !lp->focus_diag && (long long)line - 1 == v->pos->cursor;
+
+	/* gutter: > evidence, ! OOM line, ~ redrawn progress line: the mark says it without
+	 * colour */
+	snprintf(num, sizeof num, "%c%*llu ",
+		 ev ? '>' : c && c->sig == 1 ? '!' : c && c->redraws ? '~' : ' ', numw,
+		 (unsigned long long)line);
+	if (cur)
+		ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
+	int used = ui_put(win, r.y + row, r.x, r.w,
+			  cur ? UI_R_CURSOR : ev ? UI_R_EVIDENCE : c && c->sig == 1 ? UI_R_OOM
+										: UI_R_DIM, num);
+	if (!c)
+		return 1;
+	struct ui_line ln = log_line(v, c);
+	if (!lp->log_wrap) {
+		/* Cut at the right edge ('>' says there is more), from the scrolled column. */
+		size_t skip = lp->log_hoff ? text_fit(c->text, c->len, lp->log_hoff, NULL) : 0;
+		struct ui_line part = slice(&ln, skip, c->len - skip);
+		ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
+		return 1;
+	}
+	size_t off = 0;
+	int rows = 0;
+	do {
+		size_t k = row_bytes(c->text + off, c->len - off, lp->log_avail);
+		struct ui_line part = slice(&ln, off, k);
+		if (off && cur)
+			ui_fill(win, r.y + row + rows, r.x, r.w, UI_R_CURSOR);
+		ui_draw_line(win, r.y + row + rows, r.x + used, r.w - used, &part, cur);
+		off += k;
+		rows++;
+	} while (off < c->len && row + rows < r.h);
+	return rows;
+}
+
+static void draw_log(const struct ui_env *v, WINDOW *win, struct ui_rect r)
+{
+	struct log_priv *lp = log_priv(v);
+	struct ui_pos *p = v->pos;
+	bool known = v->s->lines_known;
+	long long n = known ? (long long)v->s->log_lines : UI_POS_END;
+	int numw = 1;
+
+	for (uint64_t k = known ? v->s->log_lines : (uint64_t)p->top + (uint64_t)r.h; k >= 10;
+	     k /= 10)
+		numw++;
+	log_header(v, win, r, n);
+	r.y++;
+	r.h--;
+	if (r.h <= 0)
+		return;
+	int avail = r.w - (numw + 2);
+	lp->log_avail = avail > 1 ? avail : 1;
+	log_clamp(v, n, r.h);
+	for (long long i = 0, row = 0; row < r.h && p->top + i < n; i++) {
 		uint64_t line = (uint64_t)(p->top + i) + 1;
 		const struct cline *c = get_line(v, line);
-		struct ui_line ln = { 0 };
-
 		if (c && c->missing)
 			break;
-		char num[32];
-		bool ev = is_evidence(v->s, line);
-		bool cur = !lp->focus_diag && p->top + i == p->cursor;
-		enum ui_role role = !c ? UI_R_NORMAL : c->sig == 1 ? UI_R_OOM
-						   : c->sig == 3 ? UI_R_ERROR
-						   : c->sig == 2 ? UI_R_EVIDENCE : UI_R_NORMAL;
-
-		/* gutter: > evidence, ! OOM line, ~ redrawn progress line: the mark says it without
-		 * colour */
-		snprintf(num, sizeof num, "%c%*llu ",
-			 ev ? '>' : c && c->sig == 1 ? '!' : c && c->redraws ? '~' : ' ', numw,
-			 (unsigned long long)line);
-		if (cur)
-			ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
-		int used = ui_put(win, r.y + row, r.x, r.w,
-				  cur ? UI_R_CURSOR : ev ? UI_R_EVIDENCE : c && c->sig == 1 ? UI_R_OOM
-									: UI_R_DIM, num);
-		if (!c) {
-			row++;
-			continue;
-		}
-		ln.text = c->text;
-		ln.len = c->len;
-		ln.nseg = 1;
-		ln.seg[0].role = role;
-		/* Highlight the search match in the visible text. */
-		if (v->search->re && v->search->md &&
-		    pcre2_match(v->search->re, (PCRE2_SPTR)c->text, c->len, 0, 0, v->search->md,
-				NULL) > 0) {
-			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(v->search->md);
-			if (ov[1] > ov[0] && ov[1] <= c->len) {
-				ln.seg[1].off = ov[0];
-				ln.seg[1].role = UI_R_MATCH;
-				ln.seg[2].off = ov[1];
-				ln.seg[2].role = role;
-				ln.nseg = ov[0] == 0 ? (ln.seg[0] = ln.seg[1], ln.seg[1] = ln.seg[2], 2) : 3;
-			}
-		}
-		if (!lp->log_wrap) {
-			/* Cut at the right edge ('>' says there is more), from the scrolled column. */
-			size_t skip = lp->log_hoff ? text_fit(c->text, c->len, lp->log_hoff, NULL) : 0;
-			struct ui_line part = slice(&ln, skip, c->len - skip);
-			ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
-			row++;
-			continue;
-		}
-		size_t off = 0;
-		do {
-			size_t k = row_bytes(c->text + off, c->len - off, lp->log_avail);
-			struct ui_line part = slice(&ln, off, k);
-			if (off && cur)
-				ui_fill(win, r.y + row, r.x, r.w, UI_R_CURSOR);
-			ui_draw_line(win, r.y + row, r.x + used, r.w - used, &part, cur);
-			off += k;
-			row++;
-		} while (off < c->len && row < r.h);
+		row += draw_log_line(v, win, r, (int)row, line, c, numw);
 	}
 }
 
@@ -698,53 +729,13 @@ static void next_run(const struct ui_env *v)
 	lp->focus_diag = false;
 }
 
-static enum ui_req log_action(const struct ui_env *v, enum ui_act act)
+/* F, > < and W: following the log, and how long lines are shown. */
+static void log_view_key(const struct ui_env *v, enum ui_act act)
 {
 	struct log_priv *lp = log_priv(v);
-	struct ui_lines l = { 0 };
-	bool done = true;
+	int half = lp->log_avail / 2 > 1 ? lp->log_avail / 2 : 1; /* sideways, as less -S */
 
-	if (act == UI_A_NEXT_RUN) {
-		next_run(v);
-		return UI_REQ_DONE;
-	}
-	if (!v->s->log) {
-		switch (act) {
-		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
-		case UI_A_NEXT_EVIDENCE: case UI_A_PREV_EVIDENCE: case UI_A_FOCUS_DIAG:
-		case UI_A_FOCUS_LOG: case UI_A_JUMP: case UI_A_FOLLOW:
-			/* The footer offers these keys here; without a log they would do nothing. */
-			ui_status(v->c, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG to "
-						    "search it and see the evidence."));
-			return UI_REQ_DONE;
-		default:
-			return UI_REQ_PASS;
-		}
-	}
 	switch (act) {
-	case UI_A_SEARCH:
-		ui_search_start(v);
-		break;
-	case UI_A_SEARCH_NEXT:
-		search(v, false);
-		break;
-	case UI_A_SEARCH_PREV:
-		search(v, true);
-		break;
-	case UI_A_NEXT_EVIDENCE:
-	case UI_A_PREV_EVIDENCE:
-		next_evidence(v, act == UI_A_PREV_EVIDENCE);
-		break;
-	case UI_A_FOCUS_DIAG:
-		if (v->s->diag.nevidence == 0) {
-			ui_status(v->c, false, "%s", _("The diagnosis has no evidence lines to select."));
-			break;
-		}
-		lp->focus_diag = true;
-		break;
-	case UI_A_FOCUS_LOG:
-		lp->focus_diag = false;
-		break;
 	case UI_A_FOLLOW:
 		/* Scrolled away from the end, F follows again (as in less); at the end, it stops. */
 		v->follow->off = ui_follow_on(v->follow, v->s, v->pos->cursor);
@@ -757,59 +748,114 @@ static enum ui_req log_action(const struct ui_env *v, enum ui_act act)
 			  : _("Following the log as it grows; F stops."));
 		break;
 	case UI_A_SCROLL_RIGHT:
-		/* Half a width at a time, as less -S does. */
 		if (lp->log_wrap)
-			ui_status(v->c, false, "%s", _("Long lines are wrapped; W cuts them again to scroll "
-						     "sideways."));
+			ui_status(v->c, false, "%s", _("Long lines are wrapped; W cuts them again to "
+						       "scroll sideways."));
 		else
-			lp->log_hoff += lp->log_avail / 2 > 1 ? lp->log_avail / 2 : 1;
+			lp->log_hoff += half;
 		break;
 	case UI_A_SCROLL_LEFT:
-		lp->log_hoff -= lp->log_avail / 2 > 1 ? lp->log_avail / 2 : 1;
-		if (lp->log_hoff < 0)
-			lp->log_hoff = 0;
+		lp->log_hoff = lp->log_hoff > half ? lp->log_hoff - half : 0;
 		break;
-	case UI_A_WRAP:
+	default: /* UI_A_WRAP */
 		lp->log_wrap = !lp->log_wrap;
 		lp->log_hoff = 0;
-		ui_status(v->c, false, "%s", lp->log_wrap ? _("Long log lines are wrapped (W cuts them again).")
-						    : _("Long log lines are cut at the edge (> and < "
-							"scroll sideways)."));
+		ui_status(v->c, false, "%s",
+			  lp->log_wrap ? _("Long log lines are wrapped (W cuts them again).")
+				       : _("Long log lines are cut at the edge (> and < scroll "
+					   "sideways)."));
 		break;
-	case UI_A_JUMP:
-		if (!lp->focus_diag) {
-			done = false;
-			break;
-		}
-		ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
-		diag_settle(lp, &l, 1);
-		if (lp->diag_pos.cursor < (long long)l.n && l.v[lp->diag_pos.cursor].target > 0)
-			jump_to(v, (uint64_t)l.v[lp->diag_pos.cursor].target);
-		break;
-	case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
-	case UI_A_BOTTOM:
-		if (lp->focus_diag) {
-			ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
-			ui_pos_move(&lp->diag_pos, act, (long long)l.n, 1);
-			diag_settle(lp, &l, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM ? -1 : 1);
-			break;
-		}
-		if (act == UI_A_BOTTOM && !v->s->lines_known) {
-			ui_status(v->c, false, "%s", _("Still counting the lines; G works once the count is "
-						    "shown."));
-			break;
-		}
-		v->follow->moved = true;
-		if (act == UI_A_BOTTOM)
-			ui_session_recount(v->s); /* a job still running: its new lines */
-		ui_pos_move(v->pos, act,
-			    v->s->lines_known ? (long long)v->s->log_lines : UI_POS_END, v->c->page);
-		break;
-	default:
-		done = false;
 	}
-	ui_lines_free(&l);
-	return done ? UI_REQ_DONE : UI_REQ_PASS;
+}
+
+/* Enter and the moves: in the diagnosis panel when it has the keys, else in the log. False when
+ * Enter is not the panel's (the app's then). */
+static bool log_move(const struct ui_env *v, enum ui_act act)
+{
+	struct log_priv *lp = log_priv(v);
+	struct ui_lines l = { 0 };
+
+	if (lp->focus_diag) {
+		ui_diag_lines(v->s, &lp->lay, &l, lp->diag_width);
+		if (act == UI_A_JUMP) {
+			diag_settle(lp, &l, 1);
+			if (lp->diag_pos.cursor < (long long)l.n && l.v[lp->diag_pos.cursor].target > 0)
+				jump_to(v, (uint64_t)l.v[lp->diag_pos.cursor].target);
+		} else {
+			ui_pos_move(&lp->diag_pos, act, (long long)l.n, 1);
+			diag_settle(lp, &l, act == UI_A_UP || act == UI_A_PGUP || act == UI_A_BOTTOM
+						    ? -1 : 1);
+		}
+		ui_lines_free(&l);
+		return true;
+	}
+	if (act == UI_A_JUMP)
+		return false;
+	if (act == UI_A_BOTTOM && !v->s->lines_known) {
+		ui_status(v->c, false, "%s", _("Still counting the lines; G works once the count is "
+					       "shown."));
+		return true;
+	}
+	v->follow->moved = true;
+	if (act == UI_A_BOTTOM)
+		ui_session_recount(v->s); /* a job still running: its new lines */
+	ui_pos_move(v->pos, act, v->s->lines_known ? (long long)v->s->log_lines : UI_POS_END,
+		    v->c->page);
+	return true;
+}
+
+static enum ui_req log_action(const struct ui_env *v, enum ui_act act)
+{
+	struct log_priv *lp = log_priv(v);
+
+	if (act == UI_A_NEXT_RUN) {
+		next_run(v);
+		return UI_REQ_DONE;
+	}
+	if (!v->s->log) {
+		switch (act) {
+		case UI_A_SEARCH: case UI_A_SEARCH_NEXT: case UI_A_SEARCH_PREV:
+		case UI_A_NEXT_EVIDENCE: case UI_A_PREV_EVIDENCE: case UI_A_FOCUS_DIAG:
+		case UI_A_FOCUS_LOG: case UI_A_JUMP: case UI_A_FOLLOW:
+			/* The footer offers these keys here; without a log they would do nothing. */
+			ui_status(v->c, false, "%s", _("No log is open: start oomfix with JOB.yaml LOG "
+						       "to search it and see the evidence."));
+			return UI_REQ_DONE;
+		default:
+			return UI_REQ_PASS;
+		}
+	}
+	switch (act) {
+	case UI_A_SEARCH:
+		ui_search_start(v);
+		return UI_REQ_DONE;
+	case UI_A_SEARCH_NEXT:
+	case UI_A_SEARCH_PREV:
+		search(v, act == UI_A_SEARCH_PREV);
+		return UI_REQ_DONE;
+	case UI_A_NEXT_EVIDENCE:
+	case UI_A_PREV_EVIDENCE:
+		next_evidence(v, act == UI_A_PREV_EVIDENCE);
+		return UI_REQ_DONE;
+	case UI_A_FOCUS_DIAG:
+		if (v->s->diag.nevidence == 0)
+			ui_status(v->c, false, "%s", _("The diagnosis has no evidence lines to "
+						       "select."));
+		else
+			lp->focus_diag = true;
+		return UI_REQ_DONE;
+	case UI_A_FOCUS_LOG:
+		lp->focus_diag = false;
+		return UI_REQ_DONE;
+	case UI_A_FOLLOW: case UI_A_SCROLL_RIGHT: case UI_A_SCROLL_LEFT: case UI_A_WRAP:
+		log_view_key(v, act);
+		return UI_REQ_DONE;
+	case UI_A_JUMP: case UI_A_UP: case UI_A_DOWN: case UI_A_PGUP: case UI_A_PGDN: case UI_A_TOP:
+	case UI_A_BOTTOM:
+		return log_move(v, act) ? UI_REQ_DONE : UI_REQ_PASS;
+	default:
+		return UI_REQ_PASS;
+	}
 }
 
 const struct ui_view_ops ui_view_log = {
