@@ -28,6 +28,7 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/retry_events.h"
+#include "args.h"
 #include "ui.h"
 
 #define EVENT_FD 3
@@ -289,6 +290,10 @@ int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const c
 	argv[k++] = "3";
 	argv[k++] = "--max-tries";
 	argv[k++] = max_s;
+	if (ui_args_vram()) { /* the card of the fit line, for each try's estimate */
+		argv[k++] = "--vram";
+		argv[k++] = ui_args_vram();
+	}
 	if (probe > 0) {
 		argv[k++] = "--probe";
 		argv[k++] = probe_s;

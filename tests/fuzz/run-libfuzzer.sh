@@ -35,7 +35,7 @@ cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -fno-sanitize-reco
 	-Wall -Wextra -Wno-unused-parameter -I$root/include -I$out"
 extra=${FUZZ_CFLAGS:-} # last, so that it can turn off part of what -fsanitize turned on
 # Every library the core links (src/core/meson.build) and ncursesw for the UI readers that the
-# retry and theme targets link (src/ui/retry.c, src/ui/theme.c).
+# retry and theme targets link (src/ui/retry.c with args.c, src/ui/theme.c).
 deps="yaml-0.1 libpcre2-8 sqlite3 ncursesw"
 # shellcheck disable=SC2086
 if ! deps_cflags=$(pkg-config --cflags $deps) || ! deps_libs=$(pkg-config --libs $deps); then
@@ -71,7 +71,7 @@ done
 # The UI files a target reads through (no other UI file is linked).
 ui_src() {
 	case $1 in
-	retry) echo "$root/src/ui/retry.c" ;;
+	retry) echo "$root/src/ui/retry.c $root/src/ui/args.c" ;; # args.c: the UI's --vram
 	theme) echo "$root/src/ui/theme.c" ;;
 	esac
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../../src/ui/args.h"
 #include "../../src/ui/ui.h"
 
 /* ---- the fake loop -------------------------------------------------------------------------- */
@@ -227,6 +228,21 @@ static void test_arguments(void **state)
 				    "job.yaml|--|/bin/sh|-c|cd '/a b' && python run.py x.yaml|");
 	ui_retry_free(&r);
 	/* a web UI job: no command, no probe, no log */
+	start(&r, "argv", NULL, NULL, 0);
+	run_to_end(&r);
+	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|job.yaml|");
+	ui_retry_free(&r);
+	/* the UI started with --vram: the loop estimates each try for the card of the fit line */
+	struct ui_opts o;
+	char *with[] = { "oomfix", "--vram=24", "job.yaml", NULL };
+	ui_parse_args(3, with, &o);
+	start(&r, "argv", NULL, NULL, 0);
+	run_to_end(&r);
+	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|--vram|24|job.yaml|");
+	ui_retry_free(&r);
+	/* without it the loop asks nvidia-smi itself */
+	char *without[] = { "oomfix", "job.yaml", NULL };
+	ui_parse_args(2, without, &o);
 	start(&r, "argv", NULL, NULL, 0);
 	run_to_end(&r);
 	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|job.yaml|");
