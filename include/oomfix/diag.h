@@ -225,8 +225,9 @@ bool diag_is_sampling_bar(const char *desc, size_t len);
  * diag_timing (row DIAG_T_NONE: letter 0, name NULL). Every output names a timing from here: JSON
  * by `name` ("first_steps", never the letter; add "timing_letter" as its own field where the
  * letter is shown), people by the translated `words`, the guide's table by `cause` and `change`
- * (whole sentences for reports) or `cause_brief` and `change_brief` (a panel's column). The texts
- * are N_() marks: translate them with _() where shown, or use the accessors below. */
+ * (whole sentences for reports) or `when_brief`, `cause_brief` and `change_brief` (a panel's
+ * columns). The texts are N_() marks: translate them with _() where shown, or use the accessors
+ * below. */
 struct diag_timing_def {
 	enum diag_timing id;
 	char letter;              /* 'A'..'E' */
@@ -234,6 +235,7 @@ struct diag_timing_def {
 	const char *words;        /* N_("before training") */
 	const char *cause;        /* N_(one sentence: the likely cause) */
 	const char *change;       /* N_(one sentence: the first change) */
+	const char *when_brief;   /* N_("A before training"): the letter and when, a column's cell */
 	const char *cause_brief;  /* N_(a few words) */
 	const char *change_brief; /* N_(a few words) */
 };

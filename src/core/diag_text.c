@@ -7,39 +7,43 @@
 #include "oomfix/i18n.h"
 
 const struct diag_timing_def diag_timings[DIAG_T_COUNT] = {
-	[DIAG_T_NONE] = { DIAG_T_NONE, 0, NULL, NULL, NULL, NULL, NULL, NULL },
+	[DIAG_T_NONE] = { DIAG_T_NONE, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 	[DIAG_T_BEFORE_TRAINING] = {
 		DIAG_T_BEFORE_TRAINING, 'A', "before_training", N_("before training"),
 		N_("Loading the model, caching latents or text embeddings, or the baseline sample "
 		   "needs more memory than the card has."),
 		N_("low_vram for the model load, a smaller top bucket or fewer frames for caching, "
 		   "lighter or no samples for the baseline."),
-		N_("model load, caching or baseline sample"),
+		N_("A before training"), N_("model load, caching or baseline sample"),
 		N_("low VRAM/quantize; smaller top bucket; lighter sampling") },
 	[DIAG_T_FIRST_STEPS] = {
 		DIAG_T_FIRST_STEPS, 'B', "first_steps", N_("first steps"),
 		N_("One training step does not fit: batch, resolution, frames or activations are too "
 		   "big."),
 		N_("the next step of the rollback plan below."),
-		N_("one training step is too big"), N_("the next step of the rollback plan") },
+		N_("B first steps 1-10"), N_("one training step is too big"),
+		N_("the next step of the rollback plan") },
 	[DIAG_T_SAMPLING] = {
 		DIAG_T_SAMPLING, 'C', "sampling", N_("while sampling"),
 		N_("Training fits, but the preview samples are bigger than the training batches."),
 		N_("lighter_sampling, then disable_sampling."),
-		N_("sample size, steps or frames"), N_("lighter sampling, then disable it") },
+		N_("C while sampling"), N_("sample size, steps or frames"),
+		N_("lighter sampling, then disable it") },
 	[DIAG_T_INTERMITTENT] = {
 		DIAG_T_INTERMITTENT, 'D', "intermittent", N_("intermittent"),
 		N_("Most steps fit; the largest bucket or the longest clips go over the limit now and "
 		   "then."),
 		N_("drop_largest_bucket (video: num_frames)."),
-		N_("the largest bucket or longest clip"), N_("drop the largest bucket; fewer frames") },
+		N_("D later, or skips"), N_("the largest bucket or longest clip"),
+		N_("drop the largest bucket; fewer frames") },
 	[DIAG_T_ENVIRONMENT] = {
 		DIAG_T_ENVIRONMENT, 'E', "environment", N_("environment"),
 		N_("A conservative job still fails at once, or other processes hold the card: the "
 		   "worker or the GPU is at fault, not the settings."),
 		N_("fresh_worker: stop retrying the same job, start a fresh worker, escalate if a "
 		   "known-good job fails too."),
-		N_("GPU or worker state, other process"), N_("fresh worker; escalate if it repeats") },
+		N_("E environment"), N_("GPU or worker state, other process"),
+		N_("fresh worker; escalate if it repeats") },
 };
 
 const char *diag_timing_name(enum diag_timing t)

@@ -243,7 +243,6 @@ static void try_label(const struct retry_try *t, char *buf, size_t sz)
 /* "B: out of memory in training step 5, one of the first" — the verdict in a few words. */
 static void verdict_words(const struct diag_result *v, char *buf, size_t sz)
 {
-	static const char letters[DIAG_T_COUNT] = { '-', 'A', 'B', 'C', 'D', 'E' };
 	char what[300];
 	switch (v->timing) {
 	case DIAG_T_BEFORE_TRAINING:
@@ -275,7 +274,7 @@ static void verdict_words(const struct diag_result *v, char *buf, size_t sz)
 		snprintf(buf, sz, "?: %s", what);
 		return;
 	}
-	snprintf(buf, sz, "%c: %s", letters[v->timing < DIAG_T_COUNT ? v->timing : 0], what);
+	snprintf(buf, sz, "%c: %s", diag_timing_letter(v->timing), what);
 }
 
 /* The number after the highest "<n>.log" in dir (1 for an empty or new folder), so a second

@@ -11,6 +11,13 @@
 #include "oomfix/source.h"
 #include "args.h"
 
+static const char *vram_arg; /* --vram as given */
+
+const char *ui_args_vram(void)
+{
+	return vram_arg;
+}
+
 static bool looks_like_yaml(const char *p)
 {
 	size_t n = strlen(p);
@@ -33,6 +40,7 @@ void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 	bool only_pos = false;
 
 	memset(o, 0, sizeof *o);
+	vram_arg = NULL;
 	o->cols = 80;
 	o->rows = 24;
 	for (int i = 1; i < argc; i++) {
@@ -77,6 +85,7 @@ void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 			err_clear(&e);
 			if (estimate_parse_vram(val, &o->vram, NULL, NULL, &e) != ERR_OK)
 				usage_die(e.msg, NULL);
+			vram_arg = val;
 		} else if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
 			 o->cols > 1000 || o->rows > 1000)
 			usage_die(_("--size wants COLSxROWS, e.g. 80x24"), val);

@@ -14,5 +14,7 @@ struct ui_opts {
 
 /* Parses the arguments; a usage error ends the program (64) with the usage line. */
 void ui_parse_args(int argc, char **argv, struct ui_opts *o);
+/* --vram as it was given (NULL when not): a retry started from the UI passes it on. */
+const char *ui_args_vram(void);
 
 #endif

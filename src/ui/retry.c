@@ -266,7 +266,7 @@ static void close_from(int lowfd)
 }
 
 int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const char *cmd,
-		   long long probe, int max_tries, struct err *e)
+		   long long probe, int max_tries, const char *vram, struct err *e)
 {
 	if (ui_retry_running(r))
 		return err_set(e, ERR_TEMPFAIL, NULL, 0, 0, "%s", _("a retry is running already"));
@@ -292,6 +292,10 @@ int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const c
 	argv[k++] = "3";
 	argv[k++] = "--max-tries";
 	argv[k++] = max_s;
+	if (vram) { /* the card of the fit line, for each try's estimate */
+		argv[k++] = "--vram";
+		argv[k++] = vram;
+	}
 	if (probe > 0) {
 		argv[k++] = "--probe";
 		argv[k++] = probe_s;

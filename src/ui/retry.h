@@ -60,7 +60,7 @@ enum {
  * from that failed run (--log), `cmd` is the shell command of a file job (NULL for a web UI job),
  * probe 0 for none. The results of an earlier loop are forgotten. */
 int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const char *cmd,
-		   long long probe, int max_tries, struct err *e);
+		   long long probe, int max_tries, const char *vram, struct err *e);
 /* Reads what the child wrote since the last call, without waiting; reaps it when it is gone.
  * Returns UI_RT_* bits. */
 unsigned ui_retry_poll(struct ui_retry *r);

@@ -11,20 +11,6 @@
 #include "view_diag.h"
 #include "view.h"
 
-/* The guide's table: when -> likely cause -> first change. */
-static const struct { enum diag_timing t; const char *when, *cause, *change; } timing_rows[] = {
-	{ DIAG_T_BEFORE_TRAINING, N_("A before training"), N_("model load, caching or baseline sample"),
-	  N_("low VRAM/quantize; smaller top bucket; lighter sampling") },
-	{ DIAG_T_FIRST_STEPS, N_("B first steps 1-10"), N_("one training step is too big"),
-	  N_("the next step of the rollback plan") },
-	{ DIAG_T_SAMPLING, N_("C while sampling"), N_("sample size, steps or frames"),
-	  N_("lighter sampling, then disable it") },
-	{ DIAG_T_INTERMITTENT, N_("D later, or skips"), N_("the largest bucket or longest clip"),
-	  N_("drop the largest bucket; fewer frames") },
-	{ DIAG_T_ENVIRONMENT, N_("E environment"), N_("GPU or worker state, other process"),
-	  N_("fresh worker; escalate if it repeats") },
-};
-
 /* Text clipped or padded to exactly `cells` cells. */
 static void cell_col(char *out, size_t sz, const char *s, size_t len, int cells)
 {
@@ -102,19 +88,19 @@ static int wrapped_lines(const char *s, int w)
 	return n > 0 ? n : 1;
 }
 
-/* The guide's table, the row of this failure marked. Only for an out-of-memory failure: for any
- * other it names memory fixes that do not apply, and pushes the evidence (the reason) down. */
+/* The guide's table (diag_timings: when -> likely cause -> first change), the row of this failure
+ * marked. Only for an out-of-memory failure: for any other it names memory fixes that do not
+ * apply, and pushes the evidence (the reason) down. */
 static void timing_table(struct ui_lines *l, struct ui_diag_layout *lay, const struct diag_result *d,
 			 int width)
 {
 	/* Three columns sized from the width, two cells apart: When as wide as its widest entry
 	 * (at most a quarter of the panel), the rest shared by the cause and the change. */
-	const size_t nrows = sizeof timing_rows / sizeof timing_rows[0];
 	const char *hdr[3] = { _("When"), _("Likely cause"), _("First change") };
 	int w[3];
 	w[0] = text_width(hdr[0], strlen(hdr[0]));
-	for (size_t i = 0; i < nrows; i++) {
-		const char *t = _(timing_rows[i].when);
+	for (int i = DIAG_T_BEFORE_TRAINING; i < DIAG_T_COUNT; i++) {
+		const char *t = _(diag_timings[i].when_brief);
 		int tw = text_width(t, strlen(t));
 		if (tw > w[0])
 			w[0] = tw;
@@ -127,9 +113,9 @@ static void timing_table(struct ui_lines *l, struct ui_diag_layout *lay, const s
 	/* Split the rest where the five rows take the fewest lines (ties: nearest the middle). */
 	for (int c = 8; c <= rest - 8; c++) {
 		int total = 0;
-		for (size_t i = 0; i < nrows; i++) {
-			int a1 = wrapped_lines(_(timing_rows[i].cause), c);
-			int a2 = wrapped_lines(_(timing_rows[i].change), rest - c);
+		for (int i = DIAG_T_BEFORE_TRAINING; i < DIAG_T_COUNT; i++) {
+			int a1 = wrapped_lines(_(diag_timings[i].cause_brief), c);
+			int a2 = wrapped_lines(_(diag_timings[i].change_brief), rest - c);
 			total += a1 > a2 ? a1 : a2;
 		}
 		if (best < 0 || total < best ||
@@ -145,10 +131,11 @@ static void timing_table(struct ui_lines *l, struct ui_diag_layout *lay, const s
 		w[2] = 8;
 	if (lay->compact < 3)
 		table_row(l, UI_R_HEADING, " ", hdr, w);
-	for (size_t i = 0; i < nrows; i++) {
-		bool hit = d->oom && d->timing == timing_rows[i].t;
-		const char *cells[3] = { _(timing_rows[i].when), _(timing_rows[i].cause),
-					 _(timing_rows[i].change) };
+	for (int i = DIAG_T_BEFORE_TRAINING; i < DIAG_T_COUNT; i++) {
+		const struct diag_timing_def *row = &diag_timings[i];
+		bool hit = d->oom && d->timing == row->id;
+		const char *cells[3] = { _(row->when_brief), _(row->cause_brief),
+					 _(row->change_brief) };
 		/* Compact: when the whole table would push the marked row out of a short pane,
 		 * only that row is shown (the row and its first change are what matter). */
 		if (lay->compact && !hit)

@@ -354,6 +354,10 @@ static void test_names(void **state)
 		assert_int_equal(diag_timing_letter((enum diag_timing)t), 'A' + t - 1);
 		assert_true(diag_timings[t].words && diag_timings[t].cause && diag_timings[t].change &&
 			    diag_timings[t].cause_brief && diag_timings[t].change_brief);
+		/* the panel's "When" cell starts with the row's own letter: "B first steps 1-10" */
+		assert_non_null(diag_timings[t].when_brief);
+		assert_int_equal(diag_timings[t].when_brief[0], diag_timings[t].letter);
+		assert_int_equal(diag_timings[t].when_brief[1], ' ');
 	}
 	assert_null(diag_timing_name(DIAG_T_COUNT));
 	assert_int_equal(diag_timing_letter(DIAG_T_COUNT), 0);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "../../src/ui/retry.h"
+#include "../../src/ui/args.h"
 
 /* ---- the fake loop -------------------------------------------------------------------------- */
 
@@ -149,7 +150,9 @@ static void start(struct ui_retry *r, const char *mode, const char *log, const c
 {
 	struct err e;
 	setenv("FAKE_EVENTS", mode, 1);
-	assert_int_equal(ui_retry_start(r, "job.yaml", log, cmd, probe, 6, &e), ERR_OK);
+	/* as retry_ctl.c starts it: with the UI's --vram, when it was given one */
+	assert_int_equal(ui_retry_start(r, "job.yaml", log, cmd, probe, 6, ui_args_vram(), &e),
+			 ERR_OK);
 	assert_true(ui_retry_running(r));
 	assert_true(r->started);
 }
@@ -231,6 +234,21 @@ static void test_arguments(void **state)
 	run_to_end(&r);
 	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|job.yaml|");
 	ui_retry_free(&r);
+	/* the UI started with --vram: the loop estimates each try for the card of the fit line */
+	struct ui_opts o;
+	char *with[] = { "oomfix", "--vram=24", "job.yaml", NULL };
+	ui_parse_args(3, with, &o);
+	start(&r, "argv", NULL, NULL, 0);
+	run_to_end(&r);
+	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|--vram|24|job.yaml|");
+	ui_retry_free(&r);
+	/* without it the loop asks nvidia-smi itself */
+	char *without[] = { "oomfix", "job.yaml", NULL };
+	ui_parse_args(2, without, &o);
+	start(&r, "argv", NULL, NULL, 0);
+	run_to_end(&r);
+	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|job.yaml|");
+	ui_retry_free(&r);
 }
 
 static void test_stop(void **state)
@@ -245,7 +263,7 @@ static void test_stop(void **state)
 	}
 	assert_int_equal(r.ntries, 1);
 	/* a second loop is refused while one runs */
-	assert_int_equal(ui_retry_start(&r, "job.yaml", NULL, "true", 0, 6, &e), ERR_TEMPFAIL);
+	assert_int_equal(ui_retry_start(&r, "job.yaml", NULL, "true", 0, 6, NULL, &e), ERR_TEMPFAIL);
 	ui_retry_stop(&r);
 	assert_true(r.stopping);
 	run_to_end(&r);
