@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -61,6 +64,53 @@ static void test_another_log_is_not_growing(void **state)
 	ui_session_close(&s);
 }
 
+/* Sets a file's modification time to a fixed second, so that only what a check changes differs. */
+static void set_mtime(const char *name)
+{
+	char path[600];
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* The log on disk is newer than the verdict when it grew or was replaced by another file (a new
+ * run's), even one of the same size and time; not when it is gone. */
+static void test_log_newer(void **state)
+{
+	struct ui_session s;
+	struct err e;
+	char job[600], run[600], other[600];
+
+	(void)state;
+	snprintf(job, sizeof job, "%s/job.yaml", dir);
+	snprintf(run, sizeof run, "%s/run.log", dir);
+	snprintf(other, sizeof other, "%s/other.log", dir);
+	put("job.yaml", "w", "job: extension\nconfig:\n  name: t\n  process:\n    - type: sd_trainer\n");
+	put("run.log", "w", "Running 1 process\n");
+	set_mtime("run.log");
+	assert_int_equal(ui_session_open(&s, job, run, &e), ERR_OK);
+	ui_session_diag_start(&s);
+	assert_true(ui_session_diag_poll(&s, true));
+	assert_false(ui_session_log_newer(&s));
+
+	put("run.log", "a", "Loading Flux model\n"); /* grown, its time set back */
+	set_mtime("run.log");
+	assert_true(ui_session_log_newer(&s));
+
+	ui_session_diag_start(&s); /* read again: the stamp is the grown log's */
+	assert_true(ui_session_diag_poll(&s, true));
+	assert_false(ui_session_log_newer(&s));
+
+	put("other.log", "w", "Running 2 process\nLoading Flux model\n"); /* same size and time */
+	set_mtime("other.log");
+	assert_int_equal(rename(other, run), 0);
+	assert_true(ui_session_log_newer(&s));
+
+	assert_int_equal(unlink(run), 0);
+	assert_false(ui_session_log_newer(&s));
+	ui_session_close(&s);
+}
+
 static int setup(void **state)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -81,6 +131,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_another_log_is_not_growing),
+		cmocka_unit_test(test_log_newer),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
