@@ -482,6 +482,24 @@ static void append(const char *path, const char *s)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* A new temporary folder in dir (a mkdtemp template) with path = dir/log.txt holding `text`,
+ * followed by a new diag_state that has read it all. */
+static struct diag_state *follow_new(char *dir, char *path, size_t pathsize, const char *text)
+{
+	struct diag_state *ds;
+	enum diag_follow w;
+	struct err e;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, pathsize, "%s/log.txt", dir);
+	append(path, text);
+	err_clear(&e);
+	assert_int_equal(diag_state_new(NULL, &ds, &e), ERR_OK);
+	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
+	assert_int_equal(w, DIAG_FOLLOW_GREW);
+	return ds;
+}
+
 /* A followed file: grows (only the new bytes are read), is truncated, replaced, removed. */
 static void test_follow_file(void **state)
 {
@@ -492,14 +510,9 @@ static void test_follow_file(void **state)
 	struct err e;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/log.txt", dir);
+	ds = follow_new(dir, path, sizeof path, "Running 1 job\nLoading Flux model\n");
 	snprintf(aside, sizeof aside, "%s/log_1.txt", dir);
-	append(path, "Running 1 job\nLoading Flux model\n");
 	err_clear(&e);
-	assert_int_equal(diag_state_new(NULL, &ds, &e), ERR_OK);
-	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
-	assert_int_equal(w, DIAG_FOLLOW_GREW);
 	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
 	assert_int_equal(w, DIAG_FOLLOW_SAME);
 	append(path, "CUDA out of memory. Tried to allocate 20.00 MiB\n");
@@ -585,14 +598,9 @@ static void test_follow_renamed_over(void **state)
 	struct err e;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/log.txt", dir);
+	ds = follow_new(dir, path, sizeof path, "Running 1 job\n");
 	snprintf(other, sizeof other, "%s/log.new", dir);
-	append(path, "Running 1 job\n");
 	err_clear(&e);
-	assert_int_equal(diag_state_new(NULL, &ds, &e), ERR_OK);
-	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
-	assert_int_equal(w, DIAG_FOLLOW_GREW);
 	append(other, "Running 1 job\nLoading Flux model\nLoading transformer\n");
 	assert_int_equal(rename(other, path), 0);
 	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);

@@ -27,6 +27,21 @@ static void put(const char *name, const char *mode, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* Writes job.yaml and opens it with run.log (the caller wrote it; its path goes to run), the log
+ * read. */
+static void open_job(struct ui_session *s, char *run, size_t runsize)
+{
+	char job[600];
+	struct err e;
+
+	snprintf(job, sizeof job, "%s/job.yaml", dir);
+	snprintf(run, runsize, "%s/run.log", dir);
+	put("job.yaml", "w", "job: extension\nconfig:\n  name: t\n  process:\n    - type: sd_trainer\n");
+	assert_int_equal(ui_session_open(s, job, run, &e), ERR_OK);
+	ui_session_diag_start(s);
+	assert_true(ui_session_diag_poll(s, true));
+}
+
 /* A try's log grew while it was shown (the run went on); then an earlier, finished log is
  * opened in its place. That one is not growing: the Log view's header must not say it is
  * followed, nor take its phase and step from the run. */
@@ -34,18 +49,13 @@ static void test_another_log_is_not_growing(void **state)
 {
 	struct ui_session s;
 	struct err e;
-	char job[600], run[600], old[600];
+	char run[600], old[600];
 
 	(void)state;
-	snprintf(job, sizeof job, "%s/job.yaml", dir);
-	snprintf(run, sizeof run, "%s/run.log", dir);
 	snprintf(old, sizeof old, "%s/old.log", dir);
-	put("job.yaml", "w", "job: extension\nconfig:\n  name: t\n  process:\n    - type: sd_trainer\n");
 	put("old.log", "w", "Loading Flux model\nRunning 1 process\n");
 	put("run.log", "w", "Running 1 process\n");
-	assert_int_equal(ui_session_open(&s, job, run, &e), ERR_OK);
-	ui_session_diag_start(&s);
-	assert_true(ui_session_diag_poll(&s, true));
+	open_job(&s, run, sizeof run);
 	assert_false(s.growing);
 
 	put("run.log", "a", "t:   5%|5         | 5/100 [00:05<01:35,  1.00s/it, lr: 1e-04 loss: 0.1]\n");
@@ -78,19 +88,13 @@ static void set_mtime(const char *name)
 static void test_log_newer(void **state)
 {
 	struct ui_session s;
-	struct err e;
-	char job[600], run[600], other[600];
+	char run[600], other[600];
 
 	(void)state;
-	snprintf(job, sizeof job, "%s/job.yaml", dir);
-	snprintf(run, sizeof run, "%s/run.log", dir);
 	snprintf(other, sizeof other, "%s/other.log", dir);
-	put("job.yaml", "w", "job: extension\nconfig:\n  name: t\n  process:\n    - type: sd_trainer\n");
 	put("run.log", "w", "Running 1 process\n");
 	set_mtime("run.log");
-	assert_int_equal(ui_session_open(&s, job, run, &e), ERR_OK);
-	ui_session_diag_start(&s);
-	assert_true(ui_session_diag_poll(&s, true));
+	open_job(&s, run, sizeof run);
 	assert_false(ui_session_log_newer(&s));
 
 	put("run.log", "a", "Loading Flux model\n"); /* grown, its time set back */
