@@ -9,7 +9,11 @@
 
 #include "oomfix/err.h"
 
-/* What the file looked like when it was loaded, to notice a change on disk before saving. */
+struct stat;
+
+/* Which file a path named, and how it looked, when it was stamped: the one notion of "is this
+ * the same file" (a job changed on disk before saving, a log grown or replaced by a new run).
+ * A stamp of a missing file is all zeros but exists = false. */
 struct save_stamp {
 	bool exists;
 	dev_t dev;
@@ -19,8 +23,26 @@ struct save_stamp {
 };
 
 /* Takes the stamp of `path` (following symlinks). A missing file is not an error: the stamp
- * then says exists = false. Returns 0 or an ERR_ code (set in e). */
+ * then says exists = false. Returns 0 or an ERR_ code (set in e); on an error too, the stamp
+ * says exists = false. */
 int save_stamp(const char *path, struct save_stamp *out, struct err *e);
+
+/* The stamp of what stat/fstat returned in st (exists = true). */
+void save_stamp_of_stat(const struct stat *st, struct save_stamp *out);
+
+/* The stamp of the file open as fd (what was opened, even if its name now points elsewhere).
+ * Returns 0, or -1 with errno set and *out left as it was. */
+int save_stamp_fd(int fd, struct save_stamp *out);
+
+/* True when a and b are the same file, unchanged: the same device and inode, size and
+ * modification time (to the nanosecond); or both missing. A file rewritten in place (same
+ * inode, new time), grown, or replaced by another (renamed over it) is not the same. */
+bool save_stamp_same(const struct save_stamp *a, const struct save_stamp *b);
+
+/* True when a and b are the same file, whatever was written to it since: both exist, with the
+ * same device and inode. False when either is missing or the name now leads to another file
+ * (moved aside and created again, or renamed over). */
+bool save_stamp_same_file(const struct save_stamp *a, const struct save_stamp *b);
 
 enum {
 	SAVE_BACKUP = 1 << 0, /* keep the previous version as PATH~ */

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
+#include "oomfix/save.h"
 #include "oomfix/source.h"
 #include "retry_cli.h"
 
@@ -29,30 +29,22 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL); /* a signal cuts it short: Ctrl-C is seen at once */
 }
 
-/* Which file a path names now, so the log of this run is told from the one before it (the
- * worker moves the old log.txt to logs/<n>_log.txt when it starts a run). */
-struct logid {
-	bool exists;
-	dev_t dev;
-	ino_t ino;
-};
-
-static void log_identity(const char *path, struct logid *id)
+/* Which file a path names now (exists = false when none or it cannot be seen), so the log of
+ * this run is told from the one before it (the worker moves the old log.txt to
+ * logs/<n>_log.txt when it starts a run). */
+static void log_identity(const char *path, struct save_stamp *id)
 {
-	struct stat st;
+	struct err ignore;
 	memset(id, 0, sizeof *id);
-	if (path && stat(path, &st) == 0) {
-		id->exists = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (path)
+		save_stamp(path, id, &ignore);
 }
 
-static bool log_is_new(const char *path, const struct logid *before)
+static bool log_is_new(const char *path, const struct save_stamp *before)
 {
-	struct logid now;
+	struct save_stamp now;
 	log_identity(path, &now);
-	return now.exists && (!before->exists || now.dev != before->dev || now.ino != before->ino);
+	return now.exists && !save_stamp_same_file(&now, before);
 }
 
 static bool status_ended(const char *s)
@@ -90,8 +82,8 @@ static bool take_output(int fd, const struct retry_try *t, struct retry_probe *p
  * it ends without a verdict and the next one is the try, so its copy and its probe start over;
  * the log read so far (*cur, or the one at the path now) is not this run's any more. */
 static void start_over(const struct retry_try *t, struct retry_probe *probe,
-		       const struct retry_sinks *sinks, const char *log, int *fd, struct logid *prev,
-		       const struct logid *cur)
+		       const struct retry_sinks *sinks, const char *log, int *fd,
+		       struct save_stamp *prev, const struct save_stamp *cur)
 {
 	retry_tell_note(sinks, t, _("the job went back to the queue; following its next run."));
 	if (*fd >= 0) {
@@ -109,11 +101,11 @@ static void start_over(const struct retry_try *t, struct retry_probe *probe,
 /* Follows one queued run: see the top of the file. */
 static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry_probe *probe,
 		  const struct retry_sinks *sinks, volatile sig_atomic_t *stop,
-		  const struct logid *before, struct ui_run *ur, struct err *e)
+		  const struct save_stamp *before, struct ui_run *ur, struct err *e)
 {
 	const char *log = source_log(t->src);
-	struct logid prev = *before; /* the log that is not this run's */
-	struct logid cur = { 0 };    /* the log being read */
+	struct save_stamp prev = *before; /* the log that is not this run's */
+	struct save_stamp cur = { 0 };    /* the log being read */
 	double started = retry_now(), hint_after = QUEUE_HINT_S;
 	const char *hs = getenv("OOMFIX_QUEUE_HINT_MS"); /* a test hook: tests cannot wait 30 s */
 	if (hs && *hs && atof(hs) > 0)
@@ -155,9 +147,8 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 		}
 		if (ur->taken && fd < 0 && log_is_new(log, &prev)) {
 			fd = open(log, O_RDONLY | O_CLOEXEC);
-			struct stat fs;
-			if (fd >= 0 && fstat(fd, &fs) == 0)
-				cur = (struct logid){ true, fs.st_dev, fs.st_ino };
+			if (fd >= 0)
+				save_stamp_fd(fd, &cur); /* failing, cur stays as it was */
 		}
 		bool gone = false;
 		if (ur->taken && status_ended(as.status)) {
@@ -253,7 +244,7 @@ static int aitk_run(void *rn, const struct retry_try *t, struct retry_probe *pro
 	struct retry_aitk *ra = rn;
 	memset(out, 0, sizeof *out);
 	out->step = -1;
-	struct logid before;
+	struct save_stamp before;
 	log_identity(source_log(t->src), &before);
 	bool queued_here;
 	int rc = queue(ra, t, sinks, &queued_here, e);

@@ -15,6 +15,7 @@
 #include "oomfix/i18n.h"
 #include "oomfix/json.h"
 #include "oomfix/logidx.h"
+#include "oomfix/save.h"
 #include "oomfix/sig.h"
 #include "oomfix/text.h"
 
@@ -1843,8 +1844,7 @@ struct diag_state {
 	struct diag_result scratch_out;
 	/* the file followed by diag_state_follow */
 	int fd;
-	dev_t dev;
-	ino_t ino;
+	struct save_stamp file;    /* which file fd is (its device and inode) */
 	char *buf;
 	struct logidx *index;      /* also indexes what it reads into this log index, or NULL */
 	char head[64];             /* the file's first bytes, to notice it was rewritten in place */
@@ -1989,7 +1989,9 @@ int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 	if (!S_ISREG(ps.st_mode))
 		return err_set(e, ERR_NOINPUT, path, 0, 0,
 			       _("only a regular file can be followed as it grows"));
-	if (ds->fd >= 0 && (ps.st_dev != ds->dev || ps.st_ino != ds->ino ||
+	struct save_stamp now;
+	save_stamp_of_stat(&ps, &now);
+	if (ds->fd >= 0 && (!save_stamp_same_file(&now, &ds->file) ||
 			    (uint64_t)ps.st_size < diag_state_offset(ds) || head_changed(ds))) {
 		/* another file, or this one truncated: read it again from the start */
 		close(ds->fd);
@@ -1999,9 +2001,8 @@ int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 			return e && e->code ? e->code : ERR_SOFTWARE;
 	}
 	if (ds->fd < 0) {
-		struct stat fs;
 		ds->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (ds->fd < 0 || fstat(ds->fd, &fs) != 0) {
+		if (ds->fd < 0 || save_stamp_fd(ds->fd, &ds->file) != 0) {
 			int en = errno;
 			if (ds->fd >= 0)
 				close(ds->fd);
@@ -2009,9 +2010,7 @@ int diag_state_follow(struct diag_state *ds, const char *path, uint64_t max,
 			return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot open the log: %s"),
 				       strerror(en));
 		}
-		ds->dev = fs.st_dev;
-		ds->ino = fs.st_ino;
-		ps.st_size = fs.st_size;
+		ps.st_size = ds->file.size;
 		if (diag_state_offset(ds) > 0) { /* reopened after a failure: start over */
 			restarted = true;
 			if (state_start(ds, e) != ERR_OK)

@@ -95,6 +95,17 @@ static int oom(struct err *e, const char *path)
 	return err_set(e, ERR_SOFTWARE, path, 0, 0, "%s", _("out of memory"));
 }
 
+void save_stamp_of_stat(const struct stat *st, struct save_stamp *out)
+{
+	memset(out, 0, sizeof *out);
+	out->exists = true;
+	out->dev = st->st_dev;
+	out->ino = st->st_ino;
+	out->size = st->st_size;
+	out->mtime_sec = (long long)st->st_mtim.tv_sec;
+	out->mtime_nsec = (long long)st->st_mtim.tv_nsec;
+}
+
 int save_stamp(const char *path, struct save_stamp *out, struct err *e)
 {
 	struct stat st;
@@ -105,25 +116,30 @@ int save_stamp(const char *path, struct save_stamp *out, struct err *e)
 		return err_set(e, ERR_NOINPUT, path, 0, 0, _("cannot examine the file: %s"),
 			       why(errno));
 	}
-	out->exists = true;
-	out->dev = st.st_dev;
-	out->ino = st.st_ino;
-	out->size = st.st_size;
-	out->mtime_sec = (long long)st.st_mtim.tv_sec;
-	out->mtime_nsec = (long long)st.st_mtim.tv_nsec;
+	save_stamp_of_stat(&st, out);
 	return 0;
 }
 
-/* True when the file on disk (st, NULL when it is missing) is not the one stamped. */
-static bool stamp_differs(const struct save_stamp *s, const struct stat *st)
+int save_stamp_fd(int fd, struct save_stamp *out)
 {
-	if (!st)
-		return s->exists;
-	if (!s->exists)
-		return true;
-	return s->dev != st->st_dev || s->ino != st->st_ino || s->size != st->st_size ||
-	       s->mtime_sec != (long long)st->st_mtim.tv_sec ||
-	       s->mtime_nsec != (long long)st->st_mtim.tv_nsec;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	save_stamp_of_stat(&st, out);
+	return 0;
+}
+
+bool save_stamp_same_file(const struct save_stamp *a, const struct save_stamp *b)
+{
+	return a->exists && b->exists && a->dev == b->dev && a->ino == b->ino;
+}
+
+bool save_stamp_same(const struct save_stamp *a, const struct save_stamp *b)
+{
+	if (!a->exists || !b->exists)
+		return a->exists == b->exists;
+	return save_stamp_same_file(a, b) && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
 }
 
 /* Re-stats the target and refuses when it is not what was loaded. */
@@ -135,7 +151,10 @@ static int check_unchanged(const char *path, const char *target, const struct sa
 	if (!present && errno != ENOENT)
 		return err_set(e, ERR_IOERR, path, 0, 0, _("cannot examine the file: %s"),
 			       why(errno));
-	if (stamp_differs(loaded, present ? &st : NULL))
+	struct save_stamp now = { 0 };
+	if (present)
+		save_stamp_of_stat(&st, &now);
+	if (!save_stamp_same(loaded, &now))
 		return err_set(e, ERR_TEMPFAIL, path, 0, 0, "%s",
 			       present ? _("changed on disk since it was loaded; not saved "
 					   "(save again with force to overwrite it)")

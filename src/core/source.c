@@ -260,9 +260,7 @@ int source_changed(struct source *s, bool *changed, char *why, size_t whysize, s
 		int rc = save_stamp(s->path, &now, e);
 		if (rc)
 			return rc;
-		*changed = now.exists != s->stamp.exists || now.dev != s->stamp.dev ||
-			   now.ino != s->stamp.ino || now.size != s->stamp.size ||
-			   now.mtime_sec != s->stamp.mtime_sec || now.mtime_nsec != s->stamp.mtime_nsec;
+		*changed = !save_stamp_same(&now, &s->stamp);
 		if (*changed && why)
 			snprintf(why, whysize, _("%s changed on disk since it was read"), s->path);
 		return ERR_OK;

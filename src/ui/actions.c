@@ -12,12 +12,6 @@
 #include "prompt.h"
 #include "retry_ctl.h"
 
-static bool same_stamp(const struct save_stamp *x, const struct save_stamp *y)
-{
-	return x->exists == y->exists && x->dev == y->dev && x->ino == y->ino &&
-	       x->size == y->size && x->mtime_sec == y->mtime_sec && x->mtime_nsec == y->mtime_nsec;
-}
-
 static void reload(struct ui_app *a, const struct ui_ctx *c);
 
 static void answer_reload(struct ui_app *a, const struct ui_ctx *c, int key)
@@ -46,7 +40,7 @@ bool ui_check_disk(struct ui_app *a, const struct ui_ctx *c)
 
 	if (!ui_session_changed_on_disk(&a->s, &now))
 		return false;
-	if (a->have_declined && same_stamp(&now, &a->declined))
+	if (a->have_declined && save_stamp_same(&now, &a->declined))
 		return false;
 	a->declined = now; /* the version asked about */
 	ui_ask(a, &ask_reload, a->mode == UI_M_CONFIRM ? UI_M_NORMAL : a->mode);

@@ -452,9 +452,7 @@ bool ui_session_changed_on_disk(const struct ui_session *s, struct save_stamp *n
 	if (!s->src || !(was = source_stamp(s->src)) ||
 	    save_stamp(source_path(s->src), now, &e) != ERR_OK)
 		return false;
-	return now->exists != was->exists || now->dev != was->dev || now->ino != was->ino ||
-	       now->size != was->size || now->mtime_sec != was->mtime_sec ||
-	       now->mtime_nsec != was->mtime_nsec;
+	return !save_stamp_same(now, was);
 }
 
 /* Appends a step's name to the list of dropped edits ("Batch size 1, a hand edit"). */

@@ -57,8 +57,7 @@ struct ui_session {
 	bool job_bad;                   /* the job given could not be loaded: job_err says why, and
 					 * only its log is open */
 	struct err job_err;
-	bool log_stamped;
-	long long log_size, log_mtime_sec, log_mtime_nsec;
+	struct save_stamp log_stamp;    /* the log as the worker started reading it */
 	bool read_only;                 /* the job was read from the log's echo: no edits, no saves */
 	/* An earlier run's log is on screen (R): it is history, not the job as it is now. run_label
 	 * names it in the header ("run 2, earlier"), run_note says what followed it; both "" for

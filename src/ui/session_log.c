@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
@@ -81,13 +80,10 @@ static void worker_free(struct diag_worker *w)
 /* Notes the log's size and time as the worker starts reading it. */
 static void stamp_log(struct ui_session *s)
 {
-	struct stat st;
-	s->log_stamped = s->log_path && stat(s->log_path, &st) == 0;
-	if (s->log_stamped) {
-		s->log_size = (long long)st.st_size;
-		s->log_mtime_sec = (long long)st.st_mtim.tv_sec;
-		s->log_mtime_nsec = (long long)st.st_mtim.tv_nsec;
-	}
+	struct err e;
+	memset(&s->log_stamp, 0, sizeof s->log_stamp);
+	if (s->log_path)
+		save_stamp(s->log_path, &s->log_stamp, &e);
 }
 
 void ui_session_diag_start(struct ui_session *s)
@@ -131,12 +127,12 @@ void ui_session_diag_start(struct ui_session *s)
 
 bool ui_session_log_newer(const struct ui_session *s)
 {
-	struct stat st;
-	if (!s->log_path || !s->log_stamped || stat(s->log_path, &st) != 0)
+	struct save_stamp now;
+	struct err e;
+	if (!s->log_path || !s->log_stamp.exists || save_stamp(s->log_path, &now, &e) != ERR_OK ||
+	    !now.exists)
 		return false;
-	return (long long)st.st_size != s->log_size ||
-	       (long long)st.st_mtim.tv_sec != s->log_mtime_sec ||
-	       (long long)st.st_mtim.tv_nsec != s->log_mtime_nsec;
+	return !save_stamp_same(&now, &s->log_stamp);
 }
 
 /* A verdict was just read from the log: it speaks of the job as it is now, unless the job's

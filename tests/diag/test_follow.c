@@ -482,6 +482,24 @@ static void append(const char *path, const char *s)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* A new temporary folder in dir (a mkdtemp template) with path = dir/log.txt holding `text`,
+ * followed by a new diag_state that has read it all. */
+static struct diag_state *follow_new(char *dir, char *path, size_t pathsize, const char *text)
+{
+	struct diag_state *ds;
+	enum diag_follow w;
+	struct err e;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, pathsize, "%s/log.txt", dir);
+	append(path, text);
+	err_clear(&e);
+	assert_int_equal(diag_state_new(NULL, &ds, &e), ERR_OK);
+	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
+	assert_int_equal(w, DIAG_FOLLOW_GREW);
+	return ds;
+}
+
 /* A followed file: grows (only the new bytes are read), is truncated, replaced, removed. */
 static void test_follow_file(void **state)
 {
@@ -492,14 +510,9 @@ static void test_follow_file(void **state)
 	struct err e;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/log.txt", dir);
+	ds = follow_new(dir, path, sizeof path, "Running 1 job\nLoading Flux model\n");
 	snprintf(aside, sizeof aside, "%s/log_1.txt", dir);
-	append(path, "Running 1 job\nLoading Flux model\n");
 	err_clear(&e);
-	assert_int_equal(diag_state_new(NULL, &ds, &e), ERR_OK);
-	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
-	assert_int_equal(w, DIAG_FOLLOW_GREW);
 	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
 	assert_int_equal(w, DIAG_FOLLOW_SAME);
 	append(path, "CUDA out of memory. Tried to allocate 20.00 MiB\n");
@@ -574,6 +587,32 @@ static void test_follow_file(void **state)
 	rmdir(dir);
 }
 
+/* Another file renamed over the followed one, starting with the same bytes and longer than what
+ * was read: only its inode tells it is new, and it is read from its start. */
+static void test_follow_renamed_over(void **state)
+{
+	char dir[] = "/tmp/oomfix-follow.XXXXXX", path[128], other[160];
+	struct diag_state *ds;
+	struct diag_result r;
+	enum diag_follow w;
+	struct err e;
+
+	(void)state;
+	ds = follow_new(dir, path, sizeof path, "Running 1 job\n");
+	snprintf(other, sizeof other, "%s/log.new", dir);
+	err_clear(&e);
+	append(other, "Running 1 job\nLoading Flux model\nLoading transformer\n");
+	assert_int_equal(rename(other, path), 0);
+	assert_int_equal(diag_state_follow(ds, path, 0, &w, &e), ERR_OK);
+	assert_int_equal(w, DIAG_FOLLOW_RESTARTED);
+	assert_int_equal(diag_state_result(ds, &r, &e), ERR_OK);
+	assert_int_equal(r.lines, 3);
+	assert_int_equal(r.bytes, 53);
+	diag_state_free(&ds);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +620,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_verdict_changes_as_it_grows),
 		cmocka_unit_test(test_fast_lane_in_pieces),
 		cmocka_unit_test(test_follow_file),
+		cmocka_unit_test(test_follow_renamed_over),
 		cmocka_unit_test(test_cases_in_pieces),
 	};
 	dirs = argv + 1;

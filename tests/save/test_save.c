@@ -159,6 +159,119 @@ static void test_stamp(void **state)
 	assert_int_equal(s.mtime_nsec, st.st_mtim.tv_nsec);
 }
 
+/* Sets a file's modification time to `sec` (and nanoseconds 0), so two stamps differ only in
+ * what a test changed. */
+static void set_mtime(const char *path, time_t sec)
+{
+	struct timespec ts[2] = { { sec, 0 }, { sec, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* Rewritten in place with the same size: the same file, but not unchanged (its time moved). */
+static void test_stamp_rewritten_in_place(void **state)
+{
+	struct fx *f = *state;
+	struct save_stamp a, b;
+	put(f->job, OLD, 0644);
+	set_mtime(f->job, 1000000000);
+	stamp_of(f->job, &a);
+	char same_len[sizeof OLD];
+	memcpy(same_len, OLD, sizeof OLD);
+	same_len[sizeof OLD - 3] = 'x'; /* "olx\n": one byte differs, the length does not */
+	put(f->job, same_len, 0644);
+	stamp_of(f->job, &b);
+	assert_int_equal(a.ino, b.ino);
+	assert_int_equal(a.size, b.size);
+	assert_true(save_stamp_same_file(&a, &b));
+	assert_false(save_stamp_same(&a, &b));
+	assert_true(save_stamp_same(&a, &a));
+	assert_true(save_stamp_same(&b, &b));
+}
+
+/* Another file renamed over the name, with the same size and time: not the same file. */
+static void test_stamp_renamed_over(void **state)
+{
+	struct fx *f = *state;
+	struct save_stamp a, b, open_one;
+	char other[1300];
+	snprintf(other, sizeof other, "%s/other.yaml", f->dir);
+	put(f->job, OLD, 0644);
+	put(other, OLD, 0644);
+	set_mtime(f->job, 1000000000);
+	set_mtime(other, 1000000000);
+	stamp_of(f->job, &a);
+	int fd = open(f->job, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(rename(other, f->job), 0);
+	stamp_of(f->job, &b);
+	memset(&open_one, 0, sizeof open_one);
+	assert_int_equal(save_stamp_fd(fd, &open_one), 0);
+	close(fd);
+	assert_int_equal(a.size, b.size);
+	assert_int_equal(a.mtime_sec, b.mtime_sec);
+	assert_int_equal(a.mtime_nsec, b.mtime_nsec);
+	assert_true(a.ino != b.ino);
+	assert_false(save_stamp_same_file(&a, &b));
+	assert_false(save_stamp_same(&a, &b));
+	/* the open file is still the one first stamped, whatever its name leads to now */
+	assert_true(save_stamp_same(&open_one, &a));
+	assert_false(save_stamp_same_file(&open_one, &b));
+	/* a failed fstat leaves the stamp as it was */
+	assert_int_equal(save_stamp_fd(-1, &open_one), -1);
+	assert_true(save_stamp_same(&open_one, &a));
+}
+
+/* A missing file: exists = false; two missing files are "unchanged", never "the same file". */
+static void test_stamp_missing(void **state)
+{
+	struct fx *f = *state;
+	struct save_stamp gone, gone2, there;
+	stamp_of(f->job, &gone);
+	assert_false(gone.exists);
+	stamp_of(f->job, &gone2);
+	assert_true(save_stamp_same(&gone, &gone2));
+	assert_false(save_stamp_same_file(&gone, &gone2));
+	put(f->job, OLD, 0644);
+	stamp_of(f->job, &there);
+	assert_true(there.exists);
+	assert_false(save_stamp_same(&gone, &there));
+	assert_false(save_stamp_same(&there, &gone));
+	assert_false(save_stamp_same_file(&gone, &there));
+	assert_false(save_stamp_same_file(&there, &gone));
+	/* an unreadable path gives an error and a missing stamp, not a stale one */
+	char under[1300];
+	struct err e;
+	snprintf(under, sizeof under, "%s/job.yaml/x", f->dir);
+	err_clear(&e);
+	assert_int_not_equal(save_stamp(under, &there, &e), 0);
+	assert_false(there.exists);
+}
+
+/* Grown, its time set back to what it was: the same file, not unchanged (its size differs). */
+static void test_stamp_grown(void **state)
+{
+	struct fx *f = *state;
+	struct save_stamp a, b;
+	struct stat st;
+	put(f->job, OLD, 0644);
+	set_mtime(f->job, 1000000000);
+	stamp_of(f->job, &a);
+	int fd = open(f->job, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "more: 1\n", 8), 8);
+	close(fd);
+	set_mtime(f->job, 1000000000);
+	stamp_of(f->job, &b);
+	assert_int_equal(a.mtime_sec, b.mtime_sec);
+	assert_int_equal(b.size, a.size + 8);
+	assert_true(save_stamp_same_file(&a, &b));
+	assert_false(save_stamp_same(&a, &b));
+	/* the stamp of a stat result is the stamp of the path */
+	assert_int_equal(stat(f->job, &st), 0);
+	save_stamp_of_stat(&st, &a);
+	assert_true(save_stamp_same(&a, &b));
+}
+
 static void test_saves_content(void **state)
 {
 	struct fx *f = *state;
@@ -831,6 +944,10 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_stamp),
+		T(test_stamp_rewritten_in_place),
+		T(test_stamp_renamed_over),
+		T(test_stamp_missing),
+		T(test_stamp_grown),
 		T(test_saves_content),
 		T(test_new_file_mode),
 		T(test_mode_kept),
