@@ -21,6 +21,10 @@ size_t text_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
  * should see that the text tried to drive the terminal). */
 size_t text_visible(const char *in, size_t len, char *out, size_t outsz);
 
+/* Like text_visible, and a TAB is shown as ^I too: for one cell of a table or one item of a list
+ * of one item a line (a job's name), where a TAB would move what follows it. */
+size_t text_visible_cell(const char *in, size_t len, char *out, size_t outsz);
+
 /* Removes ANSI escape sequences only (for matching); returns the new length. In place. */
 size_t text_strip_ansi(char *s, size_t len);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
@@ -30,6 +31,18 @@ static int fail(const struct err *e)
 
 static int open_db(struct aitk_db **db, struct err *e);
 
+/* A job's name from the web UI's database as the terminal may show it (the database is anyone's
+ * to write, so the name is untrusted text): an escape sequence, a newline or a TAB becomes
+ * visible text (^[, ^J, ^I). Into buf, of `size` bytes, cut at a whole character. */
+static const char *shown_name(const char *name, char *buf, size_t size)
+{
+	text_visible_cell(name ? name : "", name ? strlen(name) : 0, buf, size);
+	return buf;
+}
+
+/* The same in a buffer that lives as long as the full expression it is written in. */
+#define SHOWN_NAME(name) shown_name((name), (char[1024]){ 0 }, 1024)
+
 /* True when `arg`, given without "aitk:", is the name of a job of the web UI's database. */
 static bool names_aitk_job(const char *arg)
 {
@@ -52,7 +65,8 @@ static void hint_aitk_name(const char *arg, int rc, struct err *e)
 {
 	if (rc == ERR_NOINPUT && names_aitk_job(arg)) {
 		size_t n = strlen(e->msg);
-		snprintf(e->msg + n, sizeof e->msg - n, _("; did you mean 'aitk:%s'?"), arg);
+		snprintf(e->msg + n, sizeof e->msg - n, _("; did you mean 'aitk:%s'?"),
+			 SHOWN_NAME(arg));
 	}
 }
 
@@ -123,7 +137,9 @@ static void jobs_help(FILE *fp)
 		"  --json      a list of objects: name, status, step, total_steps, updated_at,\n"
 		"              info, log, oom (null without a log), timing (its name, e.g.\n"
 		"              first_steps), timing_letter (A-E), first_fix\n"
-		"  --names     only the names, one per line (for shell completion)\n"
+		"  --names     only the names, one per line (for shell completion); into a pipe\n"
+		"              or a file a name holding a control character is left out (said\n"
+		"              on standard error): --json gives every name exactly\n"
 		"\n"
 		"Exit status: 0 success, 64 usage, 65 not the web UI's database, 66 no database.\n"),
 	      fp);
@@ -149,6 +165,38 @@ static int cell_max(int w, const char *s, int extra)
 {
 	int c = text_width(s, strlen(s)) + extra;
 	return c > w ? c : w;
+}
+
+/* `jobs --names`. On a terminal every name is shown as shown_name() makes it. Into a pipe or a
+ * file (a completion, a script) a name is written exactly as stored, so that aitk:NAME opens it,
+ * and a name that would not come back the same (a control character: a newline would split
+ * it over two lines, an escape sequence would drive the terminal a completion lists it on) is
+ * left out and named on stderr; --json carries every name exactly. */
+static int print_names(const struct aitk_job *rows, size_t n, bool tty)
+{
+	bool told = false;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = rows[i].name ? rows[i].name : "";
+		size_t len = strlen(name), size = 4 * len + 1; /* \xNN: four bytes for one */
+		char *vis = malloc(size);
+		if (!vis)
+			return ERR_SOFTWARE;
+		size_t vn = text_visible_cell(name, len, vis, size);
+		bool same = vn == len && memcmp(vis, name, len) == 0;
+		if (tty || same) {
+			puts(tty ? vis : name);
+		} else {
+			if (!told)
+				fprintf(stderr, "%s\n",
+					_("oomfix jobs --names: left out these names, which hold a control "
+					  "character (a newline, a TAB, an escape sequence) a list of one "
+					  "name a line cannot carry; oomfix jobs --json gives them exactly:"));
+			told = true;
+			fprintf(stderr, "  %s\n", vis);
+		}
+		free(vis);
+	}
+	return ERR_OK;
 }
 
 static int open_db(struct aitk_db **db, struct err *e)
@@ -205,8 +253,13 @@ int cmd_jobs(int argc, char **argv)
 	/* The same order as the table, so a completion or a script reads the jobs as listed. */
 	aitkdb_sort_failed_first(rows, n);
 	if (names) {
-		for (size_t i = 0; i < n; i++)
-			printf("%s\n", rows[i].name);
+		rc = print_names(rows, n, isatty(STDOUT_FILENO));
+		if (rc) {
+			aitkdb_rows_free(rows, n);
+			aitkdb_close(&db);
+			err_set(&e, rc, NULL, 0, 0, "out of memory");
+			return fail(&e);
+		}
 		goto out;
 	}
 	if (json)
@@ -228,7 +281,7 @@ int cmd_jobs(int argc, char **argv)
 			vw = cell_max(vw, fix_defs[f].name, 2);
 		for (size_t i = 0; i < n; i++) {
 			char name[256];
-			text_sanitize(rows[i].name, strlen(rows[i].name), name, sizeof name);
+			shown_name(rows[i].name, name, sizeof name);
 			nw = cell_max(nw, name, 0);
 		}
 		pad_print(_("NAME"), nw);
@@ -248,7 +301,7 @@ int cmd_jobs(int argc, char **argv)
 		err_clear(&ve);
 		const char *cfg = r->job_config ? r->job_config : "";
 		char label[300];
-		snprintf(label, sizeof label, "aitk:%s", r->name);
+		snprintf(label, sizeof label, "aitk:%s", SHOWN_NAME(r->name));
 		if (source_verdict_of(label, cfg, strlen(cfg), log, &v, &ve) != ERR_OK)
 			err_print(&ve, stderr);
 		char when[40] = "";
@@ -289,7 +342,7 @@ int cmd_jobs(int argc, char **argv)
 			json_obj_end(&js);
 		} else {
 			char name[256], step[48], verdict[96];
-			text_sanitize(r->name, strlen(r->name), name, sizeof name);
+			shown_name(r->name, name, sizeof name);
 			if (r->total_steps >= 0)
 				snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step,
 					 r->total_steps);
@@ -308,7 +361,7 @@ int cmd_jobs(int argc, char **argv)
 				when[16] = '\0';
 			}
 			pad_print(name, nw);
-			pad_print(r->status ? r->status : "?", 9);
+			pad_print(r->status ? SHOWN_NAME(r->status) : "?", 9);
 			pad_print(step, 11);
 			pad_print(when[0] ? when : "-", 16);
 			pad_print(verdict, vw);
@@ -350,7 +403,7 @@ int cmd_queue(int argc, char **argv)
 	if (argc == 2 && names_aitk_job(argv[1])) {
 		/* A web UI job's name without "aitk:": say the argument that works. */
 		fprintf(stderr, _("oomfix queue: '%s' needs the aitk: prefix; did you mean "
-				  "'aitk:%s'?\n"), argv[1], argv[1]);
+				  "'aitk:%s'?\n"), SHOWN_NAME(argv[1]), SHOWN_NAME(argv[1]));
 		return ERR_USAGE;
 	}
 	if (argc != 2 || !source_is_aitk_arg(argv[1])) {
@@ -371,9 +424,10 @@ int cmd_queue(int argc, char **argv)
 		rc = aitkdb_queue(db, name, &was, &e);
 	if (rc == ERR_OK && aitkdb_was_queued(was))
 		fprintf(stderr, _("%s: already queued; left as it is, in its place in the queue\n"),
-			source_label(s));
+			SHOWN_NAME(source_label(s)));
 	else if (rc == ERR_OK)
-		fprintf(stderr, _("%s: queued (it was %s)\n"), source_label(s), was ? was : "?");
+		fprintf(stderr, _("%s: queued (it was %s)\n"), SHOWN_NAME(source_label(s)),
+			was ? SHOWN_NAME(was) : "?");
 	else
 		fail(&e);
 	free(was);
@@ -456,7 +510,7 @@ int cmd_restore(int argc, char **argv)
 	const char *ctext = source_text(s, &clen);
 	if (clen == len && !memcmp(ctext, text, len)) {
 		fprintf(stderr, _("%s: already the same as the previous version; nothing to do\n"),
-			source_label(s));
+			SHOWN_NAME(source_label(s)));
 		goto done;
 	}
 	if ((rc = source_save(s, text, len, force ? SOURCE_FORCE : 0, &e)) != ERR_OK) {
@@ -473,10 +527,11 @@ int cmd_restore(int argc, char **argv)
 		err_print(&je, stderr);
 	if (first)
 		fprintf(stderr, _("%s: the job as it was before oomfix retry first changed it is back "
-				  "(from %s); the values put back:\n"), source_label(s), bak);
+				  "(from %s); the values put back:\n"), SHOWN_NAME(source_label(s)),
+			SHOWN_NAME(bak));
 	else
 		fprintf(stderr, _("%s: previous version restored; the values put back:\n"),
-			source_label(s));
+			SHOWN_NAME(source_label(s)));
 	for (size_t k = 0; k < nch; k++)
 		fprintf(stderr, "  %s\n", changes[k]);
 	doc_changes_free(changes, nch);
@@ -586,12 +641,13 @@ static void runs_json(const struct trail *t)
 static void runs_text(const struct source *s, const struct trail *t)
 {
 	if (!t->n) {
-		printf(_("%s: no run logs yet in %s\n"), source_label(s), t->where);
+		printf(_("%s: no run logs yet in %s\n"), SHOWN_NAME(source_label(s)),
+		       SHOWN_NAME(t->where));
 		return;
 	}
 	printf(_("%s: the trail of tries, newest first (run logs: %zu), each run with what was "
 		 "saved to the job after it (read from its change journal)\n"),
-	       source_label(s), t->n);
+	       SHOWN_NAME(source_label(s)), t->n);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct trail_run *r = &t->runs[i];
 		char when[40], verdict[200], fixes[400];

@@ -106,17 +106,21 @@ static int open_ui_db(struct aitk_db **db)
  * program reading `events`. */
 static int run_loop(const struct retry_opts *o, char **cmd, double grace, FILE *events)
 {
-	struct retry_sink sink[2] = { { &retry_text_ops, NULL }, { &retry_json_ops, events } };
+	struct retry_text said = { 0 };
+	struct retry_sink sink[2] = { { &retry_text_ops, &said }, { &retry_json_ops, events } };
 	struct retry_sinks sinks = { sink, events ? 2 : 1 };
+	int status;
 	if (cmd) {
 		struct retry_proc rp = { cmd, grace };
-		return retry_run(o, &retry_proc_ops, &rp, &sinks);
+		status = retry_run(o, &retry_proc_ops, &rp, &sinks);
+	} else {
+		struct retry_aitk ra = { NULL, o->job + strlen(SOURCE_AITK_PREFIX) };
+		status = open_ui_db(&ra.db);
+		if (status == ERR_OK)
+			status = retry_run(o, &retry_aitk_ops, &ra, &sinks);
+		aitkdb_close(&ra.db);
 	}
-	struct retry_aitk ra = { NULL, o->job + strlen(SOURCE_AITK_PREFIX) };
-	int status = open_ui_db(&ra.db);
-	if (status == ERR_OK)
-		status = retry_run(o, &retry_aitk_ops, &ra, &sinks);
-	aitkdb_close(&ra.db);
+	retry_text_free(&said);
 	return status;
 }
 

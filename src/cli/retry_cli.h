@@ -28,8 +28,26 @@ extern const struct retry_runner_ops retry_aitk_ops;
 
 /* ---- sinks (retry_sinks.c) ---- */
 
-/* The sentences for people, on stderr. */
+/* The sentences for people, on stderr; data: a struct retry_text, zeroed, that keeps each try
+ * for the table of tries said before the closing line of a run of two tries or more. */
 extern const struct retry_sink_ops retry_text_ops;
+
+struct retry_text_row {
+	int index;             /* the try's place (0: the log given with --log) */
+	char *log;             /* its log, malloc'd */
+	char verdict[128];     /* "B first steps", "fits", ... ("" until known) */
+	long long step;        /* the step it failed at, -1 when none */
+	enum fix_id fix;       /* the fix saved after it, FIX_NONE when none */
+};
+
+struct retry_text {
+	struct retry_text_row *rows;
+	size_t n, cap;
+	int width;             /* the table's width in cells (0: 80) */
+};
+
+/* Frees what the text sink kept (the struct itself is the caller's). */
+void retry_text_free(struct retry_text *rt);
 
 /* The JSON events of retry_events.h, one object per line on `fp` (data: the FILE *). */
 extern const struct retry_sink_ops retry_json_ops;

@@ -2,6 +2,7 @@
  * 78 cells) and programs (the JSON events of retry_events.h, one object per line, flushed). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,8 +61,157 @@ static void put_wrapped(const char *s, int indent)
 	}
 }
 
+/* ---- the table of tries, said before the closing line of a run of two tries or more ---- */
+
+static struct retry_text_row *last_row(void *d)
+{
+	struct retry_text *rt = d;
+	return rt && rt->n ? &rt->rows[rt->n - 1] : NULL;
+}
+
+static void keep_try(struct retry_text *rt, const struct retry_try *t)
+{
+	if (!rt)
+		return;
+	if (rt->n == rt->cap) {
+		size_t cap = rt->cap ? 2 * rt->cap : 8;
+		struct retry_text_row *r = realloc(rt->rows, cap * sizeof *r);
+		if (!r)
+			return; /* the table is a reminder: without memory it is left out */
+		rt->rows = r;
+		rt->cap = cap;
+	}
+	struct retry_text_row *r = &rt->rows[rt->n];
+	size_t len = strlen(t->log ? t->log : ""), size = 4 * len + 1; /* \xNN: four for one */
+	if (!(r->log = malloc(size)))
+		return;
+	text_visible_cell(t->log ? t->log : "", len, r->log, size); /* a web UI job's name is in it */
+	r->index = t->index;
+	r->verdict[0] = 0;
+	r->step = -1;
+	r->fix = FIX_NONE;
+	rt->n++;
+}
+
+void retry_text_free(struct retry_text *rt)
+{
+	for (size_t i = 0; rt && i < rt->n; i++)
+		free(rt->rows[i].log);
+	if (rt) {
+		free(rt->rows);
+		rt->rows = NULL;
+		rt->n = rt->cap = 0;
+	}
+}
+
+/* s, then blanks up to `cells` cells and a gap of two. */
+static void put_cell(const char *s, int cells)
+{
+	int w = text_width(s, strlen(s));
+	fprintf(stderr, "%s%*s", s, cells - w > 0 ? cells - w + 2 : 2, "");
+}
+
+/* The end of s that fits in `cells` cells, after "…" when s is cut: the log's own name and the
+ * folders nearest it are what tell one try's log from another's. Cut at a '/' near the start of
+ * the part kept (within its first third), so a folder's name is not shown half for a few cells. */
+static void tail_fit(const char *s, int cells, char *out, size_t size)
+{
+	size_t len = strlen(s);
+	if (text_width(s, len) <= cells) {
+		snprintf(out, size, "%s", s);
+		return;
+	}
+	const char *p = s;
+	while (*p && text_width(p, strlen(p)) > cells - 1) {
+		uint32_t cp;
+		size_t k = text_utf8_decode((const unsigned char *)p, strlen(p), &cp);
+		p += k ? k : 1;
+	}
+	const char *slash = strchr(p, '/');
+	if (slash && slash != p && slash[1] && text_width(p, (size_t)(slash - p)) <= cells / 3)
+		p = slash;
+	snprintf(out, size, "…%s", p);
+}
+
+static int max_cells(int w, const char *s)
+{
+	int c = text_width(s, strlen(s));
+	return c > w ? c : w;
+}
+
+/* The table: one row a try (its number, its log, its verdict, the step it failed at, the fix saved
+ * after it), within rt->width cells; the log column gets what the others leave. */
+static void say_tries(const struct retry_text *rt)
+{
+	size_t runs = 0;
+	for (size_t i = 0; i < rt->n; i++)
+		runs += rt->rows[i].index > 0;
+	if (runs < 2)
+		return;
+	const char *h_try = _("TRY"), *h_log = _("LOG"), *h_verdict = _("VERDICT"), *h_step = _("STEP"),
+		   *h_fix = _("FIX SAVED AFTER IT");
+	int wt = max_cells(0, h_try), wv = max_cells(0, h_verdict), ws = max_cells(0, h_step);
+	int wf = max_cells(0, h_fix), wl = max_cells(0, h_log);
+	char cell[64];
+	for (size_t i = 0; i < rt->n; i++) {
+		const struct retry_text_row *r = &rt->rows[i];
+		snprintf(cell, sizeof cell, "%d", r->index);
+		wt = max_cells(wt, cell);
+		wv = max_cells(wv, r->verdict[0] ? r->verdict : "-");
+		snprintf(cell, sizeof cell, "%lld", r->step);
+		ws = max_cells(ws, cell);
+		wf = max_cells(wf, r->fix != FIX_NONE ? fix_name(r->fix) : "-");
+		wl = max_cells(wl, r->log);
+	}
+	int width = rt->width > 0 ? rt->width : 80;
+	int room = width - 2 - (wt + 2) - (wv + 2) - (ws + 2) - wf - 2; /* the log column's */
+	if (room < 12)
+		room = 12;
+	if (wl > room)
+		wl = room;
+	fprintf(stderr, "%s\n", _("oomfix retry: the tries of this run, each with the fix saved after it:"));
+	fputs("  ", stderr);
+	put_cell(h_try, wt);
+	put_cell(h_log, wl);
+	put_cell(h_verdict, wv);
+	put_cell(h_step, ws);
+	fprintf(stderr, "%s\n", h_fix);
+	for (size_t i = 0; i < rt->n; i++) {
+		const struct retry_text_row *r = &rt->rows[i];
+		char log[1024];
+		tail_fit(r->log, wl, log, sizeof log);
+		fputs("  ", stderr);
+		snprintf(cell, sizeof cell, "%d", r->index);
+		put_cell(cell, wt);
+		put_cell(log, wl);
+		put_cell(r->verdict[0] ? r->verdict : "-", wv);
+		if (r->step > 0)
+			snprintf(cell, sizeof cell, "%lld", r->step);
+		else
+			snprintf(cell, sizeof cell, "-");
+		put_cell(cell, ws);
+		fprintf(stderr, "%s\n", r->fix != FIX_NONE ? fix_name(r->fix) : "-");
+	}
+}
+
+/* The last try's cell once the loop is over: how it ended, where its verdict does not say it. */
+static void end_row(struct retry_text_row *r, enum retry_outcome o)
+{
+	const char *w = NULL;
+	switch (o) {
+	case RETRY_OUT_FITS: w = _("fits"); break;
+	case RETRY_OUT_PROBE: w = _("passed the probe"); break;
+	case RETRY_OUT_INTERRUPTED: w = _("interrupted"); break;
+	case RETRY_OUT_STOPPED: w = _("stopped"); break;
+	default: w = r->verdict[0] ? NULL : _("not run"); break;
+	}
+	if (w)
+		snprintf(r->verdict, sizeof r->verdict, "%s", w);
+}
+
 static void text_try(void *d, const struct retry_try *t)
 {
+	keep_try(d, t);
 	if (t->index <= 0)
 		return; /* the log given: "starting from" said it */
 	if (t->n != t->index)
@@ -90,6 +240,20 @@ static void text_line(void *d, const struct retry_try *t, const char *text)
 
 static void text_verdict(void *d, const struct retry_try *t, const struct retry_verdict *v)
 {
+	struct retry_text_row *r = last_row(d);
+	if (r) {
+		const struct diag_result *dv = v->v;
+		char letter = diag_timing_letter(dv->timing);
+		if (dv->oom && letter)
+			snprintf(r->verdict, sizeof r->verdict, "%c %s", letter,
+				 diag_timing_words(dv->timing));
+		else if (dv->oom)
+			snprintf(r->verdict, sizeof r->verdict, "? %s", _("out of memory"));
+		else
+			snprintf(r->verdict, sizeof r->verdict, "%s",
+				 diag_other_name(dv->other) ? diag_other_name(dv->other) : _("no OOM"));
+		r->step = dv->failed_step > 0 ? dv->failed_step : -1;
+	}
 	if (v->exit0_over_oom && v->v->oom)
 		fprintf(stderr, _("oomfix retry: %s: the command exited 0, but its log shows the job "
 				  "ran out of memory.\n"), v->label);
@@ -100,6 +264,9 @@ static void text_verdict(void *d, const struct retry_try *t, const struct retry_
 
 static void text_fix(void *d, const struct retry_try *t, const struct retry_fix *f)
 {
+	struct retry_text_row *r = last_row(d);
+	if (r)
+		r->fix = f->id;
 	fprintf(stderr, _("oomfix retry: %s: %s → %s:"), f->label, f->words, fix_name(f->id));
 	for (size_t i = 0; i < f->nchanges; i++)
 		fprintf(stderr, "%s %s", i ? ";" : "", f->changes[i]);
@@ -126,11 +293,19 @@ static void text_fix(void *d, const struct retry_try *t, const struct retry_fix 
 
 static void text_end(void *d, const struct retry_try *t, const struct retry_end *end)
 {
+	bool stopped = end->outcome == RETRY_OUT_INTERRUPTED || end->outcome == RETRY_OUT_STOPPED;
+	const char *gap = stopped && t ? "\n" : ""; /* after the ^C the terminal shows */
+	struct retry_text_row *r = t ? last_row(d) : NULL;
+	if (r) {
+		end_row(r, end->outcome);
+		fputs(gap, stderr);
+		say_tries(d);
+		gap = "";
+	}
 	if (end->err)
 		err_print(end->err, stderr);
-	bool stopped = end->outcome == RETRY_OUT_INTERRUPTED || end->outcome == RETRY_OUT_STOPPED;
 	if (end->head[0])
-		fprintf(stderr, "%soomfix retry: %s\n", stopped && t ? "\n" : "", end->head);
+		fprintf(stderr, "%soomfix retry: %s\n", gap, end->head);
 	if (end->detail[0])
 		put_wrapped(end->detail, 2);
 }

@@ -92,8 +92,9 @@ size_t text_strip_ansi(char *s, size_t len)
 static const char hexd[] = "0123456789ABCDEF";
 
 /* show_esc: ESC is shown as ^[ (and the rest of its sequence as text) instead of being dropped
- * with the whole sequence. */
-static size_t sanitize(const char *in, size_t len, char *out, size_t outsz, bool show_esc)
+ * with the whole sequence; show_tab: a TAB is shown as ^I instead of kept. */
+static size_t sanitize(const char *in, size_t len, char *out, size_t outsz, bool show_esc,
+		       bool show_tab)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	size_t i = 0, w = 0;
@@ -110,7 +111,7 @@ static size_t sanitize(const char *in, size_t len, char *out, size_t outsz, bool
 			i += ansi_len(s + i, len - i);
 			continue;
 		}
-		if (c == '\t' || (c >= 0x20 && c < 0x7F)) {
+		if ((c == '\t' && !show_tab) || (c >= 0x20 && c < 0x7F)) {
 			tmp[tn++] = (char)c;
 		} else if (c < 0x20 || c == 0x7F) {
 			tmp[tn++] = '^';
@@ -145,12 +146,17 @@ static size_t sanitize(const char *in, size_t len, char *out, size_t outsz, bool
 
 size_t text_sanitize(const char *in, size_t len, char *out, size_t outsz)
 {
-	return sanitize(in, len, out, outsz, false);
+	return sanitize(in, len, out, outsz, false, false);
 }
 
 size_t text_visible(const char *in, size_t len, char *out, size_t outsz)
 {
-	return sanitize(in, len, out, outsz, true);
+	return sanitize(in, len, out, outsz, true, false);
+}
+
+size_t text_visible_cell(const char *in, size_t len, char *out, size_t outsz)
+{
+	return sanitize(in, len, out, outsz, true, true);
 }
 
 static int cp_width(uint32_t cp)

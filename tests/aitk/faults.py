@@ -402,6 +402,88 @@ def odd_names():
     shutil.rmtree(root)
 
 
+# Names a list and a table show: an escape sequence, a newline, a TAB, UTF-8, and a plain one.
+LISTED = {"esc\x1b[31mred\x1b[0m": "esc^[[31mred^[[0m", "two\nlines": "two^Jlines",
+          "tab\there": "tab^Ihere", "ünï 日本語": "ünï 日本語", "plain": "plain"}
+
+
+def on_tty(*args):
+    """Runs oomfix with its standard output on a terminal (a pty); stderr is a pipe."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([OOMFIX] + list(args), stdout=slave, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the other end closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    err = p.stderr.read()
+    p.wait()
+    return (p.returncode, out.decode("utf-8", "replace").replace("\r\n", "\n"),
+            err.decode("utf-8", "replace"))
+
+
+def cells(s):
+    """Terminal cells of s (a wide character takes two)."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def odd_names_listed():
+    """jobs --names, jobs and queue show a name from the database, never its raw controls."""
+    jobs = [{"name": nm, "status": "stopped"} for nm in LISTED]
+    jobs.append({"name": "odd status", "status": "stop\x1b]0;pwned\x07ped"})
+    root, db = fresh(jobs=jobs)
+    safe = ["ünï 日本語", "plain", "odd status"]
+    odd = [nm for nm in LISTED if LISTED[nm] != nm]
+    # into a pipe (a completion, a script): exact names only, the others named on stderr
+    rc, out, err = run("--aitk", root, "jobs", "--names")
+    ok(rc == 0 and sorted(out.splitlines()) == sorted(safe),
+       "jobs --names into a pipe: the names as stored, one a line, without those a line cannot "
+       "carry", repr(out) + err)
+    ok(all(("  " + LISTED[nm]) in err.splitlines() for nm in odd) and "--json" in err and
+       clean(err), "jobs --names into a pipe: stderr names the names left out, made visible",
+       repr(err))
+    # on a terminal: every name, its controls made visible
+    rc, out, err = on_tty("--aitk", root, "jobs", "--names")
+    ok(rc == 0 and sorted(out.splitlines()) == sorted(list(LISTED.values()) + ["odd status"])
+       and clean(out) and err == "", "jobs --names on a terminal: every name, made visible",
+       repr(out) + err)
+    # the table: visible names (an escape sequence shown, not dropped), aligned columns
+    rc, out, err = run("--aitk", root, "jobs")
+    lines = out.splitlines()
+    head = lines[0] if lines else ""
+    rows = [l for l in lines[1:] if " stopped " in l]
+    ok(rc == 0 and clean(out) and clean(err) and
+       all(any(l.startswith(LISTED[nm] + " ") for l in lines) for nm in LISTED),
+       "jobs shows every name visible, with no raw control", repr(out) + err)
+    ok(len(rows) == len(LISTED) and
+       all(cells(l[:l.index(" stopped ")]) == cells(head[:head.index(" STATUS ")])
+           for l in rows) and
+       any(" stop^[]0;  " in l for l in lines),
+       "jobs: a TAB in a name does not move the columns; a status shown visible", repr(out))
+    # queue: its messages name the job and its status visible
+    for nm in odd:
+        rc, out, err = run("--aitk", root, "queue", "aitk:" + nm)
+        ok(rc == 0 and clean(err) and ("aitk:%s: queued (it was stopped)" % LISTED[nm]) in err,
+           "queue of %r names it visible" % nm, repr(err))
+    rc, out, err = run("--aitk", root, "queue", "aitk:odd status")
+    ok(rc == 0 and clean(err) and "(it was stop^[]0;pwned^Gped)" in err,
+       "queue shows the status it found visible", repr(err))
+    nm = "esc\x1b[31mred\x1b[0m"
+    rc, out, err = run("--aitk", root, "queue", nm)
+    ok(rc == 64 and clean(err) and ("did you mean 'aitk:%s'?" % LISTED[nm]) in err,
+       "queue of a name without aitk: suggests it visible", repr(err))
+    shutil.rmtree(root)
+
+
 truncated()
 corrupt()
 older_ui()
@@ -413,6 +495,7 @@ locked()
 full_disk()
 bad_configs()
 odd_names()
+odd_names_listed()
 for case, rc, msg in table:
     msg = msg.strip().replace("\n", " / ").replace("|", "\\|")
     print("# | %s | %d | %s |" % (case, rc, msg))

@@ -2,7 +2,8 @@
 # The Japanese catalogue's style, printed as TAP: every line of the Japanese --help (of oomfix
 # and of each subcommand, with LANGUAGE=ja LANG=C.UTF-8) fits an 80-column terminal, measured in
 # display cells; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
-# a form other than the chosen one.
+# a form other than the chosen one; parentheses in Japanese text are full-width; every entry's
+# msgid is still in the sources (xgettext), and po/POTFILES lists every file with messages.
 set -u
 OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 SOURCE_ROOT=${SOURCE_ROOT:?set SOURCE_ROOT to the source tree}
@@ -88,6 +89,15 @@ for concept, chosen, forbidden in rows:
             print('%s: write %s, not %r in: %s' % (concept, chosen, m.group(0),
                   e['msgstr'].replace('\n', ' ')[:100]))
             bad += 1
+# Parentheses around a remark in Japanese text are full-width, （…）, as around ASCII in it
+# (（%s）, （aitk:NAME）); a half-width one stays only where it is part of a name (oomfix(1)).
+for e in entries:
+    if not e['msgid'] or not re.search(r'[\u3040-\u30ff\u4e00-\u9fff]', e['msgstr']):
+        continue
+    for m in re.finditer(r'(?<![A-Za-z0-9_])\(', e['msgstr']):
+        print('half-width parenthesis in Japanese text, write （…）: %s'
+              % e['msgstr'][max(0, m.start() - 30):m.start() + 30].replace('\n', ' '))
+        bad += 1
 # The Japanese README uses the same words.
 readme = sys.argv[3] if len(sys.argv) > 3 else None
 if readme:
@@ -101,9 +111,54 @@ print('%d terms checked in %d entries' % (len(rows), len(entries)))
 sys.exit(1 if bad or len(rows) < 10 or len(entries) < 100 else 0)
 PYEOF
 if "$PY" "$WORK/terms.py" "$PO" "$TERMS" "$SOURCE_ROOT/README.ja.md" > "$WORK/why" 2>&1; then
-	ok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv"
+	ok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv; （…） in Japanese text"
 else
-	notok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv"
+	notok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv; （…） in Japanese text"
 	sed 's/^/# /' "$WORK/why"
+fi
+# The catalogue holds what the sources say: every file with a _( is in po/POTFILES, and no live
+# entry of po/ja.po has a msgid that xgettext (as po/meson.build runs it) no longer finds there;
+# such entries are marked obsolete (#~).
+if command -v xgettext >/dev/null; then
+	(cd "$SOURCE_ROOT" && grep -l '_("' src/*/*.c | sort) >"$WORK/with_msgs"
+	sort "$SOURCE_ROOT/po/POTFILES" >"$WORK/potfiles"
+	missing=$(comm -23 "$WORK/with_msgs" "$WORK/potfiles")
+	if [ -z "$missing" ]; then
+		ok "po/POTFILES lists every source file with a translated message"
+	else
+		notok "po/POTFILES lists every source file with a translated message"
+		echo "$missing" | sed 's/^/# missing: /'
+	fi
+	(cd "$SOURCE_ROOT" && xgettext --from-code=UTF-8 --keyword=_ --keyword=N_ \
+		--keyword=C_:1c,2 --keyword=NC_:1c,2 -f po/POTFILES -o "$WORK/now.pot")
+	cat > "$WORK/stale.py" << 'PYEOF'
+import ast, sys
+def ids(path):
+    out, cur, key = set(), None, None
+    for line in open(path, encoding='utf-8'):
+        if line.startswith('msgid '):
+            if cur is not None: out.add(cur)
+            cur, key = ast.literal_eval(line[6:]), 'id'
+        elif line.startswith('msgstr '):
+            key = 'str'
+        elif line.startswith('"') and key == 'id':
+            cur += ast.literal_eval(line)
+    if cur is not None: out.add(cur)
+    return out
+now, po = ids(sys.argv[1]), ids(sys.argv[2])
+stale = sorted(i for i in po if i and i not in now)
+for i in stale:
+    print('no longer in the sources: %r' % i[:100])
+print('%d entries, %d messages in the sources' % (len(po), len(now)))
+sys.exit(1 if stale or len(now) < 100 else 0)
+PYEOF
+	if "$PY" "$WORK/stale.py" "$WORK/now.pot" "$PO" >"$WORK/why" 2>&1; then
+		ok "po/ja.po has no live entry the sources no longer have"
+	else
+		notok "po/ja.po has no live entry the sources no longer have"
+		sed 's/^/# /' "$WORK/why"
+	fi
+else
+	ok "po/ja.po against the sources # SKIP xgettext (gettext) is not installed"
 fi
 echo "1..$n"

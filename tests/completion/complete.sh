@@ -22,7 +22,7 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; 
 mkdir -p "$WORK/bin" "$WORK/d"
 cat > "$WORK/bin/oomfix" <<SH
 #!/bin/sh
-if [ "\$1" = jobs ]; then printf 'flux_portrait\nwan_clip\n'; exit 0; fi
+if [ "\$1" = jobs ] && [ -z "\${REAL_JOBS:-}" ]; then printf 'flux_portrait\nwan_clip\n'; exit 0; fi
 exec "$OOMFIX" "\$@"
 SH
 chmod +x "$WORK/bin/oomfix"
@@ -74,6 +74,24 @@ check "bash: aitk: job names from oomfix jobs --names" \
 # bash replaces only what follows the ':' of "aitk:fl", so the candidate must be what follows it.
 out=$(bashc "oomfix fix aitk:fl")
 check "bash: aitk:NAME completed after the ':'" eval '[ "$out" = flux_portrait ]'
+
+# The real `jobs --names` over a web UI database (made as tests/aitk/uidb.py makes it) whose names
+# hold an escape sequence, a newline and a TAB: the completion offers the names it can give back
+# exactly (UTF-8 too) and none of those, so no control reaches the terminal or the command line.
+if command -v python3 >/dev/null; then
+	python3 - "$SOURCE_ROOT/tests/aitk" "$WORK/ui" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import uidb
+uidb.create(sys.argv[2], "wal", [{"name": n, "status": "stopped"} for n in
+            ["plain", "ünï_日本語", "esc\x1b]0;title\x07", "two\nlines", "tab\there"]])
+PY
+	out=$(REAL_JOBS=1 bashc "oomfix plan --aitk $WORK/ui ai")
+	check "bash: aitk: names from a real database, none with a control character" \
+		eval 'has "$out" aitk:plain && has "$out" "aitk:ünï_日本語" && [ "$(wc -l <<< "$out")" -eq 2 ] && ! grep -q "[[:cntrl:]]" <<< "$out"'
+else
+	skip "bash: aitk: names from a real database" "python3 is needed to make one"
+fi
 
 # ---- zsh: loaded by compinit from fpath, completion driven in a pseudo-terminal (zpty)
 if command -v zsh >/dev/null; then

@@ -103,6 +103,41 @@ check "Z-Image 1024 bucket on 11.5 GB now and then: drop the largest bucket: 2 t
 check "a job that fits already: 1 try, no change" \
 	scenario fits24 zimage_small_card.yaml 24
 
+# The table of tries before the closing line (a run of two tries or more): one row a try, its
+# log (its end kept), the letter of its verdict and the step as `oomfix diagnose` reads the log,
+# the fix saved after it (the one the try's own line named), "fits" on the last; none for one try.
+summary_table() { # scenario fixes...
+	local dir="$WORK/$1" k=1 f letter step row
+	shift
+	local -a fixes=("$@")
+	local tries=$(( ${#fixes[@]} + 1 ))
+	sed -n '/^oomfix retry: the tries of this run, each with the fix saved after it:$/,$p' \
+		"$dir/err.txt" >"$dir/table.txt"
+	[ "$(sed -n 2p "$dir/table.txt" | tr -s ' ')" = " TRY LOG VERDICT STEP FIX SAVED AFTER IT" ] ||
+		{ echo "no table heading"; cat "$dir/err.txt"; return 1; }
+	[ "$(sed -n "$((tries + 3))p" "$dir/table.txt")" = "oomfix retry: try $tries: the run finished: the job fits." ] ||
+		{ echo "the closing line does not follow the table"; cat "$dir/table.txt"; return 1; }
+	[ "$(head -n $((tries + 2)) "$dir/table.txt" | wc -L)" -le 80 ] || { echo "wider than 80"; cat "$dir/table.txt"; return 1; }
+	for f in "${fixes[@]}" -; do
+		row=$(sed -n "$((k + 2))p" "$dir/table.txt" | tr -s ' ')
+		if [ "$f" = - ]; then
+			letter=fits step=-
+		else
+			letter=$("$OOMFIX" diagnose --json "$dir/job.yaml.oomfix-runs/$k.log" |
+				jq -r '{before_training:"A",first_steps:"B",sampling:"C",intermittent:"D",environment:"E"}[.timing]')
+			step=$("$OOMFIX" diagnose --json "$dir/job.yaml.oomfix-runs/$k.log" | jq -r '.failed_step // "-"')
+		fi
+		[[ $row == " $k "*"oomfix-runs/$k.log $letter"*" $step $f" ]] ||
+			{ echo "row $k: '$row', want try $k, $k.log, $letter, step $step, fix $f"; return 1; }
+		k=$((k + 1))
+	done
+}
+check "the table of tries: 4 tries, one row each, before the closing line" \
+	summary_table every12 low_vram lighter_sampling gradient_checkpointing
+check "the table of tries: 2 tries" summary_table sdxl12 lighter_sampling
+check "no table of tries after one try" \
+	bash -c '! grep -q "the tries of this run" "$1/fits24/err.txt" && grep -q "try 1: the run finished" "$1/fits24/err.txt"' _ "$WORK"
+
 # restore --first: the job before the retry's first change, however many fixes followed (D39).
 restore_first() {
 	local dir="$WORK/zimage12"

@@ -16,6 +16,8 @@
 
 #include "oomfix/estimate.h"
 #include "oomfix/retry.h"
+#include "oomfix/text.h"
+#include "retry_cli.h"
 
 /* ---- the fake runner ----------------------------------------------------------------------- */
 
@@ -181,6 +183,8 @@ struct run {
 
 /* The card the next case runs on (0: unknown, as without --vram and nvidia-smi). */
 static int64_t case_card;
+/* When set, the next case also tells the sentences for people (retry_text_ops) to this file. */
+static FILE *case_said;
 #define STEP_CARD (86LL << 30) /* [512] fits (85.3 GiB band top), [512, 768] not (87.6) */
 
 /* Writes the job (a file of tests/retry/jobs, with `from` replaced by `to` when given),
@@ -213,9 +217,22 @@ static void run_case(struct run *c, const char *jobfile, const char *from, const
 	stop = 0;
 	struct retry_opts o = { c->job, max_tries, probe, NULL, &stop, case_card };
 	c->fake = (struct fake){ tries, ntries, 0, false };
-	struct retry_sink sink = { &rec_ops, &c->rec };
-	struct retry_sinks sinks = { &sink, 1 };
+	struct retry_text said = { 0 };
+	struct retry_sink sink[2] = { { &rec_ops, &c->rec }, { &retry_text_ops, &said } };
+	struct retry_sinks sinks = { sink, case_said ? 2 : 1 };
+	int saved = -1;
+	if (case_said) { /* the text sink writes on stderr */
+		fflush(stderr);
+		saved = dup(2);
+		assert_true(saved >= 0 && dup2(fileno(case_said), 2) == 2);
+	}
 	c->status = retry_run(&o, &fake_ops, &c->fake, &sinks);
+	if (case_said) {
+		fflush(stderr);
+		assert_int_equal(dup2(saved, 2), 2);
+		close(saved);
+	}
+	retry_text_free(&said);
 	assert_int_equal(c->rec.nend, 1); /* every end is told once */
 	assert_int_equal(c->rec.status, c->status);
 	assert_int_equal(c->fake.at, ntries); /* no try more, no try less */
@@ -495,6 +512,140 @@ static void stopped_and_not_started(void **state)
 	cleanup(&c);
 }
 
+/* Runs a case with the sentences for people kept; returns them (malloc'd). */
+static char *said_by(struct run *c, const char *jobfile, int max_tries,
+		     const struct fake_try *tries, int ntries)
+{
+	case_said = tmpfile();
+	assert_non_null(case_said);
+	run_case(c, jobfile, NULL, NULL, 0, max_tries, tries, ntries);
+	long n = ftell(case_said);
+	assert_true(n >= 0);
+	char *out = calloc(1, (size_t)n + 1);
+	assert_non_null(out);
+	rewind(case_said);
+	assert_int_equal(fread(out, 1, (size_t)n, case_said), (size_t)n);
+	fclose(case_said);
+	case_said = NULL;
+	return out;
+}
+
+/* The line of `text` that starts with `start` after blanks ("" when none), into buf. */
+static const char *line_of(const char *text, const char *start, char *buf, size_t sz)
+{
+	buf[0] = 0;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *p = l + strspn(l, " ");
+		if (!strncmp(p, start, strlen(start))) {
+			snprintf(buf, sz, "%.*s", (int)strcspn(l, "\n"), l);
+			break;
+		}
+	}
+	return buf;
+}
+
+/* Every line of the table (from `text` to the closing line) fits 80 cells. */
+static void fits_80(const char *text)
+{
+	const char *end = strstr(text + 1, "\noomfix retry: ");
+	assert_non_null(end);
+	for (const char *l = text; l < end;) {
+		size_t n = strcspn(l, "\n");
+		if (text_width(l, n) > 80)
+			fail_msg("wider than 80 cells: %.*s", (int)n, l);
+		l += n + (l[n] == '\n');
+	}
+}
+
+/* A run of two tries or more ends with the table of its tries, before the closing line: each
+ * try's number, its log (cut to keep its end), its verdict and step, the fix saved after it. */
+static void summary_after_several_tries(void **state)
+{
+	static const struct fake_try tries[] = {
+		{ "flux_load.log", RETRY_RAN, false },
+		{ "flux_fits.log", RETRY_RAN, true },
+	};
+	struct run c;
+	char *out = said_by(&c, "flux_load.yaml", 6, tries, 2);
+	assert_int_equal(c.status, 0);
+	const char *table = strstr(out, "oomfix retry: the tries of this run, each with the fix saved "
+				   "after it:\n");
+	const char *closing = strstr(out, "oomfix retry: try 2: the run finished: the job fits.");
+	assert_non_null(table);
+	assert_non_null(closing);
+	assert_true(table < closing);
+	char l[256];
+	line_of(table, "TRY ", l, sizeof l);
+	assert_non_null(strstr(l, "LOG"));
+	assert_non_null(strstr(l, "VERDICT"));
+	assert_non_null(strstr(l, "FIX SAVED AFTER IT"));
+	/* the log's path is longer than its column: its end is kept, after "…" */
+	line_of(table, "1 ", l, sizeof l);
+	assert_non_null(strstr(l, "…"));
+	assert_non_null(strstr(l, "oomfix-runs/1.log "));
+	assert_non_null(strstr(l, " A before training "));
+	assert_true(strlen(l) > 8 && !strcmp(l + strlen(l) - 8, "low_vram"));
+	line_of(table, "2 ", l, sizeof l);
+	assert_non_null(strstr(l, "oomfix-runs/2.log "));
+	assert_non_null(strstr(l, " fits "));
+	assert_true(l[strlen(l) - 1] == '-'); /* no fix after the try that fits */
+	line_of(table, "3 ", l, sizeof l);
+	assert_string_equal(l, "");
+	/* the columns line up: each row's verdict starts where its heading does */
+	line_of(table, "TRY ", l, sizeof l);
+	char r1[256], r2[256];
+	line_of(table, "1 ", r1, sizeof r1);
+	line_of(table, "2 ", r2, sizeof r2);
+	int head_at = text_width(l, (size_t)(strstr(l, "VERDICT") - l));
+	assert_int_equal(text_width(r1, (size_t)(strstr(r1, " A before") + 1 - r1)), head_at);
+	assert_int_equal(text_width(r2, (size_t)(strstr(r2, " fits ") + 1 - r2)), head_at);
+	fits_80(table);
+	free(out);
+	cleanup(&c);
+}
+
+/* The last try's row says how the loop ended when its verdict cannot: interrupted. */
+static void summary_of_an_interrupted_run(void **state)
+{
+	static const struct fake_try tries[] = {
+		{ "flux_load.log", RETRY_RAN, false },
+		{ NULL, RETRY_RAN_INTERRUPTED, false },
+	};
+	struct run c;
+	char *out = said_by(&c, "flux_load.yaml", 6, tries, 2);
+	assert_int_equal(c.status, 130);
+	char l[256];
+	const char *table = strstr(out, "the tries of this run");
+	assert_non_null(table);
+	assert_true(table < strstr(out, "oomfix retry: try 2: ended"));
+	line_of(table, "2 ", l, sizeof l);
+	assert_non_null(strstr(l, " interrupted "));
+	line_of(table, "1 ", l, sizeof l);
+	assert_non_null(strstr(l, "low_vram"));
+	fits_80(table);
+	free(out);
+	cleanup(&c);
+}
+
+/* One try: its own lines say it all, no table. */
+static void no_summary_after_one_try(void **state)
+{
+	static const struct fake_try fits[] = { { "safe_fits.log", RETRY_RAN, true } };
+	static const struct fake_try fails[] = { { "flux_load.log", RETRY_RAN, false } };
+	struct run c;
+	char *out = said_by(&c, "conservative.yaml", 6, fits, 1);
+	assert_non_null(strstr(out, "try 1: the run finished: the job fits."));
+	assert_null(strstr(out, "the tries of this run"));
+	free(out);
+	cleanup(&c);
+	out = said_by(&c, "flux_load.yaml", 1, fails, 1);
+	assert_int_equal(c.status, 69);
+	assert_non_null(strstr(out, "stopping after 1 tries"));
+	assert_null(strstr(out, "the tries of this run"));
+	free(out);
+	cleanup(&c);
+}
+
 /* The protocol's tables: every name parses back to itself; an unknown one is no event / an
  * error; each outcome's status is the one the loop exits with. */
 static void event_tables(void **state)
@@ -532,6 +683,9 @@ int main(void)
 		cmocka_unit_test(max_tries),
 		cmocka_unit_test(stopped_and_not_started),
 		cmocka_unit_test(event_tables),
+		cmocka_unit_test(summary_after_several_tries),
+		cmocka_unit_test(summary_of_an_interrupted_run),
+		cmocka_unit_test(no_summary_after_one_try),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,6 +42,18 @@ static void test_sanitize_drops_sequences(void **state)
 	assert_string_equal(out, "red end");
 }
 
+static void test_visible_cell_shows_tab(void **state)
+{
+	(void)state;
+	const char in[] = "a\tb\nc\033[1mÃ¼"; /* TAB, newline, a CSI sequence, ü */
+	char out[64];
+	text_visible(in, sizeof in - 1, out, sizeof out);
+	assert_string_equal(out, "a\tb^Jc^[[1mÃ¼"); /* a log line keeps its TAB */
+	size_t n = text_visible_cell(in, sizeof in - 1, out, sizeof out);
+	assert_int_equal(n, strlen(out));
+	assert_string_equal(out, "a^Ib^Jc^[[1mÃ¼");
+}
+
 static void test_small_buffer_never_splits(void **state)
 {
 	(void)state;
@@ -132,6 +144,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_visible_shows_osc52),
 		cmocka_unit_test(test_sanitize_drops_sequences),
+		cmocka_unit_test(test_visible_cell_shows_tab),
 		cmocka_unit_test(test_small_buffer_never_splits),
 		cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_wrap),
