@@ -425,6 +425,7 @@ int ui_main(int argc, char **argv)
 	/* The first screen comes at once; the log is read meanwhile (SPEC §8). */
 	ui_session_diag_start(&a->s);
 	ui_fit_start(o.vram); /* nvidia-smi, when asked, meanwhile too */
+	a->vram_arg = o.vram_arg;
 	ui_draw(a);
 	run_loop(a, o.script != NULL, &sc);
 

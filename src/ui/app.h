@@ -90,6 +90,7 @@ struct ui_app {
 	bool quit;
 	bool script;
 	bool jobs_on;               /* a web UI database is in use: the Jobs tab is shown */
+	const char *vram_arg;       /* --vram as given (NULL when not): a retry passes it on */
 	int rows, cols;
 	struct ui_follow follow;    /* following the log as it grows (follow.c) */
 

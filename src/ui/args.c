@@ -1,6 +1,7 @@
 /* args.c — the terminal UI's command line: a job and a log in either order (told apart by their
  * names and first bytes), --theme, --no-color, --script, --size and --vram.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +11,6 @@
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "args.h"
-
-static const char *vram_arg; /* --vram as given */
-
-const char *ui_args_vram(void)
-{
-	return vram_arg;
-}
 
 static bool looks_like_yaml(const char *p)
 {
@@ -33,62 +27,58 @@ static void usage_die(const char *msg, const char *arg)
 	exit(ERR_USAGE);
 }
 
+/* --size COLSxROWS */
+static void parse_size(const char *val, struct ui_opts *o)
+{
+	if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
+	    o->cols > 1000 || o->rows > 1000)
+		usage_die(_("--size wants COLSxROWS, e.g. 80x24"), val);
+}
+
 void ui_parse_args(int argc, char **argv, struct ui_opts *o)
 {
-	const char *pos[2] = { NULL, NULL };
-	int npos = 0;
-	bool only_pos = false;
+	static const struct option longs[] = {
+		{ "theme", required_argument, NULL, 't' },
+		{ "script", required_argument, NULL, 's' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "vram", required_argument, NULL, 'v' },
+		{ "no-color", no_argument, NULL, 'n' },
+		{ "no-colour", no_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct err e;
+	int c;
 
 	memset(o, 0, sizeof *o);
-	vram_arg = NULL;
 	o->cols = 80;
 	o->rows = 24;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		if (only_pos || a[0] != '-' || !strcmp(a, "-")) {
-			if (npos == 2)
-				usage_die(_("too many files"), a);
-			pos[npos++] = a;
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			only_pos = true;
-			continue;
-		}
-		if (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour")) {
-			o->no_color = true;
-			continue;
-		}
-		const char *names[] = { "--theme", "--script", "--size", "--vram" };
-		int which = -1;
-		for (int k = 0; k < 4; k++) {
-			size_t n = strlen(names[k]);
-			if (!strncmp(a, names[k], n) && (a[n] == '\0' || a[n] == '=')) {
-				which = k;
-				if (a[n] == '=')
-					val = a + n + 1;
-				else if (i + 1 < argc)
-					val = argv[++i];
-				else
-					usage_die(_("option needs a value"), a);
-			}
-		}
-		if (which < 0)
-			usage_die(_("unknown option"), a);
-		if (which == 0)
-			o->theme = val;
-		else if (which == 1)
-			o->script = val;
-		else if (which == 3) {
-			struct err e;
+	opterr = 0; /* the messages are ours, with the usage line */
+	optind = 0; /* a fresh scan, also when called again */
+	while ((c = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
+		switch (c) {
+		case 't': o->theme = optarg; break;
+		case 's': o->script = optarg; break;
+		case 'z': parse_size(optarg, o); break;
+		case 'n': o->no_color = true; break;
+		case 'v':
 			err_clear(&e);
-			if (estimate_parse_vram(val, &o->vram, NULL, NULL, &e) != ERR_OK)
+			if (estimate_parse_vram(optarg, &o->vram, NULL, NULL, &e) != ERR_OK)
 				usage_die(e.msg, NULL);
-			vram_arg = val;
-		} else if (sscanf(val, "%dx%d", &o->cols, &o->rows) != 2 || o->cols < 1 || o->rows < 1 ||
-			 o->cols > 1000 || o->rows > 1000)
-			usage_die(_("--size wants COLSxROWS, e.g. 80x24"), val);
+			o->vram_arg = optarg;
+			break;
+		case ':':
+			usage_die(_("option needs a value"), argv[optind - 1]);
+			break;
+		default:
+			usage_die(_("unknown option"), argv[optind - 1]);
+		}
+	}
+	const char *pos[2] = { NULL, NULL };
+	int npos = 0;
+	for (; optind < argc; optind++) {
+		if (npos == 2)
+			usage_die(_("too many files"), argv[optind]);
+		pos[npos++] = argv[optind];
 	}
 	if (npos == 2) {
 		o->job = pos[0];

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "oomfix/i18n.h"
-#include "args.h"
 #include "prompt.h"
 #include "retry_ctl.h"
 
@@ -173,7 +172,7 @@ static void retry_begin(struct ui_app *a, long long probe)
 		return;
 	}
 	if (ui_retry_start(&a->retry, source_label(a->s.src), from, cmd, probe, RETRY_DEFAULT_TRIES,
-			   ui_args_vram(), &e)) {
+			   a->vram_arg, &e)) {
 		a->view = a->retry.started ? UI_V_RETRY : a->s.log ? UI_V_LOG : UI_V_TRAINING;
 		ui_status_err(&c, &e);
 		return;

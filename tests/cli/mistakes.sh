@@ -49,5 +49,19 @@ check "report: exit 0" st 0 diagnose "$TESTS_DIR/diag/cases-archs-captures/missi
 check "report: the whole missing path is there" bash -c "tr -d '\n' < '$WORK/out' | tr -s ' ' | grep -qF \"'/app/ai-toolkit/datasets/kontext_missing_ctrl/control/img_0042.png'\""
 check "report: no evidence line is cut with ..." bash -c "! grep -q '\.\.\.\$' '$WORK/out'"
 
+# the terminal UI's own arguments (getopt_long, as every subcommand): a mistake is a usage error
+# (64) naming what was wrong, with the usage line, before any terminal is touched
+check "ui: an unknown option exits 64" st 64 --bogus job.yaml
+check "ui: ... and names it" has err "unknown option: --bogus"
+check "ui: ... with the usage line" has err "usage: oomfix [JOB.yaml] [LOG]"
+check "ui: an option without its value exits 64" st 64 job.yaml --theme
+check "ui: ... and says so" has err "option needs a value: --theme"
+check "ui: a third file exits 64" st 64 job.yaml train.log other.log
+check "ui: ... and names it" has err "too many files: other.log"
+check "ui: --size=NxM wants two numbers" st 64 --size=80 job.yaml
+check "ui: a bad --vram is refused with the estimate's reason" st 64 --vram=lots job.yaml
+check "ui: the log before the job is caught, and the right order shown" st 64 train.log job.yaml
+check "ui: ... the order that works" has err "oomfix job.yaml train.log"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
