@@ -77,6 +77,10 @@ const char *est_phase_name(enum est_phase p);    /* "model_load", ... (static, s
 const char *est_phase_label(enum est_phase p);   /* translated */
 const char *est_basis_name(enum est_basis b);    /* "calibrated", "rough", "extrapolated" */
 const char *est_verdict_name(enum est_verdict v); /* "fits", "tight", "no"; NULL when unknown */
+/* The other way, for a reader of these names (the retry's events): false / EST_V_UNKNOWN for a
+ * name that is none of them, NULL included. */
+bool est_phase_parse(const char *name, enum est_phase *p);
+enum est_verdict est_verdict_parse(const char *name);
 
 /* "21.3 GiB" (one decimal). */
 void estimate_gib(int64_t bytes, char *buf, size_t sz);
@@ -91,6 +95,10 @@ void estimate_verdict_words(enum est_verdict v, enum est_phase at, char *buf, si
  * for arch 'x' (no memory table)". *verdict and *at (may be NULL) get the verdict. */
 void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
 		   enum est_verdict *verdict, enum est_phase *at);
+/* The same sentence from its parts (the peak, the card, the verdict at phase `at`), for a reader
+ * that has only those: the UI's retry view, from the loop's events. */
+void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,
+			 enum est_verdict v, enum est_phase at, char *buf, size_t sz);
 
 /* The card. `arg` is --vram's value: a bare number is the size a card is sold as (24 → what
  * PyTorch reports for a 24 GB card); a number with a unit (GiB, GB, MiB) is taken as is.

@@ -220,7 +220,8 @@ static void text_try(void *d, const struct retry_try *t)
 			t->max_tries, t->n, t->log);
 	else
 		fprintf(stderr, _("oomfix retry: try %d of at most %d, log %s\n"), t->index,
-			t->max_tries, t->log);	if (t->est) {
+			t->max_tries, t->log);
+	if (t->est) {
 		char line[512], est[400];
 		estimate_line(t->est, t->card, est, sizeof est, NULL, NULL);
 		snprintf(line, sizeof line, _("Estimate of this try's job: %s"), est);

@@ -431,6 +431,16 @@ const char *est_phase_name(enum est_phase p)
 	return p >= 0 && p < EST_NPHASES ? names[p] : NULL;
 }
 
+bool est_phase_parse(const char *name, enum est_phase *p)
+{
+	for (int i = 0; name && i < EST_NPHASES; i++)
+		if (!strcmp(name, est_phase_name((enum est_phase)i))) {
+			*p = (enum est_phase)i;
+			return true;
+		}
+	return false;
+}
+
 const char *est_phase_label(enum est_phase p)
 {
 	switch (p) {
@@ -455,6 +465,14 @@ const char *est_verdict_name(enum est_verdict v)
 	case EST_V_NO: return "no";
 	default: return NULL;
 	}
+}
+
+enum est_verdict est_verdict_parse(const char *name)
+{
+	for (int v = EST_V_FITS; name && v <= EST_V_NO; v++)
+		if (!strcmp(name, est_verdict_name((enum est_verdict)v)))
+			return (enum est_verdict)v;
+	return EST_V_UNKNOWN;
 }
 
 void estimate_gib(int64_t bytes, char *buf, size_t sz)
@@ -486,16 +504,22 @@ void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
 			 e->arch[0] ? e->arch : "?");
 		return;
 	}
+	estimate_peak_words(e->phase[e->peak].bytes, e->peak, card, v, a, buf, sz);
+}
+
+void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,
+			 enum est_verdict v, enum est_phase at, char *buf, size_t sz)
+{
 	char pk[32], cb[32], words[128];
-	estimate_gib(e->phase[e->peak].bytes, pk, sizeof pk);
+	estimate_gib(peak_bytes, pk, sizeof pk);
 	if (v == EST_V_UNKNOWN) {
 		snprintf(buf, sz, _("peak %s at %s (--vram gives a verdict)"), pk,
-			 est_phase_label(e->peak));
+			 est_phase_label(peak));
 		return;
 	}
 	estimate_gib(card, cb, sizeof cb);
-	estimate_verdict_words(v, a, words, sizeof words);
-	snprintf(buf, sz, _("peak %s at %s, %s card: %s"), pk, est_phase_label(e->peak), cb, words);
+	estimate_verdict_words(v, at, words, sizeof words);
+	snprintf(buf, sz, _("peak %s at %s, %s card: %s"), pk, est_phase_label(peak), cb, words);
 }
 
 /* ---- the card ---------------------------------------------------------------------------- */

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/retry_events.h"
 #include "oomfix/source.h"
@@ -66,6 +67,7 @@ static void try_free(struct ui_try *t)
 	free(t->waiting);
 	free(t->summary);
 	try_forget_fix(t);
+	free(t->estimate);
 	memset(t, 0, sizeof *t);
 }
 
@@ -406,6 +408,36 @@ static struct ui_try *try_numbered(struct ui_retry *r, long long n)
 	return NULL;
 }
 
+/* The try's estimate (the try event's "estimate" object) in the words the CLI prints for it;
+ * NULL when the event has none. */
+static char *estimate_words(const struct doc *d)
+{
+	const struct doc_node *o = doc_deref(doc_get(d, "estimate"));
+	const struct doc_node *k = doc_get(d, "estimate.known");
+	bool known = false;
+	char buf[256];
+	if (!o || o->kind != DOC_MAP)
+		return NULL;
+	if (!k || !doc_as_bool(k, &known) || !known)
+		return strdup(_("no estimate for this arch (no memory table)"));
+	enum est_phase peak = EST_TRAINING, at = EST_TRAINING;
+	char *pk = str_at(d, "estimate.peak_phase"), *vs = str_at(d, "estimate.verdict");
+	char *as = str_at(d, "estimate.verdict_phase");
+	bool ok = est_phase_parse(pk, &peak);
+	enum est_verdict v = est_verdict_parse(vs);
+	if (v != EST_V_UNKNOWN && !est_phase_parse(as, &at))
+		v = EST_V_UNKNOWN;
+	free(pk);
+	free(vs);
+	free(as);
+	long long bytes = int_at(d, "estimate.bytes", -1), card = int_at(d, "estimate.card", 0);
+	if (!ok || bytes < 0)
+		return NULL;
+	estimate_peak_words(bytes, peak, card > 0 ? card : 0, card > 0 ? v : EST_V_UNKNOWN, at,
+			    buf, sizeof buf);
+	return strdup(buf);
+}
+
 /* Takes one event line; returns UI_RT_* bits. */
 static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 {
@@ -429,6 +461,7 @@ static unsigned take_event(struct ui_retry *r, const char *line, size_t len)
 			t->n = (int)n;
 			t->index = (int)int_at(d, "index", 0);
 			t->log = str_at(d, "log");
+			t->estimate = estimate_words(d);
 			bits |= UI_RT_TRY;
 		}
 	} else if (ev == RETRY_EV_TAKEN && t) {

@@ -16,6 +16,7 @@ struct ui_try {
 	int n;                      /* the number of its log (N.log); 0: the log the loop started from */
 	int index;                  /* 1 for the first run of this loop, 0 for the log started from */
 	char *log;                  /* its log, as the retry named it (relative to the working dir) */
+	char *estimate;             /* the estimate of the job it runs, in words; NULL when none */
 	char *taken;                /* a web UI job: the status the worker gave it; NULL while queued */
 	char *waiting;              /* ... still queued after a while: what the worker needs */
 	bool judged;                /* its verdict came */

@@ -179,6 +179,10 @@ static void retry_lines(const struct ui_env *v, struct ui_lines *l, int width, l
 		} else {
 			ui_line_append(ln, UI_R_DIM, _("stopped before its verdict"));
 		}
+		if (t->estimate && t->index > 0) { /* what the job it ran was expected to take */
+			snprintf(buf, sizeof buf, _("Estimate: %s"), t->estimate);
+			ui_lines_wrap(l, UI_R_DIM, buf, width, 11);
+		}
 		if (!t->fix)
 			continue;
 		ln = ui_lines_addf(l, UI_R_NORMAL, "           → %s", t->fix);

@@ -61,7 +61,10 @@ static int fake_retry(int argc, char **argv)
 		put("x\",\"try\":0,\"fix\":\"low_vram\",\"title\":\"Use the model's low-memory path\","
 		    "\"changes\":[\"config.process[0].model.low_vram: false \u2192 true\",\"a: 1 \u2192 2\"],"
 		    "\"note\":\"\",\"lesson\":\"Low VRAM keeps \\\"parts\\\" on the CPU.\\nSecond line.\"}\n");
-		put("{\"event\":\"try\",\"try\":1,\"index\":1,\"max_tries\":6,\"log\":\"runs/1.log\"}\n");
+		put("{\"event\":\"try\",\"try\":1,\"index\":1,\"max_tries\":6,\"log\":\"runs/1.log\","
+		    "\"estimate\":{\"known\":true,\"peak_phase\":\"sampling\",\"bytes\":21474836480,"
+		    "\"high\":23622320128,\"card\":25769803776,\"verdict\":\"tight\","
+		    "\"verdict_phase\":\"sampling\"}}\n");
 		nap(50);
 		put("{\"event\":\"taken\",\"try\":1,\"status\":\"running\"}\n");
 		put("{\"event\":\"verdict\",\"try\":1,\"oom\":false,\"timing\":null,\"timing_letter\":null,\"phase\":null,"
@@ -84,7 +87,14 @@ static int fake_retry(int argc, char **argv)
 		big[n] = '\0';
 		put(big);
 		free(big);
-		put("\n{\"event\":\"try\",\"try\":7,\"index\":1,\"max_tries\":6,\"log\":\"7.log\"}\n");
+		put("\n{\"event\":\"try\",\"try\":7,\"index\":1,\"max_tries\":6,\"log\":\"7.log\","
+		    "\"estimate\":{\"known\":false}}\n");
+		put("{\"event\":\"try\",\"try\":8,\"index\":2,\"log\":\"8.log\",\"estimate\":[1,2]}\n");
+		put("{\"event\":\"try\",\"try\":9,\"index\":3,\"log\":\"9.log\",\"estimate\":"
+		    "{\"known\":true,\"peak_phase\":\"nowhere\",\"bytes\":1}}\n");
+		put("{\"event\":\"try\",\"try\":10,\"index\":4,\"log\":\"10.log\",\"estimate\":"
+		    "{\"known\":true,\"peak_phase\":\"training\",\"bytes\":1073741824,\"card\":null,"
+		    "\"verdict\":\"fits\",\"verdict_phase\":\"training\"}}\n");
 		put("{\"event\":\"fix\",\"try\":99,\"fix\":\"orphan\"}\n"); /* no such try: ignored */
 		put("{\"event\":\"end\",\"try\":7,\"status\":69,\"outcome\":\"exhausted\",\"text\":null}\n");
 		return 69;
@@ -144,6 +154,10 @@ static unsigned run_to_end(struct ui_retry *r)
 	return all;
 }
 
+/* The UI's --vram as its arguments gave it (struct ui_opts.vram_arg), passed on as retry_ctl.c
+ * does. */
+static const char *ui_vram;
+
 /* Starts the fake loop in r (zeroed, or holding an earlier loop's results, as in the UI). */
 static void start(struct ui_retry *r, const char *mode, const char *log, const char *cmd,
 		  long long probe)
@@ -151,7 +165,7 @@ static void start(struct ui_retry *r, const char *mode, const char *log, const c
 	struct err e;
 	setenv("FAKE_EVENTS", mode, 1);
 	/* as retry_ctl.c starts it: with the UI's --vram, when it was given one */
-	assert_int_equal(ui_retry_start(r, "job.yaml", log, cmd, probe, 6, ui_args_vram(), &e),
+	assert_int_equal(ui_retry_start(r, "job.yaml", log, cmd, probe, 6, ui_vram, &e),
 			 ERR_OK);
 	assert_true(ui_retry_running(r));
 	assert_true(r->started);
@@ -169,6 +183,7 @@ static void test_events_read_as_they_come(void **state)
 	assert_int_equal(r.ntries, 2);
 	assert_int_equal(r.tries[0].n, 0);
 	assert_string_equal(r.tries[0].log, "first.log");
+	assert_null(r.tries[0].estimate); /* its event has none */
 	assert_true(r.tries[0].judged && r.tries[0].oom);
 	assert_string_equal(r.tries[0].timing, "A");
 	assert_string_equal(r.tries[0].fix, "low_vram");
@@ -177,6 +192,9 @@ static void test_events_read_as_they_come(void **state)
 	assert_string_equal(r.tries[0].lesson, "Low VRAM keeps \"parts\" on the CPU.\nSecond line.");
 	assert_int_equal(r.tries[1].n, 1);
 	assert_int_equal(r.tries[1].index, 1);
+	/* the estimate in the words the CLI prints for the try */
+	assert_string_equal(r.tries[1].estimate,
+			    "peak 20.0 GiB at sampling, 24.0 GiB card: tight at sampling");
 	assert_string_equal(r.tries[1].taken, "running");
 	assert_false(r.tries[1].oom);
 	assert_null(r.tries[1].fix);
@@ -194,9 +212,14 @@ static void test_bad_lines_are_skipped(void **state)
 	struct ui_retry r = { 0 };
 	start(&r, "garbage", NULL, "true", 0);
 	run_to_end(&r);
-	assert_int_equal(r.ntries, 1);
+	assert_int_equal(r.ntries, 4);
 	assert_int_equal(r.tries[0].n, 7);
 	assert_null(r.tries[0].fix);
+	/* estimates: none for the arch, not an object, a phase of no name, no card */
+	assert_string_equal(r.tries[0].estimate, "no estimate for this arch (no memory table)");
+	assert_null(r.tries[1].estimate);
+	assert_null(r.tries[2].estimate);
+	assert_string_equal(r.tries[3].estimate, "peak 1.0 GiB at training (--vram gives a verdict)");
 	assert_int_equal(r.status, 69);
 	assert_int_equal(r.outcome, RETRY_OUT_EXHAUSTED);
 	assert_null(r.text);
@@ -238,6 +261,7 @@ static void test_arguments(void **state)
 	struct ui_opts o;
 	char *with[] = { "oomfix", "--vram=24", "job.yaml", NULL };
 	ui_parse_args(3, with, &o);
+	ui_vram = o.vram_arg;
 	start(&r, "argv", NULL, NULL, 0);
 	run_to_end(&r);
 	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|--vram|24|job.yaml|");
@@ -245,6 +269,7 @@ static void test_arguments(void **state)
 	/* without it the loop asks nvidia-smi itself */
 	char *without[] = { "oomfix", "job.yaml", NULL };
 	ui_parse_args(2, without, &o);
+	ui_vram = o.vram_arg;
 	start(&r, "argv", NULL, NULL, 0);
 	run_to_end(&r);
 	assert_string_equal(r.text, "retry|--events|3|--max-tries|6|job.yaml|");

@@ -56,6 +56,7 @@ check "the log on screen is the first entry, with its verdict" wait_for a "the l
 check "its fix with path: old → new" wait_for a "config.process[0].model.low_vram: (absent) → true"
 check "and the fix's lesson" wait_for a "Lesson: Low VRAM keeps parts of the model"
 check "one run, and it fits" wait_for a "try 1     the run finished" 30
+check "  ... with the estimate of the job it ran, as the CLI prints it" wait_for a "Estimate: peak "
 check "the end is said in the view and the status line" wait_for a "Retry: The run finished: the job fits."
 grep -q "low_vram: true" "$TK/config/job.yaml" && [ -f "$TK/config/job.yaml~" ] &&
 	grep -q "oomfix retry, the log given (A:" "$TK/config/job.yaml.oomfix.md" &&
