@@ -146,36 +146,12 @@ static void timing_table(struct ui_lines *l, struct ui_diag_layout *lay, const s
 	}
 }
 
-void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struct ui_lines *l,
-		   int width)
+/* The verdict in a sentence: the diagnosis's, or that the run finished or is running. */
+static void verdict_line(const struct ui_session *s, struct ui_lines *l, int width)
 {
 	const struct diag_result *d = &s->diag;
 	char buf[1024];
-	struct ui_line *ln;
 
-	lay->mark_end = -1;
-	ln = ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
-	if (s->diag_pending) {
-		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
-					     "appear here when it has been read; you can scroll the "
-					     "log meanwhile."), width, 1);
-		return;
-	}
-	if (!s->have_diag && s->log_path) {
-		snprintf(buf, sizeof buf, _("The log could not be read: %s"), s->diag_err.msg);
-		ui_lines_wrap(l, UI_R_ERROR, buf, width, 1);
-		return;
-	}
-	if (!s->have_diag) {
-		ui_lines_wrap(l, UI_R_DIM, _("No log was given. Start oomfix with JOB.yaml LOG to see "
-					     "when the job ran out of memory."), width, 1);
-		return;
-	}
-	if (s->job_bad) {
-		char where[1200];
-		ui_job_error_text(s, where, sizeof where);
-		ui_lines_wrap(l, UI_R_ERROR, where, width, 1);
-	}
 	diag_sentence(d, buf, sizeof buf);
 	if (!d->oom && d->other == DIAG_O_NONE && d->lines && d->run_ended)
 		snprintf(buf, sizeof buf, "%s", _("No GPU out-of-memory error was found in this log: "
@@ -184,8 +160,18 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 		 (s->growing || !strcmp(s->job_status, "running")) && !s->run_label[0])
 		snprintf(buf, sizeof buf, "%s", _("Running, no OOM so far."));
 	ui_lines_wrap(l, d->oom ? UI_R_OOM : UI_R_VALUE, buf, width, 1);
+}
+
+/* What comes next: history's note for an earlier run, waiting for the run of a saved change,
+ * out of date after an unsaved one, the first change, or that the plan is exhausted. */
+static void next_lines(const struct ui_session *s, const struct ui_diag_layout *lay,
+		       struct ui_lines *l, int width)
+{
+	const struct diag_result *d = &s->diag;
+	char buf[1024];
 	/* A web UI job whose change is saved: what it waits for is a run, not a save. */
 	bool saved = ui_session_diag_stale(s) && !ui_session_dirty(s) && s->src && source_row(s->src);
+
 	if (s->run_note[0]) {
 		/* An earlier run is history: what followed it, not advice for the job now. */
 		ui_lines_wrap(l, UI_R_DIM, s->run_note, width, 1);
@@ -213,6 +199,13 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 		plan_exhausted_text(&s->plan, s->job, buf, sizeof buf);
 		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
 	}
+}
+
+/* "Failed step: N of M   Phase: P", or what the log does not show of it. */
+static void step_line(const struct diag_result *d, struct ui_lines *l, int width)
+{
+	char buf[512];
+
 	if (d->failed_step >= 0) {
 		if (d->total_steps > 0)
 			snprintf(buf, sizeof buf, _("Failed step: %lld of %lld   Phase: %s"), d->failed_step,
@@ -227,20 +220,16 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 		snprintf(buf, sizeof buf, _("Failed step: none (before training)   Phase: %s"),
 			 diag_phase_label(d->phase));
 	} else {
-		buf[0] = '\0';
+		return;
 	}
-	if (buf[0])
-		ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
-	/* The card's account goes under the verdict; in a pane too short for the marked timing row
-	 * it follows the table, so the row and its first change stay in sight. */
-	if (!lay->compact)
-		ui_membar_lines(l, d, width);
-	if (!lay->stacked) /* stacked under the log, every row counts */
-		ui_lines_add(l, UI_R_NORMAL, "");
-	if (d->oom)
-		timing_table(l, lay, d, width);
-	if (lay->compact)
-		ui_membar_lines(l, d, width);
+	ui_lines_wrap(l, UI_R_LABEL, buf, width, 1);
+}
+
+/* The trainer's own hints, as notes under the table. */
+static void hint_lines(const struct diag_result *d, struct ui_lines *l, int width)
+{
+	char buf[1024];
+
 	for (size_t i = 0; i < d->nhints; i++) {
 		/* The diagnosis keeps DIAG_MAX_TEXT bytes of the line: say so when it cut one, as the
 		 * wrapped note would otherwise end mid-word as if that were all. */
@@ -253,16 +242,21 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 			strcat(buf, "...");
 		ui_lines_wrap(l, UI_R_EVIDENCE, buf, width, 1);
 	}
-	ui_lines_add(l, UI_R_NORMAL, "");
+}
+
+/* The evidence lines, each whole and wrapped under its text (its end is often what matters: the
+ * missing path, the abort message); the first row carries the line number and is the one
+ * selected. */
+static void evidence_lines(const struct diag_result *d, struct ui_lines *l, int width)
+{
+	char buf[32];
+
 	if (d->nevidence == 0) {
 		ui_lines_add(l, UI_R_DIM, _(" No evidence lines."));
 		return;
 	}
 	ui_lines_add(l, UI_R_HEADING, _("Evidence (Enter shows the line in the log)"));
 	for (size_t i = 0; i < d->nevidence; i++) {
-		/* The whole line, wrapped under its text: its end is often what matters (the
-		 * missing path, the abort message). The first row carries the line number and is
-		 * the one selected. */
 		size_t first = l->n;
 		ui_lines_wrap(l, UI_R_EVIDENCE, d->evidence[i].text[0] ? d->evidence[i].text : " ",
 			      width - 1, 10);
@@ -272,7 +266,7 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 		}
 		if (l->n == first)
 			continue;
-		ln = &l->v[first];
+		struct ui_line *ln = &l->v[first];
 		snprintf(buf, sizeof buf, "%8llu  ", (unsigned long long)d->evidence[i].line);
 		if (ln->len >= 10)
 			memcpy(ln->text, buf, 10);
@@ -285,4 +279,51 @@ void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struc
 		ln->target = (long long)d->evidence[i].line;
 		ln->selectable = true;
 	}
+}
+
+void ui_diag_lines(const struct ui_session *s, struct ui_diag_layout *lay, struct ui_lines *l,
+		   int width)
+{
+	const struct diag_result *d = &s->diag;
+	char buf[1024];
+
+	lay->mark_end = -1;
+	ui_lines_add(l, UI_R_HEADING, _("Diagnosis"));
+	if (s->diag_pending) {
+		ui_lines_wrap(l, UI_R_DIM, _("Diagnosing the log... The verdict and the first change "
+					     "appear here when it has been read; you can scroll the "
+					     "log meanwhile."), width, 1);
+		return;
+	}
+	if (!s->have_diag && s->log_path) {
+		snprintf(buf, sizeof buf, _("The log could not be read: %s"), s->diag_err.msg);
+		ui_lines_wrap(l, UI_R_ERROR, buf, width, 1);
+		return;
+	}
+	if (!s->have_diag) {
+		ui_lines_wrap(l, UI_R_DIM, _("No log was given. Start oomfix with JOB.yaml LOG to see "
+					     "when the job ran out of memory."), width, 1);
+		return;
+	}
+	if (s->job_bad) {
+		char where[1200];
+		ui_job_error_text(s, where, sizeof where);
+		ui_lines_wrap(l, UI_R_ERROR, where, width, 1);
+	}
+	verdict_line(s, l, width);
+	next_lines(s, lay, l, width);
+	step_line(d, l, width);
+	/* The card's account goes under the verdict; in a pane too short for the marked timing row
+	 * it follows the table, so the row and its first change stay in sight. */
+	if (!lay->compact)
+		ui_membar_lines(l, d, width);
+	if (!lay->stacked) /* stacked under the log, every row counts */
+		ui_lines_add(l, UI_R_NORMAL, "");
+	if (d->oom)
+		timing_table(l, lay, d, width);
+	if (lay->compact)
+		ui_membar_lines(l, d, width);
+	hint_lines(d, l, width);
+	ui_lines_add(l, UI_R_NORMAL, "");
+	evidence_lines(d, l, width);
 }
