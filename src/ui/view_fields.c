@@ -167,12 +167,118 @@ static void default_note(const struct job *j, const struct job_field *f, size_t 
 	snprintf(buf, sz, "%s", _(" (default)"));
 }
 
+/* A dataset's heading: its number and folder. */
+static void dataset_heading(const struct job *j, const struct ui_frow *r, struct ui_lines *l)
+{
+	const struct job_dataset *d = &j->datasets[r->ds];
+	char buf[64];
+	snprintf(buf, sizeof buf, _("Dataset %zu"), r->ds + 1);
+	struct ui_line *ln = ui_lines_add(l, UI_R_HEADING, buf);
+	if (d->folder) {
+		ui_line_append(ln, UI_R_DIM, "  ");
+		ui_line_append(ln, UI_R_VALUE, d->folder);
+	}
+	ln->gutter = ' ';
+}
+
+/* The read-only prompt count of the Sample panel. */
+static void prompt_count_line(const struct job *j, const struct ui_frow *r, int labw,
+			      struct ui_lines *l)
+{
+	char buf[32], pad[256];
+	bool legacy = false;
+	padded(pad, sizeof pad, _(r->text), labw);
+	struct ui_line *ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
+	snprintf(buf, sizeof buf, "%zu", job_prompt_count(j, &legacy));
+	ui_line_append(ln, UI_R_VALUE, buf);
+	ui_line_append(ln, UI_R_DIM, legacy ? _("  (sample.prompts, read-only)") : _("  (read-only)"));
+	ln->gutter = ' ';
+}
+
+/* The Resolutions label above the bucket toggles: the default when the key is absent, and the
+ * sizes kept that are none of the toggles. */
+static void resolutions_line(const struct job *j, const struct ui_frow *r, int labw,
+			     struct ui_lines *l)
+{
+	const struct job_dataset *d = &j->datasets[r->ds];
+	char other[256] = "", buf[320], pad[256];
+	size_t w = 0;
+	padded(pad, sizeof pad, _(r->f->label), labw);
+	struct ui_line *ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
+	for (size_t k = 0; k < d->nres; k++) {
+		bool known = false;
+		for (size_t b = 0; b < NBUCKETS; b++)
+			known |= d->res[k] == buckets[b];
+		if (!known && w < sizeof other - 24)
+			w += (size_t)snprintf(other + w, sizeof other - w, "%s%lld", w ? ", " : "",
+					      d->res[k]);
+	}
+	if (!d->has_resolution)
+		ui_line_append(ln, UI_R_DEFAULT, _("512 (default)"));
+	if (other[0]) {
+		snprintf(buf, sizeof buf, _("also kept: %s"), other);
+		ui_line_append(ln, UI_R_VALUE, buf);
+	}
+	ln->gutter = ' ';
+}
+
+/* One bucket toggle, marked when it differs from the loaded file. */
+static void bucket_line(const struct job *j, const struct job *bj, const struct ui_frow *r,
+			int labw, struct ui_lines *l)
+{
+	char buf[64];
+	bool on = ds_has_bucket(&j->datasets[r->ds], r->bucket);
+	bool was = bj && r->ds < bj->ndatasets && ds_has_bucket(&bj->datasets[r->ds], r->bucket);
+	snprintf(buf, sizeof buf, "%*s[%c] %d", labw + 4, "", on ? 'x' : ' ', r->bucket);
+	struct ui_line *ln = ui_lines_add(l, on ? UI_R_VALUE : UI_R_LABEL, buf);
+	ln->gutter = on != was ? '*' : ' ';
+	ln->gutter_role = UI_R_CHANGED;
+	if (on != was)
+		ui_line_append(ln, UI_R_CHANGED, _("  (changed)"));
+	ln->selectable = true;
+}
+
+/* An ordinary field: its value, where it comes from when the key is absent, and what it was in
+ * the loaded file when it changed. */
+static void field_line(const struct job *j, const struct job *bj, const struct ui_frow *r,
+		       int labw, struct ui_lines *l)
+{
+	char val[256] = "", old[256] = "", buf[600], pad[256];
+	bool isdef = false, oldef = false;
+	bool has = job_field_value(j, r->f, r->ds, val, sizeof val, &isdef);
+	bool ohas = bj && (!is_per_dataset(r->f) || r->ds < bj->ndatasets) &&
+		    job_field_value(bj, r->f, r->ds, old, sizeof old, &oldef);
+	bool changed = has != ohas || strcmp(val, old) != 0 || isdef != oldef;
+
+	padded(pad, sizeof pad, _(r->f->label), labw);
+	struct ui_line *ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
+	if (r->f->type == JOB_F_BOOL && has)
+		snprintf(buf, sizeof buf, "[%c] %s", !strcmp(val, "true") ? 'x' : ' ', val);
+	else
+		snprintf(buf, sizeof buf, "%s", has ? val : "-");
+	ui_line_append(ln, isdef ? UI_R_DEFAULT : UI_R_VALUE, buf);
+	if (isdef) {
+		char note[128];
+		default_note(j, r->f, r->ds, note, sizeof note);
+		ui_line_append(ln, UI_R_DEFAULT, note);
+	}
+	if (changed) {
+		/* An absent key with a fallback was inherited, not a default (a dataset's batch size
+		 * is the Training one). */
+		snprintf(buf, sizeof buf, _("  (was %s%s)"), ohas ? old : "-",
+			 !oldef ? "" : r->f->fallback_path ? _(", inherited") : _(", default"));
+		ui_line_append(ln, UI_R_CHANGED, buf);
+	}
+	ln->gutter = changed ? '*' : ' ';
+	ln->gutter_role = UI_R_CHANGED;
+	ln->selectable = true;
+}
+
 static void build_lines(const struct ui_env *v, const struct ui_frow *rows, size_t n,
 			struct ui_lines *l, int *value_col)
 {
 	const struct job *j = v->s->job, *bj = v->s->base_job;
 	int labw = 0;
-	char buf[512], pad[256];
 
 	for (size_t i = 0; i < n; i++) {
 		const char *lab = rows[i].f ? _(rows[i].f->label) : rows[i].text ? _(rows[i].text) : "";
@@ -187,97 +293,16 @@ static void build_lines(const struct ui_env *v, const struct ui_frow *rows, size
 	*value_col = 1 + 2 + labw + 2;
 	for (size_t i = 0; i < n; i++) {
 		const struct ui_frow *r = &rows[i];
-		struct ui_line *ln;
-
-		if (r->heading && !r->f) {
-			const struct job_dataset *d = &j->datasets[r->ds];
-			snprintf(buf, sizeof buf, _("Dataset %zu"), r->ds + 1);
-			ln = ui_lines_add(l, UI_R_HEADING, buf);
-			if (d->folder) {
-				ui_line_append(ln, UI_R_DIM, "  ");
-				ui_line_append(ln, UI_R_VALUE, d->folder);
-			}
-			ln->gutter = ' ';
-			continue;
-		}
-		if (!r->f) { /* the read-only prompt count */
-			bool legacy = false;
-			padded(pad, sizeof pad, _(r->text), labw);
-			ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
-			snprintf(buf, sizeof buf, "%zu", job_prompt_count(j, &legacy));
-			ui_line_append(ln, UI_R_VALUE, buf);
-			ui_line_append(ln, UI_R_DIM, legacy ? _("  (sample.prompts, read-only)")
-							    : _("  (read-only)"));
-			ln->gutter = ' ';
-			continue;
-		}
-		if (r->heading) { /* the Resolutions label above the bucket toggles */
-			const struct job_dataset *d = &j->datasets[r->ds];
-			char other[256] = "";
-			size_t w = 0;
-			padded(pad, sizeof pad, _(r->f->label), labw);
-			ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
-			for (size_t k = 0; k < d->nres; k++) {
-				bool known = false;
-				for (size_t b = 0; b < NBUCKETS; b++)
-					known |= d->res[k] == buckets[b];
-				if (!known && w < sizeof other - 24)
-					w += (size_t)snprintf(other + w, sizeof other - w, "%s%lld",
-							      w ? ", " : "", d->res[k]);
-			}
-			if (!d->has_resolution)
-				ui_line_append(ln, UI_R_DEFAULT, _("512 (default)"));
-			if (other[0]) {
-				snprintf(buf, sizeof buf, _("also kept: %s"), other);
-				ui_line_append(ln, UI_R_VALUE, buf);
-			}
-			ln->gutter = ' ';
-			continue;
-		}
-		if (r->bucket) {
-			bool on = ds_has_bucket(&j->datasets[r->ds], r->bucket);
-			bool was = bj && r->ds < bj->ndatasets &&
-				   ds_has_bucket(&bj->datasets[r->ds], r->bucket);
-			snprintf(buf, sizeof buf, "%*s[%c] %d", labw + 4, "", on ? 'x' : ' ', r->bucket);
-			ln = ui_lines_add(l, on ? UI_R_VALUE : UI_R_LABEL, buf);
-			ln->gutter = on != was ? '*' : ' ';
-			ln->gutter_role = UI_R_CHANGED;
-			if (on != was)
-				ui_line_append(ln, UI_R_CHANGED, _("  (changed)"));
-			ln->selectable = true;
-			continue;
-		}
-
-		/* an ordinary field */
-		char val[256] = "", old[256] = "";
-		bool isdef = false, oldef = false;
-		bool has = job_field_value(j, r->f, r->ds, val, sizeof val, &isdef);
-		bool ohas = bj && (!is_per_dataset(r->f) || r->ds < bj->ndatasets) &&
-			    job_field_value(bj, r->f, r->ds, old, sizeof old, &oldef);
-		bool changed = has != ohas || strcmp(val, old) != 0 || isdef != oldef;
-
-		padded(pad, sizeof pad, _(r->f->label), labw);
-		ln = ui_lines_addf(l, UI_R_LABEL, "  %s  ", pad);
-		if (r->f->type == JOB_F_BOOL && has)
-			snprintf(buf, sizeof buf, "[%c] %s", !strcmp(val, "true") ? 'x' : ' ', val);
+		if (r->heading && !r->f)
+			dataset_heading(j, r, l);
+		else if (!r->f)
+			prompt_count_line(j, r, labw, l);
+		else if (r->heading)
+			resolutions_line(j, r, labw, l);
+		else if (r->bucket)
+			bucket_line(j, bj, r, labw, l);
 		else
-			snprintf(buf, sizeof buf, "%s", has ? val : "-");
-		ui_line_append(ln, isdef ? UI_R_DEFAULT : UI_R_VALUE, buf);
-		if (isdef) {
-			char note[128];
-			default_note(j, r->f, r->ds, note, sizeof note);
-			ui_line_append(ln, UI_R_DEFAULT, note);
-		}
-		if (changed) {
-			/* An absent key with a fallback was inherited, not a default (a dataset's
-			 * batch size is the Training one). */
-			snprintf(buf, sizeof buf, _("  (was %s%s)"), ohas ? old : "-",
-				 !oldef ? "" : r->f->fallback_path ? _(", inherited") : _(", default"));
-			ui_line_append(ln, UI_R_CHANGED, buf);
-		}
-		ln->gutter = changed ? '*' : ' ';
-		ln->gutter_role = UI_R_CHANGED;
-		ln->selectable = true;
+			field_line(j, bj, r, labw, l);
 	}
 }
 
