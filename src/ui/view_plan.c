@@ -55,27 +55,19 @@ static size_t plan_sel(const struct ui_env *v)
 	return 0;
 }
 
-/* The Plan's lines; *sel_line receives the line of the selected step (-1 without steps). */
-static void plan_lines(const struct ui_env *v, struct ui_lines *l, int width, long long *sel_line)
+/* The quick checklist, in the plan's order (as `oomfix plan` lists it). */
+static void checklist_lines(const struct ui_session *s, struct ui_lines *l, int width)
 {
-	const struct ui_session *s = v->s;
-	const struct job *j = s->job;
-	char buf[1024], reason[512], words[768];
-	/* the one decision (SPEC §3.4): its fix is marked, its words are said */
-	struct plan_decision d = ui_session_decide(s, words, sizeof words);
-	size_t sel = plan_sel(v);
-	bool stale = d.what == PLAN_NEXT_UNTRIED, verdict = s->have_diag && s->diag.oom;
-	struct ui_line *ln;
+	enum check_item order[CHECK_COUNT];
 
-	ln = ui_lines_add(l, UI_R_HEADING, _("Quick checklist"));
-	if (!j)
+	ui_lines_add(l, UI_R_HEADING, _("Quick checklist"));
+	if (!s->job)
 		ui_lines_add(l, UI_R_DIM, _(" No job file is open: nothing can be ticked."));
-	enum check_item order[CHECK_COUNT]; /* in the plan's order, as `oomfix plan` lists it */
 	checklist_order(&s->plan, order);
-	for (int k = 0; j && k < CHECK_COUNT; k++) {
+	for (int k = 0; s->job && k < CHECK_COUNT; k++) {
 		int i = (int)order[k];
 		enum fix_status st = s->check.item[i];
-		ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
+		struct ui_line *ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
 		ui_line_append(ln, status_role(st), checklist_label((enum check_item)i));
 		if (s->check.reason[i][0]) {
 			/* Beside the label when it fits, else wrapped below it: a clipped reason
@@ -90,63 +82,88 @@ static void plan_lines(const struct ui_env *v, struct ui_lines *l, int width, lo
 		}
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
+}
 
-	snprintf(buf, sizeof buf, s->plan.kind == JOB_KIND_VIDEO
-					  ? _("Rollback order for a video model (one change per retry)")
-					  : _("Rollback order for an image model (one change per retry)"));
-	ui_lines_add(l, UI_R_HEADING, buf);
+/* One step of the rollback order: its box and status, whether it helps the phase that failed,
+ * and the decision's mark (the first change for this failure, or the next). */
+static void step_line(struct ui_lines *l, const struct plan_step *ps, size_t i, bool picked,
+		      const char *mark, int width)
+{
+	char buf[256];
+	struct ui_line *ln = ui_lines_addf(l, status_role(ps->status), "%c%2zu. [%c] ",
+					   picked ? '>' : ' ', i + 1, status_box(ps->status));
+	ln->selectable = true;
+	ln->target = (long long)i;
+	ln->seg[0].role = picked ? UI_R_MARK : status_role(ps->status);
+	ui_line_seg(ln, 1, status_role(ps->status));
+	ui_line_append(ln, status_role(ps->status), _(fix_defs[ps->fix].title));
+	snprintf(buf, sizeof buf, "  (%s)", status_word(ps->status));
+	ui_line_append(ln, UI_R_DIM, buf);
+	if (!ps->helps) {
+		/* Beside the step when it fits, else on its own line below it. */
+		snprintf(buf, sizeof buf, "  - %s", plan_no_help_label());
+		if (text_width(ln->text, ln->len) + text_width(buf, strlen(buf)) <= width)
+			ui_line_append(ln, UI_R_NA, buf);
+		else
+			ui_lines_wrap(l, UI_R_NA, buf + 4, width, 8);
+	}
+	if (mark && text_width(ln->text, ln->len) + text_width(mark, strlen(mark)) > width) {
+		while (*mark == ' ')
+			mark++;
+		ui_lines_wrap(l, UI_R_MARK, mark, width, 8); /* on its own line, not cut */
+	} else if (mark) {
+		ui_line_append(ln, UI_R_MARK, mark);
+	}
+}
+
+/* The rollback order with the one decision (SPEC §3.4): its fix marked, its words said, and the
+ * selected step; *sel_line receives the line of the selected step (-1 without steps). */
+static void rollback_lines(const struct ui_env *v, struct ui_lines *l, int width,
+			   long long *sel_line)
+{
+	const struct ui_session *s = v->s;
+	char words[768];
+	struct plan_decision d = ui_session_decide(s, words, sizeof words);
+	size_t sel = plan_sel(v);
+	bool stale = d.what == PLAN_NEXT_UNTRIED, verdict = s->have_diag && s->diag.oom;
+
+	ui_lines_add(l, UI_R_HEADING, s->plan.kind == JOB_KIND_VIDEO
+		     ? _("Rollback order for a video model (one change per retry)")
+		     : _("Rollback order for an image model (one change per retry)"));
 	if (stale)
 		ui_lines_wrap(l, UI_R_MARK, words, width, 1);
 	*sel_line = -1;
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct plan_step *ps = &s->plan.steps[i];
 		bool marked = d.what == PLAN_NEXT_APPLY && ps->fix == d.fix;
-		bool first = marked && verdict, is_next = marked && !verdict;
-		bool picked = i == sel;
-		if (picked)
+		if (i == sel)
 			*sel_line = (long long)l->n;
-		ln = ui_lines_addf(l, status_role(ps->status), "%c%2zu. [%c] ", picked ? '>' : ' ', i + 1,
-				   status_box(ps->status));
-		ln->selectable = true;
-		ln->target = (long long)i;
-		ln->seg[0].role = picked ? UI_R_MARK : status_role(ps->status);
-		ui_line_seg(ln, 1, status_role(ps->status));
-		ui_line_append(ln, status_role(ps->status), _(fix_defs[ps->fix].title));
-		snprintf(buf, sizeof buf, "  (%s)", status_word(ps->status));
-		ui_line_append(ln, UI_R_DIM, buf);
-		if (!ps->helps) {
-			/* Beside the step when it fits, else on its own line below it. */
-			snprintf(buf, sizeof buf, "  - %s", plan_no_help_label());
-			if (text_width(ln->text, ln->len) + text_width(buf, strlen(buf)) <= width)
-				ui_line_append(ln, UI_R_NA, buf);
-			else
-				ui_lines_wrap(l, UI_R_NA, buf + 4, width, 8);
-		}
-		const char *mark = first ? _("  <- first change for this failure")
-				   : is_next ? _("  <- next") : NULL;
-		if (mark && text_width(ln->text, ln->len) + text_width(mark, strlen(mark)) > width) {
-			while (*mark == ' ')
-				mark++;
-			ui_lines_wrap(l, UI_R_MARK, mark, width, 8); /* on its own line, not cut */
-		} else if (mark)
-			ui_line_append(ln, UI_R_MARK, mark);
+		step_line(l, ps, i, i == sel,
+			  marked && verdict ? _("  <- first change for this failure")
+			  : marked ? _("  <- next") : NULL, width);
 	}
 	if (stale) {
-		if (j)
+		if (s->job)
 			ui_lines_addf(l, UI_R_DIM, " %s", _("Enter applies the selected step anyway (it "
 							    "asks first)."));
 	} else if (d.what != PLAN_NEXT_APPLY) {
 		ui_lines_wrap(l, UI_R_MARK, words, width, 1);
-	} else if (j) { /* without a job a and w only say they need one */
+	} else if (s->job) { /* without a job a and w only say they need one */
 		ui_lines_addf(l, UI_R_DIM, " %s", _("a applies the marked step, Enter the selected one; "
 						    "w walks through them all."));
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
+}
+
+/* Every fix with its status, why it stands so, and what it does. */
+static void fixes_lines(const struct job *j, struct ui_lines *l, int width)
+{
+	char buf[256], reason[512];
 
 	ui_lines_add(l, UI_R_HEADING, _("Every fix"));
 	for (int f = 0; f < FIX_COUNT; f++) {
 		enum fix_status st = fix_status(j, (enum fix_id)f, reason, sizeof reason);
-		ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
+		struct ui_line *ln = ui_lines_addf(l, status_role(st), " [%c] ", status_box(st));
 		ui_line_append(ln, UI_R_VALUE, _(fix_defs[f].title));
 		snprintf(buf, sizeof buf, "  %s (%s)", fix_defs[f].name, status_word(st));
 		ui_line_append(ln, UI_R_DIM, buf);
@@ -155,17 +172,32 @@ static void plan_lines(const struct ui_env *v, struct ui_lines *l, int width, lo
 		ui_lines_wrap(l, UI_R_DIM, _(fix_defs[f].why), width, 5);
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
+}
+
+/* After a retry that fits: the scale-up order, its next step marked and said. */
+static void scaleup_lines(const struct job *j, struct ui_lines *l, int width)
+{
+	char buf[1024];
 
 	ui_lines_add(l, UI_R_HEADING, _("After a successful retry: scale up one setting at a time"));
 	enum scaleup_step nx = scaleup_next(j, SCALEUP_NONE, buf, sizeof buf);
 	for (int k = 0; k < SCALEUP_COUNT; k++) {
-		ln = ui_lines_addf(l, k == (int)nx ? UI_R_MARK : UI_R_LABEL, "%c%2d. ",
-				   k == (int)nx ? '>' : ' ', k + 1);
+		struct ui_line *ln = ui_lines_addf(l, k == (int)nx ? UI_R_MARK : UI_R_LABEL, "%c%2d. ",
+						   k == (int)nx ? '>' : ' ', k + 1);
 		ui_line_append(ln, k == (int)nx ? UI_R_MARK : UI_R_LABEL,
 			       scaleup_title((enum scaleup_step)k));
 	}
 	if (nx != SCALEUP_NONE)
 		ui_lines_wrap(l, UI_R_VALUE, buf, width, 5);
+}
+
+/* The Plan's lines; *sel_line receives the line of the selected step (-1 without steps). */
+static void plan_lines(const struct ui_env *v, struct ui_lines *l, int width, long long *sel_line)
+{
+	checklist_lines(v->s, l, width);
+	rollback_lines(v, l, width, sel_line);
+	fixes_lines(v->s->job, l, width);
+	scaleup_lines(v->s->job, l, width);
 }
 
 /* The Plan scrolls like a text screen (pos.top), with a selected step (pos.cursor) that j/k
