@@ -102,8 +102,9 @@ static void append_or_wrap(struct ui_lines *l, struct ui_line *ln, enum ui_role 
 	}
 }
 
-/* The view's lines; first[i] receives the line where try i starts. */
-static void retry_lines(const struct ui_env *v, struct ui_lines *l, int width, long long *first)
+/* What the loop does, before its tries: how a try runs, one change then a run, where the
+ * first run starts from, and when a run is stopped. */
+static void intro_lines(const struct ui_env *v, struct ui_lines *l, int width)
 {
 	const struct ui_retry *r = v->retry;
 	bool web = v->s->src && source_row(v->s->src);
@@ -151,52 +152,69 @@ static void retry_lines(const struct ui_env *v, struct ui_lines *l, int width, l
 		ui_lines_wrap(l, UI_R_DIM, buf, width, 1);
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
+}
 
+/* Try i of the list: its label, verdict or where it stands, its estimate, and the fix saved
+ * after it with each change and the fix's lesson. */
+static void try_lines(const struct ui_env *v, struct ui_lines *l, size_t i, int width)
+{
+	const struct ui_retry *r = v->retry;
+	const struct ui_try *t = &r->tries[i];
+	struct ui_line *ln;
+	char buf[2048], label[128];
+
+	if (t->n == 0)
+		snprintf(label, sizeof label, "%s", _("the log you opened"));
+	else
+		snprintf(label, sizeof label, _("try %d"), t->n);
+	/* padded in cells, so that translated labels line up too */
+	int w = text_width(label, strlen(label));
+	snprintf(buf, sizeof buf, " %s%*s", label, w < 8 ? 10 - w : 2, "");
+	ln = ui_lines_add(l, UI_R_LABEL, buf);
+	ln->selectable = true;
+	ln->target = (long long)i;
+	if (t->judged) {
+		append_or_wrap(l, ln, t->oom ? UI_R_OOM : UI_R_VALUE, "",
+			       t->summary ? t->summary : "", width, 11);
+	} else if (is_last(v, i) && ui_retry_running(r)) {
+		under_way(v, t, buf, sizeof buf);
+		append_or_wrap(l, ln, UI_R_VALUE, "", buf, width, 11);
+		if (t->waiting && !t->taken)
+			ui_lines_wrap(l, UI_R_TODO, t->waiting, width, 11);
+	} else {
+		ui_line_append(ln, UI_R_DIM, _("stopped before its verdict"));
+	}
+	if (t->estimate && t->index > 0) { /* what the job it ran was expected to take */
+		snprintf(buf, sizeof buf, _("Estimate: %s"), t->estimate);
+		ui_lines_wrap(l, UI_R_DIM, buf, width, 11);
+	}
+	if (!t->fix)
+		return;
+	ln = ui_lines_addf(l, UI_R_NORMAL, "           → %s", t->fix);
+	if (t->title)
+		append_or_wrap(l, ln, UI_R_DIM, "  ", t->title, width, 13);
+	/* wrapped, never cut: "path: old → new" ends with what matters */
+	for (size_t k = 0; k < t->nchanges; k++)
+		ui_lines_wrap(l, UI_R_CHANGED, t->changes[k], width, 13);
+	if (t->note && t->note[0])
+		ui_lines_wrap(l, UI_R_DIM, t->note, width, 13);
+	if (t->lesson && t->lesson[0]) {
+		snprintf(buf, sizeof buf, _("Lesson: %s"), t->lesson);
+		ui_lines_wrap(l, UI_R_DIM, buf, width, 13);
+	}
+}
+
+/* The view's lines; first[i] receives the line where try i starts. */
+static void retry_lines(const struct ui_env *v, struct ui_lines *l, int width, long long *first)
+{
+	const struct ui_retry *r = v->retry;
+	char buf[2048];
+
+	intro_lines(v, l, width);
 	/* Before a new loop starts, the tries of the last one are not its own. */
 	for (size_t i = 0; i < r->ntries && !v->retry_asking; i++) {
-		const struct ui_try *t = &r->tries[i];
-		struct ui_line *ln;
 		first[i] = (long long)l->n;
-		char label[128];
-		if (t->n == 0)
-			snprintf(label, sizeof label, "%s", _("the log you opened"));
-		else
-			snprintf(label, sizeof label, _("try %d"), t->n);
-		/* padded in cells, so that translated labels line up too */
-		int w = text_width(label, strlen(label));
-		snprintf(buf, sizeof buf, " %s%*s", label, w < 8 ? 10 - w : 2, "");
-		ln = ui_lines_add(l, UI_R_LABEL, buf);
-		ln->selectable = true;
-		ln->target = (long long)i;
-		if (t->judged) {
-			append_or_wrap(l, ln, t->oom ? UI_R_OOM : UI_R_VALUE, "",
-				       t->summary ? t->summary : "", width, 11);
-		} else if (is_last(v, i) && ui_retry_running(r)) {
-			under_way(v, t, buf, sizeof buf);
-			append_or_wrap(l, ln, UI_R_VALUE, "", buf, width, 11);
-			if (t->waiting && !t->taken)
-				ui_lines_wrap(l, UI_R_TODO, t->waiting, width, 11);
-		} else {
-			ui_line_append(ln, UI_R_DIM, _("stopped before its verdict"));
-		}
-		if (t->estimate && t->index > 0) { /* what the job it ran was expected to take */
-			snprintf(buf, sizeof buf, _("Estimate: %s"), t->estimate);
-			ui_lines_wrap(l, UI_R_DIM, buf, width, 11);
-		}
-		if (!t->fix)
-			continue;
-		ln = ui_lines_addf(l, UI_R_NORMAL, "           → %s", t->fix);
-		if (t->title)
-			append_or_wrap(l, ln, UI_R_DIM, "  ", t->title, width, 13);
-		/* wrapped, never cut: "path: old → new" ends with what matters */
-		for (size_t k = 0; k < t->nchanges; k++)
-			ui_lines_wrap(l, UI_R_CHANGED, t->changes[k], width, 13);
-		if (t->note && t->note[0])
-			ui_lines_wrap(l, UI_R_DIM, t->note, width, 13);
-		if (t->lesson && t->lesson[0]) {
-			snprintf(buf, sizeof buf, _("Lesson: %s"), t->lesson);
-			ui_lines_wrap(l, UI_R_DIM, buf, width, 13);
-		}
+		try_lines(v, l, i, width);
 	}
 	ui_lines_add(l, UI_R_NORMAL, "");
 	if (ui_retry_running(r)) {
