@@ -267,6 +267,71 @@ static void close_from(int lowfd)
 		close((int)fd);
 }
 
+/* The loop's command line (argv holds 24; the strings it points to are the caller's). */
+static void retry_argv(const char **argv, const char *exe, const char *job, const char *log,
+		       const char *cmd, const char *probe_s, const char *max_s, const char *vram)
+{
+	int k = 0;
+	argv[k++] = exe;
+	if (source_aitk_dir()) {
+		argv[k++] = "--aitk";
+		argv[k++] = source_aitk_dir();
+	}
+	argv[k++] = "retry";
+	argv[k++] = "--events";
+	argv[k++] = "3";
+	argv[k++] = "--max-tries";
+	argv[k++] = max_s;
+	if (vram) { /* the card of the fit line, for each try's estimate */
+		argv[k++] = "--vram";
+		argv[k++] = vram;
+	}
+	if (probe_s) {
+		argv[k++] = "--probe";
+		argv[k++] = probe_s;
+	}
+	if (log) {
+		argv[k++] = "--log";
+		argv[k++] = log;
+	}
+	argv[k++] = job;
+	if (cmd) {
+		argv[k++] = "--";
+		argv[k++] = "/bin/sh";
+		argv[k++] = "-c";
+		argv[k++] = cmd;
+	}
+	argv[k] = NULL;
+}
+
+/* In the child, after fork: its own process group, gone with the UI, the events on fd 3 and
+ * what it says for people on the pipe xw; then exec. Only exec-safe calls here. */
+static _Noreturn void child_exec(pid_t parent, int evw0, int xw0, const char *exe,
+				 const char **argv)
+{
+	/* Its own group: a Ctrl-C typed at the UI is the UI's to answer, not the loop's. */
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGHUP);
+	if (getppid() != parent)
+		_exit(129); /* the UI died before the line above */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
+	/* Out of the way first: a pipe end may sit on 0-3 itself (dup2 onto the same number would
+	 * keep its close-on-exec), and one must not be overwritten by the other. */
+	int evw = fcntl(evw0, F_DUPFD, 10), errw = fcntl(xw0, F_DUPFD, 10);
+	int dn = open("/dev/null", O_RDWR);
+	if (evw < 0 || errw < 0 || dn < 0)
+		_exit(127);
+	if (dup2(evw, EVENT_FD) < 0 || dup2(errw, 2) < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0)
+		_exit(127);
+	close_from(EVENT_FD + 1);
+	execv(exe, (char *const *)argv);
+	_exit(127);
+}
+
 int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const char *cmd,
 		   long long probe, int max_tries, const char *vram, struct err *e)
 {
@@ -283,37 +348,7 @@ int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const c
 	snprintf(probe_s, sizeof probe_s, "%lld", probe);
 	snprintf(max_s, sizeof max_s, "%d", max_tries);
 	const char *argv[24];
-	int k = 0;
-	argv[k++] = exe;
-	if (source_aitk_dir()) {
-		argv[k++] = "--aitk";
-		argv[k++] = source_aitk_dir();
-	}
-	argv[k++] = "retry";
-	argv[k++] = "--events";
-	argv[k++] = "3";
-	argv[k++] = "--max-tries";
-	argv[k++] = max_s;
-	if (vram) { /* the card of the fit line, for each try's estimate */
-		argv[k++] = "--vram";
-		argv[k++] = vram;
-	}
-	if (probe > 0) {
-		argv[k++] = "--probe";
-		argv[k++] = probe_s;
-	}
-	if (log) {
-		argv[k++] = "--log";
-		argv[k++] = log;
-	}
-	argv[k++] = job;
-	if (cmd) {
-		argv[k++] = "--";
-		argv[k++] = "/bin/sh";
-		argv[k++] = "-c";
-		argv[k++] = cmd;
-	}
-	argv[k] = NULL;
+	retry_argv(argv, exe, job, log, cmd, probe > 0 ? probe_s : NULL, max_s, vram);
 
 	int ep[2], xp[2];
 	if (pipe2(ep, O_CLOEXEC) != 0)
@@ -330,30 +365,8 @@ int ui_retry_start(struct ui_retry *r, const char *job, const char *log, const c
 		close(ep[0]), close(ep[1]), close(xp[0]), close(xp[1]);
 		return err_set(e, ERR_UNAVAILABLE, NULL, 0, 0, "fork: %s", strerror(err));
 	}
-	if (pid == 0) {
-		/* Its own group: a Ctrl-C typed at the UI is the UI's to answer, not the loop's. */
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGHUP);
-		if (getppid() != parent)
-			_exit(129); /* the UI died before the line above */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		/* Out of the way first: a pipe end may sit on 0-3 itself (dup2 onto the same number
-		 * would keep its close-on-exec), and one must not be overwritten by the other. */
-		int evw = fcntl(ep[1], F_DUPFD, 10), errw = fcntl(xp[1], F_DUPFD, 10);
-		int dn = open("/dev/null", O_RDWR);
-		if (evw < 0 || errw < 0 || dn < 0)
-			_exit(127);
-		if (dup2(evw, EVENT_FD) < 0 || dup2(errw, 2) < 0 || dup2(dn, 0) < 0 ||
-		    dup2(dn, 1) < 0)
-			_exit(127);
-		close_from(EVENT_FD + 1);
-		execv(exe, (char *const *)argv);
-		_exit(127);
-	}
+	if (pid == 0)
+		child_exec(parent, ep[1], xp[1], exe, argv);
 	setpgid(pid, pid);
 	close(ep[1]);
 	close(xp[1]);
