@@ -98,6 +98,9 @@ T send-keys -t b a
 check "the job cannot be changed while the loop runs (a is refused)" wait_for b "A retry is running and changes the job"
 T send-keys -t b 6
 check "the Log view follows the try's log, saying which run of the retry it is" wait_for b "2.log  retry 2/6  [following]"
+# The stand-in's Ctrl-C handler is in place once it writes its first line (before it, Python is
+# still starting and a SIGINT is a traceback, not the trainer stopping): wait for that line.
+for _ in $(seq 100); do [ -s "$D/job.yaml.oomfix-runs/2.log" ] && break; sleep 0.1; done
 T send-keys -t b r
 check "r elsewhere goes to the Retry view" wait_for b "The retry is running; r here stops it."
 T send-keys -t b r
