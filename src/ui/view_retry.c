@@ -75,6 +75,7 @@ static enum ui_role ending(const struct ui_env *v, char *buf, size_t sz)
 		snprintf(buf, sz, _("%s The job that fits is saved; the journal (%s.oomfix.md) lists "
 				    "what each try changed."), r->text ? r->text : "",
 			 v->s->job_path ? v->s->job_path : "");
+		buf[text_tidy_spaces(buf, strlen(buf))] = '\0'; /* 「。 」 where two sentences join */
 		return UI_R_DONE;
 	}
 	if (r->outcome == RETRY_OUT_ERROR) {
