@@ -379,8 +379,17 @@ bool source_path_untried(const char *path, const char *log, time_t *when, char *
 		return false;
 	if (when)
 		*when = last;
-	/* whole seconds on both sides: a run that ends in the second of the save counts as newer */
-	return last > st.st_mtim.tv_sec;
+	if (last != st.st_mtim.tv_sec)
+		return last > st.st_mtim.tv_sec;
+	/* The journal's times are whole seconds; a save and a run's end in the same second (the
+	 * retry loop judges a log and saves its fix at once) are told apart by the journal file's
+	 * own time, when its last write is that entry's. Otherwise the run counts as newer. */
+	struct stat js;
+	char *name = save_journal_name(path);
+	bool after = name && stat(name, &js) == 0 && js.st_mtim.tv_sec == last &&
+		     js.st_mtim.tv_nsec > st.st_mtim.tv_nsec;
+	free(name);
+	return after;
 }
 
 /* The fields the web UI and its worker rely on: a database job never changes them. */

@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/doc.h"
 #include "oomfix/json.h"
+#include "oomfix/save.h"
 #include "oomfix/source.h"
 
 static const char CFG[] =
@@ -233,6 +236,53 @@ static void file_source(void **state)
 	assert_null(s);
 }
 
+/* Sets path's modification time to (sec, nsec). */
+static void set_mtime(const char *path, time_t sec, long nsec)
+{
+	struct timespec ts[2] = { { sec, nsec }, { sec, nsec } };
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* A change saved to the job after a log was written makes that log untried, even when both fall
+ * in the same second (the journal's times are whole seconds); a log written after the save, in
+ * that second too, has tried it. */
+static void untried_within_a_second(void **state)
+{
+	struct fx *f = *state;
+	char job[700], log[700];
+	snprintf(job, sizeof job, "%s/job.yaml", f->dir);
+	snprintf(log, sizeof log, "%s/run.log", f->dir);
+	FILE *fp = fopen(job, "w");
+	fputs("job: extension\nconfig:\n  name: x\n", fp);
+	fclose(fp);
+	fp = fopen(log, "w");
+	fputs("a run\n", fp);
+	fclose(fp);
+	struct err e;
+	err_clear(&e);
+	const char *fixes[] = { "batch_size" };
+	assert_int_equal(save_journal(job, fixes, 1, NULL, 0, &e), ERR_OK);
+	time_t last;
+	assert_true(save_journal_last(job, &last));
+	char *journal = save_journal_name(job);
+	struct stat js;
+	assert_int_equal(stat(journal, &js), 0);
+	free(journal);
+	if (js.st_mtim.tv_sec != last || js.st_mtim.tv_nsec < 2 || js.st_mtim.tv_nsec > 999999997)
+		skip(); /* the journal's write fell on a second's edge: nothing to tell apart */
+	/* the log ended in the second of the save, before it: the change has not run */
+	set_mtime(log, last, js.st_mtim.tv_nsec - 1);
+	assert_true(source_path_untried(job, log, NULL, NULL, 0));
+	/* ... after it: the run had the change */
+	set_mtime(log, last, js.st_mtim.tv_nsec + 1);
+	assert_false(source_path_untried(job, log, NULL, NULL, 0));
+	/* whole seconds apart, the journal's time decides */
+	set_mtime(log, last - 1, 999999999);
+	assert_true(source_path_untried(job, log, NULL, NULL, 0));
+	set_mtime(log, last + 1, 0);
+	assert_false(source_path_untried(job, log, NULL, NULL, 0));
+}
+
 static void db_source_open_save(void **state)
 {
 	struct fx *f = *state;
@@ -392,6 +442,7 @@ int main(void)
 		cmocka_unit_test(diff_of_json_is_indented),
 		cmocka_unit_test(db_sort_and_time),
 		cmocka_unit_test_setup_teardown(file_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(untried_within_a_second, setup, teardown),
 		cmocka_unit_test_setup_teardown(db_source_open_save, setup, teardown),
 		cmocka_unit_test_setup_teardown(db_source_changed_between, setup, teardown),
 		cmocka_unit_test_setup_teardown(db_status_and_stop, setup, teardown),
