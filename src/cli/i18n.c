@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "oomfix/i18n.h"
+#include "lang.h"
 #include "oomfix/paths.h"
 
 /* The value the user set for a category, in setlocale's order of precedence. */

@@ -9,9 +9,10 @@
 #include "config.h"
 #include "oomfix/err.h"
 #include "oomfix/i18n.h"
+#include "lang.h"
 #include "oomfix/source.h"
 #include "cli.h"
-#include "../ui/ui_main.h"
+#include "ui_main.h"
 
 static void usage(FILE *fp)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/ui/app.h"
+#include "app.h"
 
 static struct ui_app app;
 static struct ui_ctx ctx;

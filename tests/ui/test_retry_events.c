@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/ui/retry.h"
-#include "../../src/ui/args.h"
+#include "retry.h"
+#include "args.h"
 
 /* ---- the fake loop -------------------------------------------------------------------------- */
 

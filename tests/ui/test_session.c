@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/ui/session.h"
+#include "session.h"
 
 static char dir[512];
 

@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "oomfix/text.h"
-#include "../../src/ui/keys.h"
-#include "../../src/ui/lines.h"
-#include "../../src/ui/theme.h"
+#include "keys.h"
+#include "lines.h"
+#include "theme.h"
 
 /* The contexts the app combines (app.c current_ctx). */
 static const unsigned contexts[] = {
