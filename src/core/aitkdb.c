@@ -1,5 +1,6 @@
 /* aitkdb.c — see aitkdb.h. */
 #include "oomfix/aitkdb.h"
+#include "oomfix/buf.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
 
@@ -389,10 +390,9 @@ int aitkdb_list(struct aitk_db *db, struct aitk_job **rows, size_t *n, struct er
 	if (rc)
 		return db_error(db, rc, e);
 	struct aitk_job *v = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct aitk_job *nv = realloc(v, (cnt + 1) * sizeof *nv);
-		if (!nv || (v = nv, read_row(st, &v[cnt])) != ERR_OK) {
+		if (!ARRAY_GROW(v, cnt + 1, cap) || read_row(st, &v[cnt]) != ERR_OK) {
 			sqlite3_finalize(st);
 			aitkdb_rows_free(v, cnt);
 			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));

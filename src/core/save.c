@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/i18n.h"
 
 /* Why a system call failed, in words a user can act on. */
@@ -1043,17 +1044,15 @@ int save_journal_entries(const char *path, struct save_journal_entry **out, size
 	buf[len] = '\0';
 
 	struct save_journal_entry *v = NULL;
-	size_t nv = 0;
+	size_t nv = 0, cap = 0;
 	int rc = 0;
 	for (char *p = strstr(buf, "\n## "); p; ) {
 		char *next = strstr(p + 4, "\n## ");
 		char *end = next ? next : buf + len;
-		struct save_journal_entry *nn = realloc(v, (nv + 1) * sizeof *nn);
-		if (!nn) {
+		if (!ARRAY_GROW(v, nv + 1, cap)) {
 			rc = oom(e, path);
 			break;
 		}
-		v = nn;
 		struct save_journal_entry *en = &v[nv++];
 		memset(en, 0, sizeof *en);
 		time_t t;
