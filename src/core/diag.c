@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1717,6 +1718,21 @@ static void json_opt_int(struct json *j, long long v)
 		json_int(j, v);
 }
 
+/* The processes the message listed besides this job: [{"pid": n, "bytes": n}, ...]. */
+static void json_procs(struct json *j, const struct memacct *m)
+{
+	json_arr_begin(j);
+	for (size_t i = 0; i < m->nother; i++) {
+		json_obj_begin(j);
+		json_key(j, "pid");
+		json_int(j, m->other[i].pid);
+		json_key(j, "bytes");
+		json_int(j, m->other[i].bytes);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 void diag_json_head(struct json *j, const struct diag_result *r)
 {
 	json_key(j, "oom");
@@ -1740,20 +1756,10 @@ void diag_json_head(struct json *j, const struct diag_result *r)
 	json_hits(j, r->hints, r->nhints, true);
 	diag_json_memory(j, r);
 	json_key(j, "fitted_alone"); /* the processes that held the card (E, SPEC §3.6), or null */
-	if (r->fitted_alone) {
-		json_arr_begin(j);
-		for (size_t i = 0; i < r->memory.nother; i++) {
-			json_obj_begin(j);
-			json_key(j, "pid");
-			json_int(j, r->memory.other[i].pid);
-			json_key(j, "bytes");
-			json_int(j, r->memory.other[i].bytes);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
-	} else {
+	if (r->fitted_alone)
+		json_procs(j, &r->memory);
+	else
 		json_null(j);
-	}
 	json_key(j, "model_kind");
 	json_str(j, r->model_kind == 1 ? "image" : r->model_kind == 2 ? "video" : NULL);
 }
@@ -1770,6 +1776,29 @@ void diag_json_timing(struct json *j, enum diag_timing t, bool letter)
 	}
 }
 
+/* The "memory" object's keys in their order (SPEC §3.6; the last three are not in its list, but
+ * said by the message when present): each a count of `struct memacct`, null when not said, or
+ * the listed processes. */
+enum mem_kind { MEM_I64, MEM_LL, MEM_PROCS };
+static const struct mem_key {
+	const char *key;
+	size_t off;
+	enum mem_kind kind;
+} mem_keys[] = {
+	{ "capacity", offsetof(struct memacct, capacity), MEM_I64 },
+	{ "free", offsetof(struct memacct, free), MEM_I64 },
+	{ "requested", offsetof(struct memacct, requested), MEM_I64 },
+	{ "this_process", offsetof(struct memacct, this_process), MEM_I64 },
+	{ "other_processes", 0, MEM_PROCS },
+	{ "pytorch_allocated", offsetof(struct memacct, pytorch_allocated), MEM_I64 },
+	{ "pytorch_reserved_unallocated", offsetof(struct memacct, pytorch_reserved_unallocated),
+	  MEM_I64 },
+	{ "unaccounted", offsetof(struct memacct, unaccounted), MEM_I64 },
+	{ "this_pid", offsetof(struct memacct, this_pid), MEM_LL },
+	{ "private_pools", offsetof(struct memacct, private_pools), MEM_I64 },
+	{ "limit", offsetof(struct memacct, limit), MEM_I64 },
+};
+
 void diag_json_memory(struct json *j, const struct diag_result *r)
 {
 	const struct memacct *m = &r->memory;
@@ -1780,38 +1809,17 @@ void diag_json_memory(struct json *j, const struct diag_result *r)
 		return;
 	}
 	json_obj_begin(j);
-	json_key(j, "capacity");
-	json_opt_int(j, m->capacity);
-	json_key(j, "free");
-	json_opt_int(j, m->free);
-	json_key(j, "requested");
-	json_opt_int(j, m->requested);
-	json_key(j, "this_process");
-	json_opt_int(j, m->this_process);
-	json_key(j, "other_processes");
-	json_arr_begin(j);
-	for (size_t i = 0; i < m->nother; i++) {
-		json_obj_begin(j);
-		json_key(j, "pid");
-		json_int(j, m->other[i].pid);
-		json_key(j, "bytes");
-		json_int(j, m->other[i].bytes);
-		json_obj_end(j);
+	for (size_t i = 0; i < sizeof mem_keys / sizeof mem_keys[0]; i++) {
+		const struct mem_key *k = &mem_keys[i];
+		const char *field = (const char *)m + k->off;
+		json_key(j, k->key);
+		if (k->kind == MEM_PROCS)
+			json_procs(j, m);
+		else if (k->kind == MEM_LL)
+			json_opt_int(j, *(const long long *)(const void *)field);
+		else
+			json_opt_int(j, *(const int64_t *)(const void *)field);
 	}
-	json_arr_end(j);
-	json_key(j, "pytorch_allocated");
-	json_opt_int(j, m->pytorch_allocated);
-	json_key(j, "pytorch_reserved_unallocated");
-	json_opt_int(j, m->pytorch_reserved_unallocated);
-	json_key(j, "unaccounted");
-	json_opt_int(j, m->unaccounted);
-	/* not in SPEC §3.6's list, but said by the message when present */
-	json_key(j, "this_pid");
-	json_opt_int(j, m->this_pid);
-	json_key(j, "private_pools");
-	json_opt_int(j, m->private_pools);
-	json_key(j, "limit");
-	json_opt_int(j, m->limit);
 	json_obj_end(j);
 }
 
