@@ -1375,10 +1375,10 @@ static enum diag_other death_cause(const struct dstate *st)
 	return DIAG_O_PYTHON_ERROR;
 }
 
-static void verdict(struct dstate *st)
+/* The signatures and hints counted, into r->sigs and r->hints; true when one of them is an
+ * OOM. */
+static bool collect_hits(const struct dstate *st, struct diag_result *r)
 {
-	struct diag_result *r = st->out;
-	const struct diag_job_info *job = st->job;
 	bool any_oom = false;
 
 	for (int i = 0; i < SIG_COUNT; i++) {
@@ -1398,126 +1398,163 @@ static void verdict(struct dstate *st)
 				st->sig_cap[i]);
 		}
 	}
+	return any_oom;
+}
+
+/* The phase the OOM that ended the run happened in (r->phase), and its step (r->failed_step). */
+static enum diag_phase oom_phase(const struct dstate *st, struct diag_result *r)
+{
+	const struct oom_event *o = &st->oom;
+	enum diag_phase p = o->phase;
+	if (o->tb_phase == DIAG_P_SAMPLING)
+		p = o->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING;
+	else if (o->tb_phase != DIAG_P_NONE)
+		p = o->tb_phase;
+	if (p == DIAG_P_SAMPLING && !o->train_started)
+		p = DIAG_P_BASELINE_SAMPLING;
+	r->phase = p;
+	if (p == DIAG_P_TRAINING && o->bar_n >= 0)
+		r->failed_step = o->bar_n + 1;
+	else if (p == DIAG_P_TRAINING && st->train_started && st->bar_max == 0)
+		r->failed_step = 1; /* the only training bar never left 0: step 1 (SPEC §3.3) */
+	else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
+		r->failed_step = o->bar_n;
+	else if (p == DIAG_P_SAVING)
+		r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
+	return p;
+}
+
+/* An OOM that ended the run: when (the timing, SPEC §3.3), and the lines that show it. */
+static void verdict_died(struct dstate *st, struct diag_result *r)
+{
+	const struct diag_job_info *job = st->job;
+	const struct oom_event *o = &st->oom;
+	enum diag_phase p = oom_phase(st, r);
+	bool before = before_training(p);
+	bool step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
+
+	/* the quarter/half rule's sentence says it when it holds; otherwise the job would have
+	 * fitted alone, and the processes in its way are named */
+	r->fitted_alone = !memacct_environment(&r->memory) && memacct_fits_alone(&r->memory);
+
+	if (memacct_environment(&r->memory) || r->fitted_alone) {
+		/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
+		r->timing = DIAG_T_ENVIRONMENT;
+	} else if (job && job->conservative == 1 && (before || step1) &&
+	    (st->count[SIG_ZERO_BYTES_FREE] || st->count[SIG_CUBLAS_ALLOC_FAILED])) {
+		r->timing = DIAG_T_ENVIRONMENT;
+		add_evidence(r, &st->sig_snap[st->count[SIG_CUBLAS_ALLOC_FAILED]
+					      ? SIG_CUBLAS_ALLOC_FAILED : SIG_ZERO_BYTES_FREE]);
+		if (st->count[SIG_OTHER_PROCESS])
+			add_evidence(r, &st->sig_snap[SIG_OTHER_PROCESS]);
+	} else if (before) {
+		r->timing = DIAG_T_BEFORE_TRAINING;
+		r->failed_step = -1;
+	} else if (p == DIAG_P_NONE || (p == DIAG_P_TRAINING && r->failed_step < 0)) {
+		/* no marker, frame or bar shows when (or which step): say so, never guess */
+		r->timing = DIAG_T_NONE;
+		r->unknown = p == DIAG_P_NONE ? DIAG_U_NO_PHASE : DIAG_U_NO_STEP;
+	} else if (p == DIAG_P_SAMPLING) {
+		r->timing = DIAG_T_SAMPLING;
+	} else if (r->failed_step <= 10) {
+		r->timing = DIAG_T_FIRST_STEPS;
+	} else {
+		r->timing = DIAG_T_INTERMITTENT;
+	}
+	if (before)
+		r->failed_step = -1;
+	if (p != DIAG_P_TRAINING)
+		add_evidence(r, &o->marker);
+	add_evidence(r, &o->bar);
+	add_evidence(r, &o->msg);
+	add_evidence(r, &o->frame);
+	if (st->fatal_seen)
+		add_evidence(r, &st->fatal);
+	for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+		add_evidence(r, &st->skip[i]);
+}
+
+/* No step after the last skip banner: it was not survived (SPEC §3.3). */
+static void verdict_skip_open(struct dstate *st, struct diag_result *r)
+{
+	r->phase = DIAG_P_TRAINING;
+	r->failed_step = st->skip_step;
+	if (!st->skip_crash) {
+		/* the log ends there: whether the run went on is not shown */
+		r->timing = DIAG_T_NONE;
+		r->unknown = DIAG_U_SKIP_OUTCOME;
+	} else {
+		/* it died at once, of the skipped batch: the skip was the failure */
+		r->skip_crashed = true;
+		r->timing = st->skip_step < 0	? DIAG_T_NONE
+			    : st->skip_step <= 10 ? DIAG_T_FIRST_STEPS
+						  : DIAG_T_INTERMITTENT;
+		if (st->skip_step < 0)
+			r->unknown = DIAG_U_NO_STEP;
+	}
+	add_evidence(r, &st->bar);
+	for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+		add_evidence(r, &st->skip[i]);
+	if (st->skip_crash)
+		add_evidence(r, &st->skip_fatal);
+}
+
+/* OOMs the trainer caught and went on after, to a later step: survived, unless an error ended
+ * the run after that (then only what is known is said). */
+static void verdict_caught(struct dstate *st, struct diag_result *r)
+{
+	bool caught_sample = !st->nskip && st->oom.valid && st->oom.caught &&
+			     (st->oom.phase == DIAG_P_SAMPLING ||
+			      st->oom.phase == DIAG_P_BASELINE_SAMPLING);
+	r->timing = caught_sample ? DIAG_T_SAMPLING : DIAG_T_INTERMITTENT;
+	r->phase = caught_sample ? DIAG_P_SAMPLING : DIAG_P_TRAINING;
+	r->survived = !st->fatal_seen;
+	r->failed_step = st->nskip ? st->skip_step : st->oom.fail_step;
+	for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+		add_evidence(r, &st->skip[i]);
+	if (st->oom.valid)
+		add_evidence(r, &st->oom.msg);
+	add_evidence(r, &st->bar);
+	if (st->fatal_seen) {
+		r->other = death_cause(st);
+		add_evidence(r, &st->fatal);
+	}
+}
+
+/* No OOM: the host ran out of RAM, or what the run died of. */
+static void verdict_no_oom(struct dstate *st, struct diag_result *r)
+{
+	r->timing = DIAG_T_NONE;
+	r->phase = DIAG_P_NONE;
+	if (st->count[SIG_HOST_OOM]) {
+		r->other = DIAG_O_HOST_OOM;
+		add_evidence(r, &st->host);
+	} else if (st->fatal_seen) {
+		r->other = death_cause(st);
+		add_evidence(r, &st->fatal);
+	}
+	add_evidence(r, &st->bar);
+}
+
+static void verdict(struct dstate *st)
+{
+	struct diag_result *r = st->out;
+	const struct diag_job_info *job = st->job;
+	bool any_oom = collect_hits(st, r);
+
 	r->oom = any_oom;
 	memory_account(st, r);
 	r->total_steps = st->bar_total > 0 ? st->bar_total : -1;
 	r->failed_step = -1;
 	r->model_kind = job ? job->kind : 0;
-
-	if (any_oom && st->oom.valid && !st->oom.survived) {
-		const struct oom_event *o = &st->oom;
-		enum diag_phase p = o->phase;
-		bool before, step1;
-
-		if (o->tb_phase == DIAG_P_SAMPLING)
-			p = o->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING;
-		else if (o->tb_phase != DIAG_P_NONE)
-			p = o->tb_phase;
-		if (p == DIAG_P_SAMPLING && !o->train_started)
-			p = DIAG_P_BASELINE_SAMPLING;
-		r->phase = p;
-		before = before_training(p);
-		if (p == DIAG_P_TRAINING && o->bar_n >= 0)
-			r->failed_step = o->bar_n + 1;
-		else if (p == DIAG_P_TRAINING && st->train_started && st->bar_max == 0)
-			r->failed_step = 1; /* the only training bar never left 0: step 1 (SPEC §3.3) */
-		else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
-			r->failed_step = o->bar_n;
-		else if (p == DIAG_P_SAVING)
-			r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
-		step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
-		/* the quarter/half rule's sentence says it when it holds; otherwise the job would have
-		 * fitted alone, and the processes in its way are named */
-		r->fitted_alone = !memacct_environment(&r->memory) && memacct_fits_alone(&r->memory);
-
-		if (memacct_environment(&r->memory) || r->fitted_alone) {
-			/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
-			r->timing = DIAG_T_ENVIRONMENT;
-		} else if (job && job->conservative == 1 && (before || step1) &&
-		    (st->count[SIG_ZERO_BYTES_FREE] || st->count[SIG_CUBLAS_ALLOC_FAILED])) {
-			r->timing = DIAG_T_ENVIRONMENT;
-			add_evidence(r, &st->sig_snap[st->count[SIG_CUBLAS_ALLOC_FAILED]
-						      ? SIG_CUBLAS_ALLOC_FAILED : SIG_ZERO_BYTES_FREE]);
-			if (st->count[SIG_OTHER_PROCESS])
-				add_evidence(r, &st->sig_snap[SIG_OTHER_PROCESS]);
-		} else if (before) {
-			r->timing = DIAG_T_BEFORE_TRAINING;
-			r->failed_step = -1;
-		} else if (p == DIAG_P_NONE || (p == DIAG_P_TRAINING && r->failed_step < 0)) {
-			/* no marker, frame or bar shows when (or which step): say so, never guess */
-			r->timing = DIAG_T_NONE;
-			r->unknown = p == DIAG_P_NONE ? DIAG_U_NO_PHASE : DIAG_U_NO_STEP;
-		} else if (p == DIAG_P_SAMPLING) {
-			r->timing = DIAG_T_SAMPLING;
-		} else if (r->failed_step <= 10) {
-			r->timing = DIAG_T_FIRST_STEPS;
-		} else {
-			r->timing = DIAG_T_INTERMITTENT;
-		}
-		if (before)
-			r->failed_step = -1;
-		if (p != DIAG_P_TRAINING)
-			add_evidence(r, &o->marker);
-		add_evidence(r, &o->bar);
-		add_evidence(r, &o->msg);
-		add_evidence(r, &o->frame);
-		if (st->fatal_seen)
-			add_evidence(r, &st->fatal);
-		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
-			add_evidence(r, &st->skip[i]);
-	} else if (any_oom && st->nskip && st->skip_open) {
-		/* no step after the last skip banner: it was not survived (SPEC §3.3) */
-		r->phase = DIAG_P_TRAINING;
-		r->failed_step = st->skip_step;
-		if (!st->skip_crash) {
-			/* the log ends there: whether the run went on is not shown */
-			r->timing = DIAG_T_NONE;
-			r->unknown = DIAG_U_SKIP_OUTCOME;
-		} else {
-			/* it died at once, of the skipped batch: the skip was the failure */
-			r->skip_crashed = true;
-			r->timing = st->skip_step < 0	? DIAG_T_NONE
-				    : st->skip_step <= 10 ? DIAG_T_FIRST_STEPS
-							  : DIAG_T_INTERMITTENT;
-			if (st->skip_step < 0)
-				r->unknown = DIAG_U_NO_STEP;
-		}
-		add_evidence(r, &st->bar);
-		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
-			add_evidence(r, &st->skip[i]);
-		if (st->skip_crash)
-			add_evidence(r, &st->skip_fatal);
-	} else if (any_oom) {
-		/* OOMs the trainer caught and went on after, to a later step: survived, unless an
-		 * error ended the run after that (then only what is known is said) */
-		bool caught_sample = !st->nskip && st->oom.valid && st->oom.caught &&
-				     (st->oom.phase == DIAG_P_SAMPLING ||
-				      st->oom.phase == DIAG_P_BASELINE_SAMPLING);
-		r->timing = caught_sample ? DIAG_T_SAMPLING : DIAG_T_INTERMITTENT;
-		r->phase = caught_sample ? DIAG_P_SAMPLING : DIAG_P_TRAINING;
-		r->survived = !st->fatal_seen;
-		r->failed_step = st->nskip ? st->skip_step : st->oom.fail_step;
-		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
-			add_evidence(r, &st->skip[i]);
-		if (st->oom.valid)
-			add_evidence(r, &st->oom.msg);
-		add_evidence(r, &st->bar);
-		if (st->fatal_seen) {
-			r->other = death_cause(st);
-			add_evidence(r, &st->fatal);
-		}
-	} else {
-		r->timing = DIAG_T_NONE;
-		r->phase = DIAG_P_NONE;
-		if (st->count[SIG_HOST_OOM]) {
-			r->other = DIAG_O_HOST_OOM;
-			add_evidence(r, &st->host);
-		} else if (st->fatal_seen) {
-			r->other = death_cause(st);
-			add_evidence(r, &st->fatal);
-		}
-		add_evidence(r, &st->bar);
-	}
+	if (any_oom && st->oom.valid && !st->oom.survived)
+		verdict_died(st, r);
+	else if (any_oom && st->nskip && st->skip_open)
+		verdict_skip_open(st, r);
+	else if (any_oom)
+		verdict_caught(st, r);
+	else
+		verdict_no_oom(st, r);
 }
 
 /* Where the run stands at the end of what was read: the live header of a followed log. */
