@@ -968,61 +968,58 @@ static void reset_run(struct dstate *st)
 	st->bar_n = st->bar_total = st->save_step = st->skip_step = st->bar_max = -1;
 }
 
-static void on_text(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
-		    bool line_start)
+/* The trainer's JSON echo of the config: "{" alone, indented lines, "}" alone. True when the
+ * line is part of it. */
+static bool in_echo(struct dstate *st, const char *t, size_t n, size_t lead, bool line_start)
 {
-	struct sig_match hits[SIG_COUNT];
-	const char *msg;
-	size_t mlen, nh, lead = 0, cls = 0;
-	bool comment = false, ejr = false, exc = false;
-	uint32_t mask = SIG_ALL;
-	struct event *ev;
-
-	while (lead < n && (t[lead] == ' ' || t[lead] == '\t'))
-		lead++;
-	t += lead;
-	n -= lead;
-	rtrim(t, &n);
-
-	/* the trainer's JSON echo of the config: "{" alone, indented lines, "}" alone */
 	if (st->in_echo) {
 		if (line_start && lead == 0 && n > 0 && t[0] != '}' && t[0] != ']') {
 			st->in_echo = false; /* not JSON any more: the echo was cut short */
-		} else {
-			if (line_start && lead == 0 && n == 1 && t[0] == '}')
-				st->in_echo = false;
-			return;
+			return false;
 		}
-	} else if (line_start && lead == 0 && n == 1 && t[0] == '{') {
+		if (line_start && lead == 0 && n == 1 && t[0] == '}')
+			st->in_echo = false;
+		return true;
+	}
+	if (line_start && lead == 0 && n == 1 && t[0] == '{') {
 		st->in_echo = true;
-		return;
+		return true;
 	}
-	if (n == 0)
-		return;
-	if (st->mem_follow)
-		mem_more(st, t, n);
+	return false;
+}
 
-	/* a job file printed by a wrapper: "job: extension" / "config:" and what is indented under
-	 * them is configuration (prompts, comments), until a line that is not YAML */
+/* A job file printed by a wrapper: "job: extension" / "config:" and what is indented under them
+ * is configuration (prompts, comments), until a line that is not YAML. True when the line is
+ * part of it. */
+static bool in_yaml(struct dstate *st, const char *t, size_t n, size_t lead, bool line_start)
+{
 	if (line_start && st->in_yaml) {
-		if (lead > 0 || is_yaml_key(t, n) || starts(t, n, "- ") || starts(t, n, "---")) {
-			return;
-		} else if (t[0] != '#') {
+		if (lead > 0 || is_yaml_key(t, n) || starts(t, n, "- ") || starts(t, n, "---"))
+			return true;
+		if (t[0] != '#')
 			st->in_yaml = false;
-		}
-	} else if (line_start && lead == 0 && (starts(t, n, "job: ") || starts(t, n, "config:")) &&
-		   is_yaml_key(t, n)) {
-		st->in_yaml = true;
-		return;
+		return false;
 	}
+	if (line_start && lead == 0 && (starts(t, n, "job: ") || starts(t, n, "config:")) &&
+	    is_yaml_key(t, n)) {
+		st->in_yaml = true;
+		return true;
+	}
+	return false;
+}
 
+/* The lines that say where the scan is: a new run, run.py's summary, a traceback's start, its
+ * frames and source lines, the words between chained tracebacks. True when the line is one. */
+static bool on_structure(struct dstate *st, const struct logidx_seg *seg, const char *t,
+			 size_t n, size_t lead)
+{
 	if (lead == 0 && is_run_start(t, n)) {
 		reset_run(st); /* a log appended to by a retry: the last run is the one to judge */
-		return;
+		return true;
 	}
 	if (lead == 0 && n == 7 && !memcmp(t, "Result:", 7)) {
 		st->run_ended = true; /* run.py's summary, after the last job ended or failed */
-		return;
+		return true;
 	}
 	if (starts(t, n, "Traceback (most recent call last)") ||
 	    starts(t, n, "Original Traceback (most recent call last)")) {
@@ -1031,86 +1028,135 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		st->tb_phase = st->tb_word = DIAG_P_NONE;
 		st->tb_generic = false;
 		st->tb_config = false;
-		return;
+		return true;
 	}
 	if (st->in_tb) {
 		if (starts(t, n, "File \"")) {
 			on_frame(st, seg, t, n);
-			return;
+			return true;
 		}
 		if (lead > 0)
-			return; /* source lines, carets, "[Previous line repeated ...]" */
+			return true; /* source lines, carets, "[Previous line repeated ...]" */
 	}
-	if (starts(t, n, "During handling of the above exception") ||
-	    starts(t, n, "The above exception was the direct cause"))
-		return;
+	return starts(t, n, "During handling of the above exception") ||
+	       starts(t, n, "The above exception was the direct cause");
+}
 
-	if (t[0] == '#') {
-		comment = true;
-		/* the banner is what this run printed: it wins over a job file renamed since */
-		if (starts(t, n, "# Running job: ") && n - 15 > 0 && n - 15 < sizeof st->name) {
-			memcpy(st->name, t + 15, n - 15);
-			st->namelen = n - 15;
-			st->name_from_banner = true;
-			st->saw_name_bar = false;
-		}
-		mask = SIG_BIT(SIG_OOM_SKIP); /* the skip banner is the only real '#' line */
-	} else {
-		on_marker(st, seg, t, n);
-		n = cut_yaml_comment(t, n);
+/* A '#' line (*comment): the banner names the job, and only the skip banner may match. Any
+ * other line: its phase marker, and a YAML comment cut off (*n). Returns the signatures to look
+ * for. */
+static uint32_t on_comment_or_marker(struct dstate *st, const struct logidx_seg *seg,
+				     const char *t, size_t *n, bool *comment)
+{
+	if (t[0] != '#') {
+		on_marker(st, seg, t, *n);
+		*n = cut_yaml_comment(t, *n);
+		return SIG_ALL;
 	}
+	*comment = true;
+	/* the banner is what this run printed: it wins over a job file renamed since */
+	if (starts(t, *n, "# Running job: ") && *n - 15 > 0 && *n - 15 < sizeof st->name) {
+		memcpy(st->name, t + 15, *n - 15);
+		st->namelen = *n - 15;
+		st->name_from_banner = true;
+		st->saw_name_bar = false;
+	}
+	return SIG_BIT(SIG_OOM_SKIP); /* the skip banner is the only real '#' line */
+}
 
+/* What a line says of an error: "Error running job: " or ComfyUI's line (ejr), or a Python
+ * exception line (exc); msg and mlen, the message part. */
+struct line_error {
+	const char *msg;
+	size_t mlen;
+	bool ejr, exc;
+};
+
+static void read_error(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		       size_t lead, bool comment, struct line_error *le)
+{
+	size_t cls;
+
+	*le = (struct line_error){ .msg = t, .mlen = n };
 	if (starts(t, n, "Error running job: ")) {
-		ejr = true;
-		msg = t + 19;
-		mlen = n - 19;
+		le->ejr = true;
+		le->msg = t + 19;
+		le->mlen = n - 19;
 	} else if (starts(t, n, "!!! Exception during processing !!! ")) {
 		/* ComfyUI's own line before the traceback: the same failure, told first */
-		ejr = true;
-		msg = t + 36;
-		mlen = n - 36;
-	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &msg, &mlen)) > 0) {
-		exc = true;
+		le->ejr = true;
+		le->msg = t + 36;
+		le->mlen = n - 36;
+	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &le->msg, &le->mlen)) > 0) {
+		le->exc = true;
 		snprintf(st->exc_class, sizeof st->exc_class, "%.*s", (int)cls, t);
 		if (st->in_tb) /* a traceback's exception line is where its failure is told */
 			st->in_error_block = true;
 	} else {
-		msg = t;
-		mlen = n;
+		le->msg = t;
+		le->mlen = n;
 	}
-	if (ejr || exc) {
-		st->in_error_block = true;
-		if (ejr || !st->fatal_seen) /* the first line that tells this failure */
-			snap_set(&st->fatal, seg, t, n);
-		st->fatal_seen = true;
-		if (st->skip_open && !st->skip_crash) { /* the run died right after a skip */
-			st->skip_crash = true;
-			snap_set(&st->skip_fatal, seg, t, n);
-		}
-		st->death |= SIG_BIT(SIG_PYTHON_ERROR);
+	if (!le->ejr && !le->exc)
+		return;
+	st->in_error_block = true;
+	if (le->ejr || !st->fatal_seen) /* the first line that tells this failure */
+		snap_set(&st->fatal, seg, t, n);
+	st->fatal_seen = true;
+	if (st->skip_open && !st->skip_crash) { /* the run died right after a skip */
+		st->skip_crash = true;
+		snap_set(&st->skip_fatal, seg, t, n);
 	}
+	st->death |= SIG_BIT(SIG_PYTHON_ERROR);
+}
 
-	if (sig_prefilter(t, n)) {
-		nh = sig_match(st->sm, t, n, mask, hits, SIG_COUNT);
-		/* checked only on a match, so ordinary lines pay nothing for them */
-		if (nh && !ejr && !exc && (is_warning_line(t, n) || is_path_message(t, n)))
-			nh = 0;
-		ev = nh ? find_event(st, msg, mlen) : NULL;
-		st->line_caught = false;
-		for (size_t i = 0; i < nh; i++)
-			st->line_caught |= hits[i].id == SIG_CAUGHT_OOM;
-		for (size_t i = 0; i < nh; i++) {
-			if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
-				if (ejr || exc || st->in_error_block)
-					st->death |= SIG_BIT(hits[i].id);
-				continue;
-			}
-			count_hit(st, seg, &hits[i], ev, t, n);
+/* The signatures of `mask` the line matches, counted (a death signature only in an error). */
+static void match_line(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		       uint32_t mask, const struct line_error *le)
+{
+	struct sig_match hits[SIG_COUNT];
+	size_t nh = sig_match(st->sm, t, n, mask, hits, SIG_COUNT);
+	/* checked only on a match, so ordinary lines pay nothing for them */
+	if (nh && !le->ejr && !le->exc && (is_warning_line(t, n) || is_path_message(t, n)))
+		nh = 0;
+	struct event *ev = nh ? find_event(st, le->msg, le->mlen) : NULL;
+	st->line_caught = false;
+	for (size_t i = 0; i < nh; i++)
+		st->line_caught |= hits[i].id == SIG_CAUGHT_OOM;
+	for (size_t i = 0; i < nh; i++) {
+		if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
+			if (le->ejr || le->exc || st->in_error_block)
+				st->death |= SIG_BIT(hits[i].id);
+			continue;
 		}
+		count_hit(st, seg, &hits[i], ev, t, n);
 	}
-	if (exc && st->in_tb)
+}
+
+static void on_text(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		    bool line_start)
+{
+	size_t lead = 0;
+	bool comment = false;
+	struct line_error le;
+
+	while (lead < n && (t[lead] == ' ' || t[lead] == '\t'))
+		lead++;
+	t += lead;
+	n -= lead;
+	rtrim(t, &n);
+	if (in_echo(st, t, n, lead, line_start) || n == 0)
+		return;
+	if (st->mem_follow)
+		mem_more(st, t, n);
+	if (in_yaml(st, t, n, lead, line_start) || on_structure(st, seg, t, n, lead))
+		return;
+	uint32_t mask = on_comment_or_marker(st, seg, t, &n, &comment);
+	read_error(st, seg, t, n, lead, comment, &le);
+	if (sig_prefilter(t, n))
+		match_line(st, seg, t, n, mask, &le);
+	if (le.exc && st->in_tb)
 		close_traceback(st);
-	else if (exc && st->tb_config && !strcmp(st->exc_class, "ValueError"))
+	else if (le.exc && st->tb_config && !strcmp(st->exc_class, "ValueError"))
 		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
 }
 
