@@ -332,62 +332,59 @@ static int edit_replace(const struct doc *d, const struct doc_node *parent, size
 	return ERR_OK;
 }
 
-/* Adds key path comps[0..nc) with the value to a mapping that lacks comps[0]. */
-static int edit_insert(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
+/* Adds key path comps[0..nc) with the value to a flow mapping ({...}, or JSON). */
+static int insert_flow(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
 		       size_t nc, const struct value *v, const char *path, struct splice *sp,
 		       struct err *e)
 {
-	for (size_t i = 0; i < nc; i++)
-		if (c[i].is_index)
-			return err_at(e, d, map, ERR_DATA, path,
-				      _("cannot create a list item; only missing keys can be added"));
 	const struct dnode *xm = (const struct dnode *)map;
-	if (map->style == DOC_FLOW) {
-		size_t at;
-		/* Keys in double quotes are JSON (the trainer also reads .json jobs, with a JSON
-		 * parser): new keys follow suit so the file stays JSON. */
-		bool dq = map->n > 0 && map->keys[map->n - 1]->style == DOC_DQUOTED;
-		/* Compact JSON (the web UI's job_config: `"key":value` with no spaces) stays compact. */
-		bool compact = dq && map->keys[map->n - 1]->span.end + 1 ==
-					     map->items[map->n - 1]->span.start &&
-			       d->text[map->keys[map->n - 1]->span.end] == ':';
-		if (map->n == 0) {
-			at = xm->vstart + 1;
-			if (at > map->span.end || d->text[at - 1] != '{')
-				return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	size_t at;
+	/* Keys in double quotes are JSON (the trainer also reads .json jobs, with a JSON
+	 * parser): new keys follow suit so the file stays JSON. */
+	bool dq = map->n > 0 && map->keys[map->n - 1]->style == DOC_DQUOTED;
+	/* Compact JSON (the web UI's job_config: `"key":value` with no spaces) stays compact. */
+	bool compact = dq && map->keys[map->n - 1]->span.end + 1 ==
+				     map->items[map->n - 1]->span.start &&
+		       d->text[map->keys[map->n - 1]->span.end] == ':';
+	if (map->n == 0) {
+		at = xm->vstart + 1;
+		if (at > map->span.end || d->text[at - 1] != '{')
+			return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	} else {
+		at = map->items[map->n - 1]->span.end;
+		/* One pair per line (pretty-printed JSON): a new line at the siblings' column. */
+		size_t ks = map->keys[map->n - 1]->span.start, ls = line_start(d, ks);
+		if (all_spaces(d->text + ls, ks - ls)) {
+			strbuf_adds(&sp->ins, ",");
+			strbuf_adds(&sp->ins, nl_of(d));
+			strbuf_add(&sp->ins, d->text + ls, ks - ls);
 		} else {
-			at = map->items[map->n - 1]->span.end;
-			/* One pair per line (pretty-printed JSON): a new line at the siblings' column. */
-			size_t ks = map->keys[map->n - 1]->span.start, ls = line_start(d, ks);
-			if (all_spaces(d->text + ls, ks - ls)) {
-				strbuf_adds(&sp->ins, ",");
-				strbuf_adds(&sp->ins, nl_of(d));
-				strbuf_add(&sp->ins, d->text + ls, ks - ls);
-			} else {
-				strbuf_adds(&sp->ins, compact ? "," : ", ");
-			}
+			strbuf_adds(&sp->ins, compact ? "," : ", ");
 		}
-		for (size_t i = 0; i < nc; i++) {
-			if (dq)
-				doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
-			else
-				put_key(&sp->ins, c[i].key, c[i].klen, true);
-			strbuf_adds(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
-							  : (compact ? ":" : ": "));
-		}
-		if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
-			doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
-		else
-			strbuf_add(&sp->ins, v->text.p, v->text.len);
-		for (size_t i = 1; i < nc; i++)
-			strbuf_adds(&sp->ins, "}");
-		sp->a = sp->b = at;
-		return ERR_OK;
 	}
-	if (map->n == 0)
-		return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
-	/* The siblings' indentation, from the last key that starts its line plainly (a "- " before
-	 * the first key of a list item counts as indentation; "? " or a tab does not). */
+	for (size_t i = 0; i < nc; i++) {
+		if (dq)
+			doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
+		else
+			put_key(&sp->ins, c[i].key, c[i].klen, true);
+		strbuf_adds(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
+						  : (compact ? ":" : ": "));
+	}
+	if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
+		doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
+	else
+		strbuf_add(&sp->ins, v->text.p, v->text.len);
+	for (size_t i = 1; i < nc; i++)
+		strbuf_adds(&sp->ins, "}");
+	sp->a = sp->b = at;
+	return ERR_OK;
+}
+
+/* The siblings' indentation, from the last key that starts its line plainly (a "- " before the
+ * first key of a list item counts as indentation; "? " or a tab does not); NOPOS when none
+ * does. */
+static size_t keys_indent(const struct doc *d, const struct doc_node *map)
+{
 	size_t indent = NOPOS;
 	for (size_t k = map->n; k-- > 0 && indent == NOPOS;) {
 		size_t ks = map->keys[k]->span.start, ls = line_start(d, ks), i;
@@ -396,14 +393,13 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 		if (i == ks)
 			indent = ks - ls;
 	}
-	if (indent == NOPOS)
-		return err_at(e, d, map->keys[map->n - 1], ERR_DATA, path,
-			      _("cannot tell the indentation of this mapping's keys (tabs or other "
-				"text before them); edit it by hand"));
-	size_t at = after_content_line(d, map->items[map->n - 1]);
-	if (at == NOPOS)
-		return err_at(e, d, map->items[map->n - 1], ERR_DATA, path,
-			      _("text follows this value on its line"));
+	return indent;
+}
+
+/* Where a new key goes, from `at`, the line after the mapping's last value. */
+static size_t insert_point(const struct doc *d, const struct doc_node *map, size_t at,
+			   size_t indent)
+{
 	/* Blank lines that end a clipped or stripped block scalar are not its value: insert
 	 * before them, so they keep separating the mapping from what follows. */
 	const struct doc_node *lv = map->items[map->n - 1];
@@ -430,6 +426,32 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 		else
 			break;
 	}
+	return at;
+}
+
+/* Adds key path comps[0..nc) with the value to a mapping that lacks comps[0]. */
+static int edit_insert(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
+		       size_t nc, const struct value *v, const char *path, struct splice *sp,
+		       struct err *e)
+{
+	for (size_t i = 0; i < nc; i++)
+		if (c[i].is_index)
+			return err_at(e, d, map, ERR_DATA, path,
+				      _("cannot create a list item; only missing keys can be added"));
+	if (map->style == DOC_FLOW)
+		return insert_flow(d, map, c, nc, v, path, sp, e);
+	if (map->n == 0)
+		return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	size_t indent = keys_indent(d, map);
+	if (indent == NOPOS)
+		return err_at(e, d, map->keys[map->n - 1], ERR_DATA, path,
+			      _("cannot tell the indentation of this mapping's keys (tabs or other "
+				"text before them); edit it by hand"));
+	size_t at = after_content_line(d, map->items[map->n - 1]);
+	if (at == NOPOS)
+		return err_at(e, d, map->items[map->n - 1], ERR_DATA, path,
+			      _("text follows this value on its line"));
+	at = insert_point(d, map, at, indent);
 	const char *nl = nl_of(d);
 	if (at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n')
 		strbuf_adds(&sp->ins, nl);
