@@ -209,7 +209,11 @@ static int open_db(struct aitk_db **db, struct err *e)
 	return rc;
 }
 
-int cmd_jobs(int argc, char **argv)
+enum jobs_form { JOBS_TABLE, JOBS_JSON, JOBS_NAMES };
+
+/* Reads the options of `oomfix jobs` into *form: -1 to go on, else the exit status (help,
+ * usage). */
+static int jobs_options(int argc, char **argv, enum jobs_form *form)
 {
 	static const struct option opts[] = {
 		{ "aitk", required_argument, NULL, 'a' },
@@ -238,12 +242,166 @@ int cmd_jobs(int argc, char **argv)
 		fprintf(stderr, "%s\n", _("usage: oomfix jobs [--aitk DIR] [--json | --names]"));
 		return ERR_USAGE;
 	}
+	*form = json ? JOBS_JSON : names ? JOBS_NAMES : JOBS_TABLE;
+	return -1;
+}
+
+/* What the table and the JSON say of one job besides its row: the verdict of its current log
+ * (its errors go to stderr), the last change in ISO 8601 ("" when not known), the info's first
+ * line. */
+struct job_seen {
+	char *log;
+	struct source_verdict v;
+	char when[40];
+	char info[512];
+};
+
+static void job_see(const struct aitk_db *db, const struct aitk_job *r, struct job_seen *s)
+{
+	if (asprintf(&s->log, "%s/%s/log.txt", aitkdb_training_folder(db), r->name) < 0)
+		s->log = NULL;
+	struct err ve;
+	err_clear(&ve);
+	const char *cfg = r->job_config ? r->job_config : "";
+	char label[300];
+	snprintf(label, sizeof label, "aitk:%s", SHOWN_NAME(r->name));
+	if (source_verdict_of(label, cfg, strlen(cfg), s->log, &s->v, &ve) != ERR_OK)
+		err_print(&ve, stderr);
+	s->when[0] = '\0';
+	if (r->updated_ms >= 0)
+		aitkdb_iso8601(r->updated_ms, s->when, sizeof s->when);
+	first_line(r->info, s->info, sizeof s->info);
+}
+
+static void json_opt_count(struct json *js, const char *key, long long v)
+{
+	json_key(js, key);
+	if (v >= 0)
+		json_int(js, v);
+	else
+		json_null(js);
+}
+
+static void jobs_json_row(struct json *js, const struct aitk_job *r, const struct job_seen *s)
+{
+	json_obj_begin(js);
+	json_key(js, "name");
+	json_str(js, r->name);
+	json_key(js, "status");
+	json_str(js, r->status);
+	json_opt_count(js, "step", r->step);
+	json_opt_count(js, "total_steps", r->total_steps);
+	json_key(js, "updated_at");
+	json_str(js, s->when[0] ? s->when : NULL);
+	json_key(js, "info");
+	json_str(js, r->info);
+	json_key(js, "log");
+	json_str(js, s->v.have_log ? s->log : NULL);
+	json_key(js, "oom");
+	if (s->v.have_log)
+		json_bool(js, s->v.oom);
+	else
+		json_null(js); /* no log: nothing is known */
+	diag_json_timing(js, s->v.when, true);
+	json_key(js, "first_fix");
+	json_str(js, s->v.first_fix);
+	json_obj_end(js);
+}
+
+/* The table's head; NAME and VERDICT as wide as their longest text (*nw, *vw): a name is
+ * never cut. */
+static void jobs_table_head(const struct aitk_job *rows, size_t n, int *nw, int *vw)
+{
+	const char *words[] = { _("VERDICT"), _("no log"), _("no OOM") };
+	for (size_t i = 0; i < 3; i++)
+		*vw = cell_max(*vw, words[i], 0);
+	*nw = cell_max(*nw, _("NAME"), 0);
+	for (int f = 0; f < FIX_COUNT; f++)
+		*vw = cell_max(*vw, fix_defs[f].name, 2);
+	for (size_t i = 0; i < n; i++) {
+		char name[256];
+		shown_name(rows[i].name, name, sizeof name);
+		*nw = cell_max(*nw, name, 0);
+	}
+	pad_print(_("NAME"), *nw);
+	pad_print(_("STATUS"), 9);
+	pad_print(_("STEP"), 11);
+	pad_print(_("UPDATED"), 16);
+	pad_print(_("VERDICT"), *vw);
+	printf("%s\n", _("INFO"));
+}
+
+static void jobs_table_row(const struct aitk_job *r, struct job_seen *s, int nw, int vw)
+{
+	char name[256], step[48], verdict[96];
+	shown_name(r->name, name, sizeof name);
+	if (r->total_steps >= 0)
+		snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step, r->total_steps);
+	else
+		snprintf(step, sizeof step, "%lld", r->step < 0 ? 0 : r->step);
+	if (!s->v.have_log)
+		snprintf(verdict, sizeof verdict, "%s", _("no log"));
+	else if (!s->v.oom)
+		snprintf(verdict, sizeof verdict, "%s", _("no OOM"));
+	else
+		snprintf(verdict, sizeof verdict, "%c %s", s->v.timing ? s->v.timing : '?',
+			 s->v.first_fix ? s->v.first_fix : "-");
+	/* "2026-08-21 13:31" reads faster in a table than the full ISO form. */
+	if (s->when[0]) {
+		s->when[10] = ' ';
+		s->when[16] = '\0';
+	}
+	pad_print(name, nw);
+	pad_print(r->status ? SHOWN_NAME(r->status) : "?", 9);
+	pad_print(step, 11);
+	pad_print(s->when[0] ? s->when : "-", 16);
+	pad_print(verdict, vw);
+	int used;
+	size_t k = text_fit(s->info, strlen(s->info), 60, &used);
+	printf("%.*s\n", (int)k, s->info);
+}
+
+/* The jobs as a table or a JSON list, in the order given. */
+static void jobs_list(const struct aitk_db *db, const struct aitk_job *rows, size_t n, bool json)
+{
+	struct json js;
+	int nw = 0, vw = 0;
+	if (json) {
+		setlocale(LC_MESSAGES, "C");
+		json_init(&js, stdout, true);
+		json_arr_begin(&js);
+	} else if (n == 0) {
+		printf("%s\n", _("No jobs in this database."));
+	} else {
+		jobs_table_head(rows, n, &nw, &vw);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job_seen s;
+		job_see(db, &rows[i], &s);
+		if (json)
+			jobs_json_row(&js, &rows[i], &s);
+		else
+			jobs_table_row(&rows[i], &s, nw, vw);
+		free(s.log);
+	}
+	if (json) {
+		json_arr_end(&js);
+		json_finish(&js);
+	}
+}
+
+int cmd_jobs(int argc, char **argv)
+{
+	enum jobs_form form;
+	int rc = jobs_options(argc, argv, &form);
+	if (rc >= 0)
+		return rc;
 	struct err e;
 	err_clear(&e);
 	struct aitk_db *db = NULL;
 	struct aitk_job *rows = NULL;
 	size_t n = 0;
-	int rc = open_db(&db, &e);
+	rc = open_db(&db, &e);
 	if (rc == ERR_OK)
 		rc = aitkdb_list(db, &rows, &n, &e);
 	if (rc) {
@@ -252,130 +410,16 @@ int cmd_jobs(int argc, char **argv)
 	}
 	/* The same order as the table, so a completion or a script reads the jobs as listed. */
 	aitkdb_sort_failed_first(rows, n);
-	if (names) {
+	if (form == JOBS_NAMES)
 		rc = print_names(rows, n, isatty(STDOUT_FILENO));
-		if (rc) {
-			aitkdb_rows_free(rows, n);
-			aitkdb_close(&db);
-			err_set(&e, rc, NULL, 0, 0, "out of memory");
-			return fail(&e);
-		}
-		goto out;
+	else
+		jobs_list(db, rows, n, form == JOBS_JSON);
+	if (rc) {
+		aitkdb_rows_free(rows, n);
+		aitkdb_close(&db);
+		err_set(&e, rc, NULL, 0, 0, "%s", _("out of memory"));
+		return fail(&e);
 	}
-	if (json)
-		setlocale(LC_MESSAGES, "C");
-	struct json js;
-	int nw = 0, vw = 0;
-	if (json) {
-		json_init(&js, stdout, true);
-		json_arr_begin(&js);
-	} else if (n == 0) {
-		printf("%s\n", _("No jobs in this database."));
-	} else {
-		/* NAME and VERDICT as wide as their longest text: a name is never cut. */
-		const char *words[] = { _("VERDICT"), _("no log"), _("no OOM") };
-		for (size_t i = 0; i < 3; i++)
-			vw = cell_max(vw, words[i], 0);
-		nw = cell_max(nw, _("NAME"), 0);
-		for (int f = 0; f < FIX_COUNT; f++)
-			vw = cell_max(vw, fix_defs[f].name, 2);
-		for (size_t i = 0; i < n; i++) {
-			char name[256];
-			shown_name(rows[i].name, name, sizeof name);
-			nw = cell_max(nw, name, 0);
-		}
-		pad_print(_("NAME"), nw);
-		pad_print(_("STATUS"), 9);
-		pad_print(_("STEP"), 11);
-		pad_print(_("UPDATED"), 16);
-		pad_print(_("VERDICT"), vw);
-		printf("%s\n", _("INFO"));
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct aitk_job *r = &rows[i];
-		char *log = NULL;
-		if (asprintf(&log, "%s/%s/log.txt", aitkdb_training_folder(db), r->name) < 0)
-			log = NULL;
-		struct source_verdict v;
-		struct err ve;
-		err_clear(&ve);
-		const char *cfg = r->job_config ? r->job_config : "";
-		char label[300];
-		snprintf(label, sizeof label, "aitk:%s", SHOWN_NAME(r->name));
-		if (source_verdict_of(label, cfg, strlen(cfg), log, &v, &ve) != ERR_OK)
-			err_print(&ve, stderr);
-		char when[40] = "";
-		if (r->updated_ms >= 0)
-			aitkdb_iso8601(r->updated_ms, when, sizeof when);
-		char info[512];
-		first_line(r->info, info, sizeof info);
-		if (json) {
-			json_obj_begin(&js);
-			json_key(&js, "name");
-			json_str(&js, r->name);
-			json_key(&js, "status");
-			json_str(&js, r->status);
-			json_key(&js, "step");
-			if (r->step >= 0)
-				json_int(&js, r->step);
-			else
-				json_null(&js);
-			json_key(&js, "total_steps");
-			if (r->total_steps >= 0)
-				json_int(&js, r->total_steps);
-			else
-				json_null(&js);
-			json_key(&js, "updated_at");
-			json_str(&js, when[0] ? when : NULL);
-			json_key(&js, "info");
-			json_str(&js, r->info);
-			json_key(&js, "log");
-			json_str(&js, v.have_log ? log : NULL);
-			json_key(&js, "oom");
-			if (v.have_log)
-				json_bool(&js, v.oom);
-			else
-				json_null(&js); /* no log: nothing is known */
-			diag_json_timing(&js, v.when, true);
-			json_key(&js, "first_fix");
-			json_str(&js, v.first_fix);
-			json_obj_end(&js);
-		} else {
-			char name[256], step[48], verdict[96];
-			shown_name(r->name, name, sizeof name);
-			if (r->total_steps >= 0)
-				snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step,
-					 r->total_steps);
-			else
-				snprintf(step, sizeof step, "%lld", r->step < 0 ? 0 : r->step);
-			if (!v.have_log)
-				snprintf(verdict, sizeof verdict, "%s", _("no log"));
-			else if (!v.oom)
-				snprintf(verdict, sizeof verdict, "%s", _("no OOM"));
-			else
-				snprintf(verdict, sizeof verdict, "%c %s", v.timing ? v.timing : '?',
-					 v.first_fix ? v.first_fix : "-");
-			/* "2026-08-21 13:31" reads faster in a table than the full ISO form. */
-			if (when[0]) {
-				when[10] = ' ';
-				when[16] = '\0';
-			}
-			pad_print(name, nw);
-			pad_print(r->status ? SHOWN_NAME(r->status) : "?", 9);
-			pad_print(step, 11);
-			pad_print(when[0] ? when : "-", 16);
-			pad_print(verdict, vw);
-			int used;
-			size_t k = text_fit(info, strlen(info), 60, &used);
-			printf("%.*s\n", (int)k, info);
-		}
-		free(log);
-	}
-	if (json) {
-		json_arr_end(&js);
-		json_finish(&js);
-	}
-out:
 	aitkdb_rows_free(rows, n);
 	aitkdb_close(&db);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

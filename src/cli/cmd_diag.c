@@ -233,89 +233,83 @@ static void print_memory(const struct diag_result *r, int width)
 	}
 }
 
-static void print_report(const char *log, const struct diag_result *r, const struct job *j,
-			 const struct plan *p, const struct plan_decision *d, const char *jobpath,
-			 const struct err *job_err)
+/* The lines that made the verdict: wrapped, never cut (the end of a line is often what
+ * matters: a path). */
+static void print_evidence(const struct diag_result *r, int width)
 {
-	const int width = cli_report_width();
+	if (!r->nevidence)
+		return;
+	heading(_("What the log shows (line number, text):"), width);
+	for (size_t i = 0; i < r->nevidence; i++) {
+		printf("%8llu  ", (unsigned long long)r->evidence[i].line);
+		if (r->evidence[i].text[0])
+			put_wrapped(r->evidence[i].text, width - 10, 10, width);
+		else
+			fputc('\n', stdout);
+	}
+}
+
+/* The signatures and hints, each with its count, the line of the one nearest the failure and
+ * what it says. */
+static void print_signatures(const struct diag_result *r, int width)
+{
+	if (!r->nsigs && !r->nhints)
+		return;
+	heading(_("Signatures (count, line of the one nearest the failure):"), width);
+	/* The columns named, the last one too: a size, a skip number or what a hint means. */
+	printf("  ");
+	pad_cells(_("SIGNATURE"), 22);
+	spaces(5 - text_width(_("COUNT"), strlen(_("COUNT"))));
+	fputs(_("COUNT"), stdout);
+	printf("  ");
+	pad_cells(_("LINE"), 6);
+	printf("  %s\n", _("WHAT IT SAYS"));
+	for (size_t i = 0; i < r->nsigs; i++) {
+		const struct diag_hit *h = &r->sigs[i];
+		char said[128] = "";
+		if (h->value[0] && !strcmp(h->id, "oom_skip"))
+			snprintf(said, sizeof said, _("skip %s in a row"), h->value);
+		else if (h->value[0] && !strcmp(h->id, "tried_to_allocate"))
+			snprintf(said, sizeof said, _("asked for %s"), h->value);
+		else
+			snprintf(said, sizeof said, "%s", h->value);
+		if (said[0])
+			printf("  %-22s %4u  %-6llu  %s\n", h->id, h->count,
+			       (unsigned long long)h->line, said);
+		else
+			printf("  %-22s %4u  %llu\n", h->id, h->count,
+			       (unsigned long long)h->line);
+	}
+	for (size_t i = 0; i < r->nhints; i++) {
+		const char *what = !strcmp(r->hints[i].id, "other_process")
+					   ? _("(another process held GPU memory)")
+				   : !strcmp(r->hints[i].id, "cudnn_no_memory")
+					   ? _("(cuDNN could not get memory)")
+				   : !strcmp(r->hints[i].id, "cublas_not_initialized")
+					   ? _("(cuBLAS could not start)")
+				   : !strcmp(r->hints[i].id, "fragmentation")
+					   ? _("(PyTorch memory fragmented)")
+				   : !strcmp(r->hints[i].id, "memory_fraction")
+					   ? _("(a per-process memory limit)")
+				   : !strcmp(r->hints[i].id, "aoti_alloc_failed")
+					   ? _("(probably out of GPU memory)")
+					   : _("(host RAM, not the GPU)");
+		printf("  %-22s %4u  %-6llu  %s\n", r->hints[i].id, r->hints[i].count,
+		       (unsigned long long)r->hints[i].line, what);
+	}
+}
+
+/* One row per timing (the table in diag_text.c): letter, when, then the cause and the first
+ * change wrapped in the text column; the row that matches this log is marked with '>'. A run
+ * that did not run out of GPU memory gets no table: it would only distract. */
+static void print_timings(const struct diag_result *r, int width)
+{
 	const int when_cells = 16, text_col = 2 + 1 + 2 + when_cells + 2;
 
-	printf("%s %s\n", _("Log:"), log);
-	if (job_err) {
-		/* the job's problem beside the verdict: a misspelt key is often the very failure */
-		char buf[1400];
-		snprintf(buf, sizeof buf, _("Job: %s:%d:%d: %s. The log was diagnosed without it."),
-			 job_err->file, job_err->line, job_err->col, job_err->msg);
-		put_wrapped(buf, width, 2, width);
-	}
-	fputc('\n', stdout);
-	print_sentence(r, width);
-	print_memory(r, width);
-
-	if (r->nevidence) {
-		heading(_("What the log shows (line number, text):"), width);
-		for (size_t i = 0; i < r->nevidence; i++) {
-			printf("%8llu  ", (unsigned long long)r->evidence[i].line);
-			/* Wrapped, never cut: the end of a line is often what matters (a path). */
-			if (r->evidence[i].text[0])
-				put_wrapped(r->evidence[i].text, width - 10, 10, width);
-			else
-				fputc('\n', stdout);
-		}
-	}
-	if (r->nsigs || r->nhints) {
-		heading(_("Signatures (count, line of the one nearest the failure):"), width);
-		/* The columns named, the last one too: a size, a skip number or what a hint means. */
-		printf("  ");
-		pad_cells(_("SIGNATURE"), 22);
-		spaces(5 - text_width(_("COUNT"), strlen(_("COUNT"))));
-		fputs(_("COUNT"), stdout);
-		printf("  ");
-		pad_cells(_("LINE"), 6);
-		printf("  %s\n", _("WHAT IT SAYS"));
-		for (size_t i = 0; i < r->nsigs; i++) {
-			const struct diag_hit *h = &r->sigs[i];
-			char said[128] = "";
-			if (h->value[0] && !strcmp(h->id, "oom_skip"))
-				snprintf(said, sizeof said, _("skip %s in a row"), h->value);
-			else if (h->value[0] && !strcmp(h->id, "tried_to_allocate"))
-				snprintf(said, sizeof said, _("asked for %s"), h->value);
-			else
-				snprintf(said, sizeof said, "%s", h->value);
-			if (said[0])
-				printf("  %-22s %4u  %-6llu  %s\n", h->id, h->count,
-				       (unsigned long long)h->line, said);
-			else
-				printf("  %-22s %4u  %llu\n", h->id, h->count,
-				       (unsigned long long)h->line);
-		}
-		for (size_t i = 0; i < r->nhints; i++) {
-			const char *what = !strcmp(r->hints[i].id, "other_process")
-						   ? _("(another process held GPU memory)")
-					   : !strcmp(r->hints[i].id, "cudnn_no_memory")
-						   ? _("(cuDNN could not get memory)")
-					   : !strcmp(r->hints[i].id, "cublas_not_initialized")
-						   ? _("(cuBLAS could not start)")
-					   : !strcmp(r->hints[i].id, "fragmentation")
-						   ? _("(PyTorch memory fragmented)")
-					   : !strcmp(r->hints[i].id, "memory_fraction")
-						   ? _("(a per-process memory limit)")
-					   : !strcmp(r->hints[i].id, "aoti_alloc_failed")
-						   ? _("(probably out of GPU memory)")
-						   : _("(host RAM, not the GPU)");
-			printf("  %-22s %4u  %-6llu  %s\n", r->hints[i].id, r->hints[i].count,
-			       (unsigned long long)r->hints[i].line, what);
-		}
-	}
-
-	/* One row per timing (the table in diag_text.c): letter, when, then the cause and the first
-	 * change wrapped in the text column; the row that matches this log is marked with '>'. */
-	/* a run that did not run out of GPU memory gets no table: it would only distract */
-	if (r->oom || diag_memory_suspected(r))
-		heading(_("When it ran out of memory, the likely cause, and what to change first:"),
-			width);
-	for (int t = DIAG_T_BEFORE_TRAINING; (r->oom || diag_memory_suspected(r)) && t < DIAG_T_COUNT;
-	     t++) {
+	if (!r->oom && !diag_memory_suspected(r))
+		return;
+	heading(_("When it ran out of memory, the likely cause, and what to change first:"), width);
+	for (int t = DIAG_T_BEFORE_TRAINING; t < DIAG_T_COUNT; t++) {
 		const struct diag_timing_def *row = &diag_timings[t];
 		const char *when = diag_timing_words(row->id);
 		int ww = text_width(when, strlen(when));
@@ -333,7 +327,14 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		snprintf(first, sizeof first, _("First: %s"), _(row->change));
 		put_wrapped(first, width - text_col, text_col, width);
 	}
+}
 
+/* The rollback plan and the decision every front end shows; for a run that did not fail for
+ * memory, the decision alone. */
+static void print_plan(const char *log, const struct diag_result *r, const struct job *j,
+		       const struct plan *p, const struct plan_decision *d, const char *jobpath,
+		       int width)
+{
 	if (r->oom || diag_memory_suspected(r)) {
 		heading(j ? _("Rollback plan ([x] already in place):")
 			  : _("Rollback plan (no job given: nothing can be seen as done):"),
@@ -381,6 +382,30 @@ static void print_report(const char *log, const struct diag_result *r, const str
 		fputc('\n', stdout);
 		put_wrapped(buf, width, 0, width);
 	}
+}
+
+static void print_report(const char *log, const struct diag_result *r, const struct job *j,
+			 const struct plan *p, const struct plan_decision *d, const char *jobpath,
+			 const struct err *job_err)
+{
+	const int width = cli_report_width();
+
+	printf("%s %s\n", _("Log:"), log);
+	if (job_err) {
+		/* the job's problem beside the verdict: a misspelt key is often the very failure */
+		char buf[1400];
+		snprintf(buf, sizeof buf, _("Job: %s:%d:%d: %s. The log was diagnosed without it."),
+			 job_err->file, job_err->line, job_err->col, job_err->msg);
+		put_wrapped(buf, width, 2, width);
+	}
+	fputc('\n', stdout);
+	print_sentence(r, width);
+	print_memory(r, width);
+
+	print_evidence(r, width);
+	print_signatures(r, width);
+	print_timings(r, width);
+	print_plan(log, r, j, p, d, jobpath, width);
 	if (j)
 		cli_estimate_text(j, r);
 	if (r->truncated) {
@@ -447,19 +472,18 @@ static void print_json(const struct diag_result *r, const struct plan *p,
 	json_finish(&j);
 }
 
-int cmd_diagnose(int argc, char **argv)
-{
-	const char *jobpath = NULL, *log = NULL;
-	bool as_json = false, opts = true, follow = false;
-	struct doc *d = NULL;
-	struct job *j = NULL;
-	struct diag_job_info info = { NULL, 0, -1 };
-	struct diag_result *r;
-	struct plan p;
-	struct err e, job_err;
-	bool job_bad = false;
-	int rc;
+/* What `oomfix diagnose` was asked. */
+struct diag_args {
+	const char *jobpath, *log;
+	bool json, follow;
+};
 
+/* Reads the arguments into *o: -1 to go on, else the exit status (help, usage). */
+static int diagnose_options(int argc, char **argv, struct diag_args *o)
+{
+	bool opts = true;
+
+	*o = (struct diag_args){ 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (opts && !strcmp(a, "--")) {
@@ -468,89 +492,99 @@ int cmd_diagnose(int argc, char **argv)
 			help(stdout);
 			return 0;
 		} else if (opts && !strcmp(a, "--json")) {
-			as_json = true;
+			o->json = true;
 		} else if (opts && !strcmp(a, "--follow")) {
-			follow = true;
+			o->follow = true;
 		} else if (opts && !strcmp(a, "--job")) {
 			if (i + 1 >= argc)
 				return usage();
-			jobpath = argv[++i];
+			o->jobpath = argv[++i];
 		} else if (opts && !strncmp(a, "--job=", 6)) {
-			jobpath = a + 6;
+			o->jobpath = a + 6;
 		} else if (opts && a[0] == '-' && a[1]) {
 			fprintf(stderr, _("oomfix: diagnose: unknown option '%s'\n"), a);
 			return usage();
-		} else if (!log) {
-			log = a;
+		} else if (!o->log) {
+			o->log = a;
 		} else {
 			return usage();
 		}
 	}
-	if ((!log && !source_is_aitk_arg(jobpath)) || (jobpath && !*jobpath))
+	if ((!o->log && !source_is_aitk_arg(o->jobpath)) || (o->jobpath && !*o->jobpath))
 		return usage();
+	return -1;
+}
 
+/* The job given with --job, and what the diagnosis is told of it. */
+struct diag_job {
+	struct source *src;
+	struct doc *d;
+	struct job *j;
+	struct diag_job_info info;
+	bool bad;       /* not a valid job: the log is still diagnosed, `err` reported beside */
+	struct err err;
+};
+
+/* Opens --job, first: a bad job file is reported before a big log is read. A web UI job
+ * without a LOG gives its current log.txt (o->log); a job that is not valid leaves o->jobpath
+ * NULL. 0, or the exit status once the error is said. */
+static int open_diag_job(struct diag_args *o, struct diag_job *dj)
+{
+	struct err e;
 	err_clear(&e);
-	/* the job first: a bad job file is reported before a big log is read */
-	struct source *src = NULL;
-	if (jobpath) {
-		rc = cli_open_job(jobpath, &src, &d, &j, &e);
-		if (rc == ERR_DATA && log) {
-			/* not a valid job: the log is still diagnosed, the problem reported beside */
-			job_err = e;
-			job_bad = true;
-			err_clear(&e);
-			rc = ERR_OK;
-		} else if (rc == ERR_OK && !log) {
-			rc = cli_job_log(src, &log, &e); /* a web UI job's current log.txt */
-		}
-		if (rc) {
-			job_free(&j);
-			doc_free(&d);
-			source_free(&src);
-			return fail(&e);
-		}
+	if (!o->jobpath)
+		return ERR_OK;
+	int rc = cli_open_job(o->jobpath, &dj->src, &dj->d, &dj->j, &e);
+	if (rc == ERR_DATA && o->log) {
+		dj->err = e;
+		dj->bad = true;
+		rc = ERR_OK;
+	} else if (rc == ERR_OK && !o->log) {
+		rc = cli_job_log(dj->src, &o->log, &e);
 	}
-	if (job_bad) {
+	if (rc)
+		return fail(&e);
+	if (dj->bad) {
 		/* not a valid job, but its model.arch may still say the kind (a misspelt `jobs:`) */
-		info.kind = (int)job_kind_guess_file(jobpath);
-		jobpath = NULL;
-	} else if (jobpath) {
-		info.name = j->name;
-		info.kind = (int)j->kind;
-		info.conservative = job_is_conservative(j) ? 1 : 0;
+		dj->info.kind = (int)job_kind_guess_file(o->jobpath);
+		o->jobpath = NULL;
+	} else {
+		dj->info.name = dj->j->name;
+		dj->info.kind = (int)dj->j->kind;
+		dj->info.conservative = job_is_conservative(dj->j) ? 1 : 0;
 	}
-	if (follow) {
-		rc = cli_diagnose_follow(log, jobpath || info.kind ? &info : NULL, src, as_json);
-		job_free(&j);
-		doc_free(&d);
-		source_free(&src);
-		return rc;
-	}
-	r = malloc(sizeof *r);
+	return ERR_OK;
+}
+
+/* Diagnoses the log once and prints the report or the JSON: the exit status. */
+static int diagnose_once(const struct diag_args *o, const struct diag_job *dj,
+			 const struct diag_job_info *info)
+{
+	struct err e;
+	err_clear(&e);
+	struct diag_result *r = malloc(sizeof *r);
 	if (!r) {
-		job_free(&j);
-		doc_free(&d);
-		source_free(&src);
 		err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		return fail(&e);
 	}
-	rc = diag_file(log, jobpath || info.kind ? &info : NULL, r, &e);
-	if (rc == ERR_OK && !r->oom && source_sniff_job(log)) {
+	int rc = diag_file(o->log, info, r, &e);
+	if (rc == ERR_OK && !r->oom && source_sniff_job(o->log)) {
 		/* A job given as the log: no OOM would be found in it, and that would mislead. */
 		fprintf(stderr, _("oomfix diagnose: '%s' looks like a job file, not a training log: "
 				  "give the log (oomfix diagnose --job %s LOG), or see the job's plan "
-				  "(oomfix plan %s)\n"), log, log, log);
+				  "(oomfix plan %s)\n"), o->log, o->log, o->log);
 		rc = ERR_USAGE;
 	} else if (rc == ERR_OK) {
-		plan_build(j, r, &p);
-		struct plan_decision dec = plan_decide(&p, r, src && !job_bad &&
-						       source_log_untried(src, log, NULL));
-		if (as_json) {
+		struct plan p;
+		plan_build(dj->j, r, &p);
+		struct plan_decision dec = plan_decide(&p, r, dj->src && !dj->bad &&
+						       source_log_untried(dj->src, o->log, NULL));
+		if (o->json) {
 			/* JSON is read by programs: the decision's words stay in English */
 			setlocale(LC_MESSAGES, "C");
-			print_json(r, &p, &dec, j, job_bad ? &job_err : NULL);
+			print_json(r, &p, &dec, dj->j, dj->bad ? &dj->err : NULL);
 		} else {
-			print_report(log, r, j, &p, &dec, jobpath, job_bad ? &job_err : NULL);
+			print_report(o->log, r, dj->j, &p, &dec, o->jobpath, dj->bad ? &dj->err : NULL);
 		}
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
@@ -560,8 +594,24 @@ int cmd_diagnose(int argc, char **argv)
 		rc = fail(&e);
 	}
 	free(r);
-	job_free(&j);
-	doc_free(&d);
-	source_free(&src);
+	return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	struct diag_args o;
+	int rc = diagnose_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct diag_job dj = { .info = { NULL, 0, -1 } };
+	rc = open_diag_job(&o, &dj);
+	if (rc == ERR_OK) {
+		const struct diag_job_info *info = o.jobpath || dj.info.kind ? &dj.info : NULL;
+		rc = o.follow ? cli_diagnose_follow(o.log, info, dj.src, o.json)
+			      : diagnose_once(&o, &dj, info);
+	}
+	job_free(&dj.j);
+	doc_free(&dj.d);
+	source_free(&dj.src);
 	return rc;
 }

@@ -300,7 +300,15 @@ static int write_result(struct source *src, const struct doc *orig, const struct
 	return 0;
 }
 
-int cmd_estimate(int argc, char **argv)
+/* What `oomfix estimate` was asked. */
+struct est_args {
+	const char *vram, *log, *out, *path;
+	int gpu; /* --gpu, or -1 */
+	bool json, apply, inplace, force;
+};
+
+/* Reads the options into *o: -1 to go on, else the exit status (help, usage). */
+static int estimate_options(int argc, char **argv, struct est_args *o)
 {
 	enum { O_FORCE = 256, O_APPLY };
 	static const struct option opts[] = {
@@ -315,301 +323,386 @@ int cmd_estimate(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *vram = NULL, *log = NULL, *out = NULL;
-	int gpu = -1;
-	bool json = false, apply = false, inplace = false, force = false;
+	*o = (struct est_args){ .gpu = -1 };
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "v:g:l:jo:ih", opts, NULL)) != -1) {
 		switch (c) {
-		case 'v': vram = optarg; break;
+		case 'v': o->vram = optarg; break;
 		case 'g': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (end == optarg || *end || v < 0 || v > 1023)
 				return usage_error(_("--gpu wants a card number, not '%s'"), optarg);
-			gpu = (int)v;
+			o->gpu = (int)v;
 			break;
 		}
-		case 'l': log = optarg; break;
-		case 'j': json = true; break;
-		case O_APPLY: apply = true; break;
-		case 'o': out = optarg; break;
-		case 'i': inplace = true; break;
-		case O_FORCE: force = true; break;
+		case 'l': o->log = optarg; break;
+		case 'j': o->json = true; break;
+		case O_APPLY: o->apply = true; break;
+		case 'o': o->out = optarg; break;
+		case 'i': o->inplace = true; break;
+		case O_FORCE: o->force = true; break;
 		case 'h': estimate_help(stdout); return 0;
 		default:
 			return usage_error(_("unknown or incomplete option '%s'"), argv[optind - 1]);
 		}
 	}
-	if (vram && gpu >= 0)
+	if (o->vram && o->gpu >= 0)
 		return usage_error("%s", _("--vram and --gpu cannot be used together"));
-	if (out && inplace)
+	if (o->out && o->inplace)
 		return usage_error("%s", _("-o and -i cannot be used together"));
-	if ((out || inplace) && !apply)
+	if ((o->out || o->inplace) && !o->apply)
 		return usage_error("%s", _("-o and -i write the path: add --apply"));
-	if (apply && json && !out && !inplace)
+	if (o->apply && o->json && !o->out && !o->inplace)
 		return usage_error("%s", _("--apply without -o or -i prints YAML: leave out --json"));
 	if (argc - optind != 1)
 		return usage_error("%s", _("expected one JOB"));
-	const char *path = argv[optind];
+	o->path = argv[optind];
+	return -1;
+}
+
+/* The card nvidia-smi lists as `gpu`, else as the web UI job's GPU, else as 0, into *card.
+ * ERR_USAGE, said, when it lists others only; else 0, with what went wrong with nvidia-smi in
+ * `note` (left as it is when nothing did, or there is no nvidia-smi). */
+static int card_from_smi(int gpu, const struct source *src, struct est_gpus *gpus,
+			 struct card *card, char *note, size_t size)
+{
+	struct err ge;
+	err_clear(&ge);
+	int s = gpus ? estimate_query_gpus(gpus, &ge) : ERR_SOFTWARE;
+	if (s == ERR_OK) {
+		int want = gpu >= 0 ? gpu : job_gpu(src) >= 0 ? job_gpu(src) : 0;
+		for (size_t i = 0; i < gpus->n; i++)
+			if (gpus->gpu[i].index == want)
+				card->gpu = &gpus->gpu[i];
+		if (!card->gpu) {
+			fprintf(stderr, _("oomfix estimate: nvidia-smi lists no card %d "
+					  "(it lists %zu)\n"), want, gpus->n);
+			return ERR_USAGE;
+		}
+		card->src = CARD_SMI;
+		card->bytes = card->gpu->total;
+		card->index = card->gpu->index;
+		snprintf(card->name, sizeof card->name, "%s", card->gpu->name);
+	} else if (s == ERR_DATA) {
+		snprintf(note, size, "%s", _("nvidia-smi gave output this program cannot read"));
+	} else if (s != ERR_UNAVAILABLE) {
+		snprintf(note, size, "%s", _("nvidia-smi failed"));
+	}
+	return 0;
+}
+
+/* The capacity in the last OOM message of --log, else of the job's log, into *card (left as it
+ * is without one); o->log becomes the log read. */
+static void card_from_log(struct est_args *o, const struct source *src, const struct job *j,
+			  struct card *card)
+{
+	struct err le;
+	if (!o->log && cli_job_log(src, &o->log, &le) != ERR_OK)
+		o->log = NULL;
+	struct diag_result *v = o->log ? calloc(1, sizeof *v) : NULL;
+	struct diag_job_info info = { .name = j->name, .kind = (int)j->kind, .conservative = -1 };
+	if (v && diag_file(o->log, &info, v, &le) == ERR_OK && v->memory.present &&
+	    v->memory.capacity > 0) {
+		card->src = CARD_LOG;
+		card->bytes = v->memory.capacity;
+	}
+	free(v);
+}
+
+/* The card: --vram (already read into *card), else nvidia-smi, else the log's last OOM message.
+ * 0, or the exit status once it has said why there is none. *gpus, nvidia-smi's list, is the
+ * caller's to free. */
+static int find_card(struct est_args *o, const struct source *src, const struct job *j,
+		     struct card *card, struct est_gpus **gpus)
+{
+	char smi_note[256] = "";
+	if (o->vram) {
+		card->src = CARD_VRAM;
+		return 0;
+	}
+	*gpus = calloc(1, sizeof **gpus);
+	if (card_from_smi(o->gpu, src, *gpus, card, smi_note, sizeof smi_note))
+		return ERR_USAGE;
+	if (o->gpu >= 0 && card->src != CARD_SMI && !card->bytes) {
+		fprintf(stderr, _("oomfix estimate: --gpu needs nvidia-smi (%s)\n"),
+			smi_note[0] ? smi_note : _("not found"));
+		return ERR_USAGE;
+	}
+	if (!card->gpu)
+		card_from_log(o, src, j, card);
+	if (!card->bytes) {
+		if (smi_note[0])
+			fprintf(stderr, "oomfix estimate: %s\n", smi_note);
+		fprintf(stderr, "%s\n", _("oomfix estimate: which card? Give its size with "
+					  "--vram GB (e.g. --vram 24); there is no nvidia-smi and "
+					  "no OOM message in the job's log to read it from."));
+		return ERR_USAGE;
+	}
+	return 0;
+}
+
+/* No memory table for the job's arch: no number rather than a guess. */
+static void print_unknown(const struct job *j, const struct card *card, bool json)
+{
+	if (!json) {
+		parap(0, _("No estimate: oomfix has no memory table for arch '%s', so it gives no "
+			 "number rather than a guess.\n"), j->arch[0] ? j->arch : "?");
+		return;
+	}
+	struct json js;
+	json_init(&js, stdout, true);
+	json_obj_begin(&js);
+	json_key(&js, "arch");
+	json_str(&js, j->arch[0] ? j->arch : NULL);
+	json_key(&js, "known");
+	json_bool(&js, false);
+	json_key(&js, "card");
+	json_int(&js, card->bytes);
+	json_key(&js, "phases");
+	json_arr_begin(&js);
+	json_arr_end(&js);
+	json_key(&js, "verdict");
+	json_null(&js);
+	json_obj_end(&js);
+	json_finish(&js);
+}
+
+/* The estimate against the card: its verdict, the path when it does not fit, and the verdict
+ * beside what other processes hold on the card now (nvidia-smi). */
+struct est_result {
+	struct estimate est;
+	enum est_verdict verdict, verdict_now;
+	enum est_phase at;
+	struct est_path path;
+	int64_t others, free_now;
+};
+
+/* --apply: writes the path (write_result) and sets *status; true when nothing more is to be
+ * printed. */
+static bool apply_path(const struct est_args *o, struct source *src, const struct doc *d,
+		       const struct est_result *r, int *status)
+{
+	if (!r->path.n) {
+		fprintf(stderr, "%s\n", r->verdict == EST_V_NO
+			? _("oomfix estimate: no change oomfix knows makes it fit; nothing written.")
+			: r->verdict == EST_V_TIGHT
+			? _("oomfix estimate: it is tight and no change oomfix knows is left; "
+			    "nothing written.")
+			: _("oomfix estimate: it fits already; nothing to change."));
+		*status = r->verdict == EST_V_NO ? ERR_DATA : 0;
+		return true;
+	}
+	if (!r->path.fits)
+		fprintf(stderr, "%s\n", _("oomfix estimate: the path does not reach a fitting "
+					  "job; writing it anyway."));
+	*status = write_result(src, d, &r->path, o->path, o->out, o->inplace, o->force);
+	return !o->out && !o->inplace;
+}
+
+/* What the card holds now besides the job: its processes, the memory in use and the verdict
+ * beside them (null without nvidia-smi). */
+static void json_card_now(struct json *js, const struct card *card, enum est_verdict verdict_now)
+{
+	json_key(js, "other_processes");
+	json_arr_begin(js);
+	for (size_t i = 0; card->gpu && i < card->gpu->napps; i++) {
+		json_obj_begin(js);
+		json_key(js, "pid");
+		json_int(js, card->gpu->app[i].pid);
+		json_key(js, "bytes");
+		json_int(js, card->gpu->app[i].bytes);
+		json_obj_end(js);
+	}
+	json_arr_end(js);
+	json_key(js, "used_now");
+	if (card->gpu)
+		json_int(js, card->gpu->used);
+	else
+		json_null(js);
+	json_key(js, "verdict_now");
+	json_str(js, card->gpu ? est_verdict_name(verdict_now) : NULL);
+}
+
+static void print_json(const struct card *card, const struct est_result *r)
+{
+	struct json js;
+	json_init(&js, stdout, true);
+	json_obj_begin(&js);
+	json_key(&js, "arch");
+	json_str(&js, r->est.arch);
+	json_key(&js, "known");
+	json_bool(&js, true);
+	json_key(&js, "family");
+	json_str(&js, r->est.family);
+	json_key(&js, "card");
+	json_int(&js, card->bytes);
+	json_key(&js, "card_source");
+	json_str(&js, card->src == CARD_VRAM ? "vram" : card->src == CARD_SMI ? "nvidia-smi" : "log");
+	json_phases(&js, &r->est);
+	json_key(&js, "verdict");
+	json_str(&js, est_verdict_name(r->verdict));
+	json_key(&js, "verdict_phase");
+	json_str(&js, est_phase_name(r->at));
+	json_key(&js, "change");
+	if (r->path.n)
+		json_step(&js, &r->path.step[0]);
+	else
+		json_null(&js);
+	json_key(&js, "path");
+	json_arr_begin(&js);
+	for (size_t i = 0; i < r->path.n; i++)
+		json_step(&js, &r->path.step[i]);
+	json_arr_end(&js);
+	json_key(&js, "path_fits");
+	if (r->verdict != EST_V_FITS)
+		json_bool(&js, r->path.fits);
+	else
+		json_null(&js);
+	json_card_now(&js, card, r->verdict_now);
+	json_obj_end(&js);
+	json_finish(&js);
+}
+
+/* "Card: ..." with where its size came from. */
+static void print_card(const struct est_args *o, const struct card *card)
+{
+	char cb[32];
+	estimate_gib(card->bytes, cb, sizeof cb);
+	if (card->src == CARD_VRAM && card->table_gib > 0)
+		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
+		       o->vram, o->vram);
+	else if (card->src == CARD_VRAM && card->approx)
+		parap(0, _("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
+		       cb, o->vram);
+	else if (card->src == CARD_VRAM)
+		parap(0, _("Card: %s (--vram %s)\n"), cb, o->vram);
+	else if (card->src == CARD_SMI)
+		parap(0, _("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card->index, card->name);
+	else
+		parap(0, _("Card: %s (the capacity in the last OOM message of %s)\n"), cb, o->log);
+}
+
+/* Other processes on the card now (nvidia-smi), and whether the job fits beside them. */
+static void print_others(const struct card *card, const struct est_result *r)
+{
+	char ob[32], fb[32];
+	estimate_gib(r->others, ob, sizeof ob);
+	estimate_gib(r->free_now > 0 ? r->free_now : 0, fb, sizeof fb);
+	printf(_("Other processes hold %s on this card now, leaving %s:"), ob, fb);
+	for (size_t i = 0; i < card->gpu->napps; i++) {
+		char pb[32];
+		estimate_gib(card->gpu->app[i].bytes, pb, sizeof pb);
+		printf(_(" pid %lld (%s)"), card->gpu->app[i].pid, pb);
+	}
+	printf("\n");
+	if (r->verdict_now != r->verdict || r->verdict_now == EST_V_NO)
+		para(r->verdict_now == EST_V_NO
+			? _("Beside them the job will not fit: stop them or use another card "
+			    "before the run (the settings are not what is too big).")
+			: _("Beside them it is tight: stop them or use another card before the run."),
+		     0);
+}
+
+/* The changes that act on a job that does not fit, and what is left when none is. */
+static void print_path(const struct est_result *r, bool apply)
+{
+	if (r->path.n) {
+		enum est_verdict last = r->path.step[r->path.n - 1].verdict;
+		printf("\n%s\n", last == EST_V_FITS ? _("Shortest path to a job that fits:")
+				 : last == EST_V_TIGHT ? _("Changes that act on it (tight at the end):")
+						       : _("Changes that act on it (still not enough):"));
+		for (size_t i = 0; i < r->path.n; i++)
+			print_step(i, &r->path.step[i]);
+		if (!apply)
+			para(_("Write it with: oomfix estimate --apply -i JOB"), 0);
+	}
+	if (r->path.exhausted)
+		parap(0, _("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
+			 "smaller model.\n"), est_phase_label(r->path.stuck));
+}
+
+static void print_text(const struct est_args *o, const struct card *card,
+		       const struct est_result *r)
+{
+	parap(0, _("Job: %s (arch %s, family %s)\n"), o->path, r->est.arch, r->est.family);
+	print_card(o, card);
+	printf("\n");
+	print_estimate(&r->est, card->bytes);
+	printf("\n");
+	print_verdict(r->verdict, r->at);
+	print_notes(&r->est);
+	if (card->gpu && r->others > 0)
+		print_others(card, r);
+	if (r->verdict != EST_V_FITS)
+		print_path(r, o->apply);
+}
+
+/* The estimate of the job on the card, its verdict and path, and what of them is printed or
+ * written: the exit status. */
+static int estimate_on(const struct est_args *o, struct source *src, const struct doc *d,
+		       const struct job *j, const struct card *card, struct est_result *r)
+{
+	struct err e;
+	err_clear(&e);
+	estimate_job(j, &r->est);
+	if (!r->est.known) {
+		print_unknown(j, card, o->json);
+		return 0;
+	}
+	r->verdict = estimate_verdict(&r->est, card->bytes, &r->at);
+	int rc;
+	if (r->verdict != EST_V_FITS && (rc = estimate_path(j, card->bytes, true, &r->path, &e))) {
+		err_print(&e, stderr);
+		return rc;
+	}
+	r->others = card->gpu ? card->gpu->used : 0;
+	r->free_now = card->bytes - r->others;
+	enum est_phase at_now;
+	r->verdict_now = card->gpu && r->others > 0
+		? estimate_verdict(&r->est, r->free_now, &at_now) : r->verdict;
+	int status = 0;
+	if (o->apply && apply_path(o, src, d, r, &status))
+		return status;
+	if (o->json)
+		print_json(card, r);
+	else
+		print_text(o, card, r);
+	return status;
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+	struct est_args o;
+	int status = estimate_options(argc, argv, &o);
+	if (status >= 0)
+		return status;
 
 	struct card card = { .index = -1 };
 	struct err e;
 	err_clear(&e);
-	if (vram && estimate_parse_vram(vram, &card.bytes, &card.table_gib, &card.approx, &e)) {
+	if (o.vram && estimate_parse_vram(o.vram, &card.bytes, &card.table_gib, &card.approx, &e)) {
 		fprintf(stderr, "oomfix estimate: %s\n", e.msg);
 		return ERR_USAGE;
 	}
-
 	struct doc *d = NULL;
 	struct job *j = NULL;
 	struct source *src = NULL;
-	int rc = cli_open_job(path, &src, &d, &j, &e);
+	int rc = cli_open_job(o.path, &src, &d, &j, &e);
 	if (rc) {
 		err_print(&e, stderr);
 		return rc;
 	}
-	if (json)
+	if (o.json)
 		setlocale(LC_MESSAGES, "C");
-	int status = 0;
 	struct est_gpus *gpus = NULL;
-	struct est_path epath = { 0 };
-	char smi_note[256] = "";
-
-	/* The card: --vram, else nvidia-smi, else the log's last OOM message. */
-	if (vram) {
-		card.src = CARD_VRAM;
-	} else {
-		gpus = calloc(1, sizeof *gpus);
-		struct err ge;
-		err_clear(&ge);
-		int s = gpus ? estimate_query_gpus(gpus, &ge) : ERR_SOFTWARE;
-		if (s == ERR_OK) {
-			int want = gpu >= 0 ? gpu : job_gpu(src) >= 0 ? job_gpu(src) : 0;
-			for (size_t i = 0; i < gpus->n; i++)
-				if (gpus->gpu[i].index == want)
-					card.gpu = &gpus->gpu[i];
-			if (!card.gpu) {
-				fprintf(stderr, _("oomfix estimate: nvidia-smi lists no card %d "
-						  "(it lists %zu)\n"), want, gpus->n);
-				status = ERR_USAGE;
-				goto done;
-			}
-			card.src = CARD_SMI;
-			card.bytes = card.gpu->total;
-			card.index = card.gpu->index;
-			snprintf(card.name, sizeof card.name, "%s", card.gpu->name);
-		} else if (s == ERR_DATA) {
-			snprintf(smi_note, sizeof smi_note, "%s",
-				 _("nvidia-smi gave output this program cannot read"));
-		} else if (s != ERR_UNAVAILABLE) {
-			snprintf(smi_note, sizeof smi_note, "%s", _("nvidia-smi failed"));
-		}
-		if (gpu >= 0 && card.src != CARD_SMI && !card.bytes) {
-			fprintf(stderr, _("oomfix estimate: --gpu needs nvidia-smi (%s)\n"),
-				smi_note[0] ? smi_note : _("not found"));
-			status = ERR_USAGE;
-			goto done;
-		}
-		if (!card.gpu) {
-			struct err le;
-			if (!log && cli_job_log(src, &log, &le) != ERR_OK)
-				log = NULL;
-			struct diag_result *v = log ? calloc(1, sizeof *v) : NULL;
-			struct diag_job_info info = { .name = j->name, .kind = (int)j->kind,
-						      .conservative = -1 };
-			if (v && diag_file(log, &info, v, &le) == ERR_OK && v->memory.present &&
-			    v->memory.capacity > 0) {
-				card.src = CARD_LOG;
-				card.bytes = v->memory.capacity;
-			}
-			free(v);
-		}
-		if (!card.bytes) {
-			if (smi_note[0])
-				fprintf(stderr, "oomfix estimate: %s\n", smi_note);
-			fprintf(stderr, "%s\n", _("oomfix estimate: which card? Give its size with "
-						  "--vram GB (e.g. --vram 24); there is no nvidia-smi and "
-						  "no OOM message in the job's log to read it from."));
-			status = ERR_USAGE;
-			goto done;
-		}
-	}
-
-	struct estimate est;
-	estimate_job(j, &est);
-	if (!est.known) {
-		if (json) {
-			struct json js;
-			json_init(&js, stdout, true);
-			json_obj_begin(&js);
-			json_key(&js, "arch");
-			json_str(&js, j->arch[0] ? j->arch : NULL);
-			json_key(&js, "known");
-			json_bool(&js, false);
-			json_key(&js, "card");
-			json_int(&js, card.bytes);
-			json_key(&js, "phases");
-			json_arr_begin(&js);
-			json_arr_end(&js);
-			json_key(&js, "verdict");
-			json_null(&js);
-			json_obj_end(&js);
-			json_finish(&js);
-		} else {
-			parap(0, _("No estimate: oomfix has no memory table for arch '%s', so it gives no "
-				 "number rather than a guess.\n"), j->arch[0] ? j->arch : "?");
-		}
-		goto done;
-	}
-	enum est_phase at;
-	enum est_verdict verdict = estimate_verdict(&est, card.bytes, &at);
-	if (verdict != EST_V_FITS && (rc = estimate_path(j, card.bytes, true, &epath, &e))) {
-		err_print(&e, stderr);
-		status = rc;
-		goto done;
-	}
-	int64_t others = card.gpu ? card.gpu->used : 0;
-	int64_t free_now = card.bytes - others;
-	enum est_phase at_now;
-	enum est_verdict verdict_now = card.gpu && others > 0
-		? estimate_verdict(&est, free_now, &at_now) : verdict;
-
-	if (apply) {
-		if (!epath.n) {
-			fprintf(stderr, "%s\n", verdict == EST_V_NO
-				? _("oomfix estimate: no change oomfix knows makes it fit; nothing written.")
-				: verdict == EST_V_TIGHT
-				? _("oomfix estimate: it is tight and no change oomfix knows is left; "
-				    "nothing written.")
-				: _("oomfix estimate: it fits already; nothing to change."));
-			status = verdict == EST_V_NO ? ERR_DATA : 0;
-			goto done;
-		}
-		if (!epath.fits)
-			fprintf(stderr, "%s\n", _("oomfix estimate: the path does not reach a fitting "
-						  "job; writing it anyway."));
-		status = write_result(src, d, &epath, path, out, inplace, force);
-		if (!out && !inplace)
-			goto done;
-	}
-
-	if (json) {
-		struct json js;
-		json_init(&js, stdout, true);
-		json_obj_begin(&js);
-		json_key(&js, "arch");
-		json_str(&js, est.arch);
-		json_key(&js, "known");
-		json_bool(&js, true);
-		json_key(&js, "family");
-		json_str(&js, est.family);
-		json_key(&js, "card");
-		json_int(&js, card.bytes);
-		json_key(&js, "card_source");
-		json_str(&js, card.src == CARD_VRAM ? "vram" : card.src == CARD_SMI ? "nvidia-smi"
-										   : "log");
-		json_phases(&js, &est);
-		json_key(&js, "verdict");
-		json_str(&js, est_verdict_name(verdict));
-		json_key(&js, "verdict_phase");
-		json_str(&js, est_phase_name(at));
-		json_key(&js, "change");
-		if (epath.n)
-			json_step(&js, &epath.step[0]);
-		else
-			json_null(&js);
-		json_key(&js, "path");
-		json_arr_begin(&js);
-		for (size_t i = 0; i < epath.n; i++)
-			json_step(&js, &epath.step[i]);
-		json_arr_end(&js);
-		json_key(&js, "path_fits");
-		if (verdict != EST_V_FITS)
-			json_bool(&js, epath.fits);
-		else
-			json_null(&js);
-		json_key(&js, "other_processes");
-		json_arr_begin(&js);
-		for (size_t i = 0; card.gpu && i < card.gpu->napps; i++) {
-			json_obj_begin(&js);
-			json_key(&js, "pid");
-			json_int(&js, card.gpu->app[i].pid);
-			json_key(&js, "bytes");
-			json_int(&js, card.gpu->app[i].bytes);
-			json_obj_end(&js);
-		}
-		json_arr_end(&js);
-		json_key(&js, "used_now");
-		if (card.gpu)
-			json_int(&js, card.gpu->used);
-		else
-			json_null(&js);
-		json_key(&js, "verdict_now");
-		json_str(&js, card.gpu ? est_verdict_name(verdict_now) : NULL);
-		json_obj_end(&js);
-		json_finish(&js);
-		goto done;
-	}
-
-	char cb[32];
-	estimate_gib(card.bytes, cb, sizeof cb);
-	parap(0, _("Job: %s (arch %s, family %s)\n"), path, est.arch, est.family);
-	if (card.src == CARD_VRAM && card.table_gib > 0)
-		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
-		       vram, vram);
-	else if (card.src == CARD_VRAM && card.approx)
-		parap(0, _("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
-		       cb, vram);
-	else if (card.src == CARD_VRAM)
-		parap(0, _("Card: %s (--vram %s)\n"), cb, vram);
-	else if (card.src == CARD_SMI)
-		parap(0, _("Card: %s, GPU %d %s (nvidia-smi)\n"), cb, card.index, card.name);
-	else
-		parap(0, _("Card: %s (the capacity in the last OOM message of %s)\n"), cb, log);
-	printf("\n");
-	print_estimate(&est, card.bytes);
-	printf("\n");
-	print_verdict(verdict, at);
-	print_notes(&est);
-	if (card.gpu && others > 0) {
-		char ob[32], fb[32];
-		estimate_gib(others, ob, sizeof ob);
-		estimate_gib(free_now > 0 ? free_now : 0, fb, sizeof fb);
-		printf(_("Other processes hold %s on this card now, leaving %s:"), ob, fb);
-		for (size_t i = 0; i < card.gpu->napps; i++) {
-			char pb[32];
-			estimate_gib(card.gpu->app[i].bytes, pb, sizeof pb);
-			printf(_(" pid %lld (%s)"), card.gpu->app[i].pid, pb);
-		}
-		printf("\n");
-		if (verdict_now != verdict || verdict_now == EST_V_NO)
-			para(verdict_now == EST_V_NO
-				? _("Beside them the job will not fit: stop them or use another card "
-				    "before the run (the settings are not what is too big).")
-				: _("Beside them it is tight: stop them or use another card before the run."),
-			     0);
-	}
-	if (verdict != EST_V_FITS) {
-		if (epath.n) {
-			enum est_verdict last = epath.step[epath.n - 1].verdict;
-			printf("\n%s\n", last == EST_V_FITS ? _("Shortest path to a job that fits:")
-					 : last == EST_V_TIGHT ? _("Changes that act on it (tight at the end):")
-							       : _("Changes that act on it (still not enough):"));
-			for (size_t i = 0; i < epath.n; i++)
-				print_step(i, &epath.step[i]);
-			if (!apply)
-				para(_("Write it with: oomfix estimate --apply -i JOB"), 0);
-		}
-		if (epath.exhausted)
-			parap(0, _("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
-				 "smaller model.\n"), est_phase_label(epath.stuck));
-	}
-
-done:
-	estimate_path_free(&epath);
+	struct est_result r = { 0 };
+	status = find_card(&o, src, j, &card, &gpus);
+	if (!status)
+		status = estimate_on(&o, src, d, j, &card, &r);
+	estimate_path_free(&r.path);
 	free(gpus);
 	job_free(&j);
 	doc_free(&d);

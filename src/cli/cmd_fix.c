@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "oomfix/aitkdb.h"
+#include "oomfix/buf.h"
 #include "oomfix/diag.h"
 #include "oomfix/diff.h"
 #include "oomfix/doc.h"
@@ -381,19 +382,17 @@ static void fix_help(FILE *fp)
 /* A growing list of owned strings. */
 struct strv {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 static bool strv_push(struct strv *s, char *str)
 {
 	if (!str)
 		return false;
-	char **nv = realloc(s->v, (s->n + 1) * sizeof *nv);
-	if (!nv) {
+	if (!ARRAY_GROW(s->v, s->n + 1, s->cap)) {
 		free(str);
 		return false;
 	}
-	s->v = nv;
 	s->v[s->n++] = str;
 	return true;
 }
@@ -403,8 +402,7 @@ static void strv_free(struct strv *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i]);
 	free(s->v);
-	s->v = NULL;
-	s->n = 0;
+	*s = (struct strv){ 0 };
 }
 
 /* Writes len bytes of s and flushes; ERR_IOERR when either fails. */

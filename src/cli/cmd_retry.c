@@ -124,7 +124,31 @@ static int run_loop(const struct retry_opts *o, char **cmd, double grace, FILE *
 	return status;
 }
 
-int cmd_retry(int argc, char **argv)
+/* --events FD: a copy of the descriptor that the runs never inherit, into *events (one given
+ * before is closed). 0, or the usage error. */
+static int open_events(const char *arg, FILE **events)
+{
+	char *end;
+	long fd = strtol(arg, &end, 10);
+	if (*end || fd < 1 || fd > 1000 || fd == STDIN_FILENO)
+		return usage_error(_("--events wants an open file descriptor, not '%s'"), arg);
+	if (*events)
+		fclose(*events);
+	int dfd = fcntl((int)fd, F_DUPFD_CLOEXEC, 3); /* the runs never inherit it */
+	if (dfd < 0 || !(*events = fdopen(dfd, "w"))) {
+		if (dfd >= 0)
+			close(dfd);
+		return usage_error(_("--events wants an open file descriptor, not '%s'"), arg);
+	}
+	if (fd > STDERR_FILENO)
+		close((int)fd);
+	return 0;
+}
+
+/* Reads the options and JOB (-- CMD) into *r, *grace and *events: -1 to go on, with optind at
+ * CMD's "--", else the exit status (help, usage). */
+static int retry_options(int argc, char **argv, struct retry_opts *r, double *grace,
+			 FILE **events)
 {
 	enum { O_PROBE = 256, O_GRACE, O_EVENTS, O_LOG, O_VRAM };
 	static const struct option opts[] = {
@@ -137,10 +161,7 @@ int cmd_retry(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct retry_opts r = { .max_tries = RETRY_DEFAULT_TRIES, .stop = &stop_requests };
-	double grace = DEFAULT_GRACE;
-	FILE *events = NULL; /* NULL: no events asked for */
-	int c;
+	int c, rc;
 	char *end;
 	optind = 1;
 	opterr = 0;
@@ -148,52 +169,38 @@ int cmd_retry(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			r.max_tries = (int)strtol(optarg, &end, 10);
-			if (*end || r.max_tries < 1 || r.max_tries > 1000)
+			r->max_tries = (int)strtol(optarg, &end, 10);
+			if (*end || r->max_tries < 1 || r->max_tries > 1000)
 				return usage_error(_("--max-tries wants a number from 1 to 1000, not '%s'"),
 						   optarg);
 			break;
 		case O_PROBE:
-			r.probe = strtoll(optarg, &end, 10);
-			if (*end || r.probe < 1)
+			r->probe = strtoll(optarg, &end, 10);
+			if (*end || r->probe < 1)
 				return usage_error(_("--probe wants a positive number of steps, not '%s'"),
 						   optarg);
 			break;
 		case O_GRACE:
-			grace = strtod(optarg, &end);
-			if (*end || !(grace >= 0 && grace <= 3600))
+			*grace = strtod(optarg, &end);
+			if (*end || !(*grace >= 0 && *grace <= 3600))
 				return usage_error(_("--grace wants seconds from 0 to 3600, not '%s'"), optarg);
 			break;
 		case O_LOG:
-			r.from_log = optarg;
+			r->from_log = optarg;
 			break;
 		case O_VRAM: {
 			struct err ve;
 			err_clear(&ve);
-			if (estimate_parse_vram(optarg, &r.card, NULL, NULL, &ve) != ERR_OK) {
+			if (estimate_parse_vram(optarg, &r->card, NULL, NULL, &ve) != ERR_OK) {
 				fprintf(stderr, "oomfix retry: %s\n", ve.msg);
 				return ERR_USAGE;
 			}
 			break;
 		}
-		case O_EVENTS: {
-			long fd = strtol(optarg, &end, 10);
-			if (*end || fd < 1 || fd > 1000 || fd == STDIN_FILENO)
-				return usage_error(_("--events wants an open file descriptor, not '%s'"),
-						   optarg);
-			if (events)
-				fclose(events);
-			int dfd = fcntl((int)fd, F_DUPFD_CLOEXEC, 3); /* the runs never inherit it */
-			if (dfd < 0 || !(events = fdopen(dfd, "w"))) {
-				if (dfd >= 0)
-					close(dfd);
-				return usage_error(_("--events wants an open file descriptor, not '%s'"),
-						   optarg);
-			}
-			if (fd > STDERR_FILENO)
-				close((int)fd);
+		case O_EVENTS:
+			if ((rc = open_events(optarg, events)) != 0)
+				return rc;
 			break;
-		}
 		case 'h':
 			help(stdout);
 			return 0;
@@ -205,14 +212,26 @@ int cmd_retry(int argc, char **argv)
 		optind++;
 	if (optind >= argc)
 		return usage_error("%s", _("expected JOB -- CMD [ARG...], or aitk:NAME"));
-	r.job = argv[optind++];
-	bool ui = source_is_aitk_arg(r.job);
+	r->job = argv[optind++];
+	bool ui = source_is_aitk_arg(r->job);
 	if (ui && optind < argc)
 		/* the web UI's worker runs the job: there is nothing to run here */
 		return usage_error("%s", _("a web UI job (aitk:NAME) takes no CMD: its runs are "
 					   "started by the UI's worker"));
 	if (!ui && (optind >= argc || strcmp(argv[optind], "--") != 0 || optind + 1 >= argc))
 		return usage_error("%s", _("expected JOB -- CMD [ARG...], or aitk:NAME"));
+	return -1;
+}
+
+int cmd_retry(int argc, char **argv)
+{
+	struct retry_opts r = { .max_tries = RETRY_DEFAULT_TRIES, .stop = &stop_requests };
+	double grace = DEFAULT_GRACE;
+	FILE *events = NULL; /* NULL: no events asked for */
+	int status = retry_options(argc, argv, &r, &grace, &events);
+	if (status >= 0)
+		return status;
+	bool ui = source_is_aitk_arg(r.job);
 
 	if (!r.card) {
 		/* nvidia-smi once, before the first run; none is normal (the OOM message says it) */
@@ -231,7 +250,7 @@ int cmd_retry(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	int status = run_loop(&r, ui ? NULL : argv + optind + 1, grace, events);
+	status = run_loop(&r, ui ? NULL : argv + optind + 1, grace, events);
 	if (events)
 		fclose(events);
 	return status;

@@ -1,5 +1,6 @@
 /* aitkdb.c — see aitkdb.h. */
 #include "oomfix/aitkdb.h"
+#include "oomfix/buf.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
 
@@ -22,6 +23,19 @@ struct aitk_db {
 	bool has_status, has_info, has_step, has_total, has_updated, has_id, has_gpu, has_qpos,
 		has_stop, has_rtq, has_pid;
 };
+
+/* A statement run once by run_stmt: what it binds, in this order, and what reads its row. */
+struct rowstate;
+struct stmt_args {
+	const char *first;          /* a text, when not NULL */
+	const struct rowstate *now; /* when given: the time of this change, in the form of the
+				     * row's updated_at (bind_now) */
+	const char *last;           /* a text, when not NULL: most often the job's name */
+	int (*row)(sqlite3_stmt *st, void *arg, struct err *e); /* reads the row, if one comes */
+	void *arg;
+	bool found;                 /* set by run_stmt: a row came */
+};
+static int run_stmt(struct aitk_db *db, const char *sql, struct stmt_args *a, struct err *e);
 
 static char *join(const char *a, const char *b)
 {
@@ -175,16 +189,19 @@ static char *col_text(sqlite3_stmt *st, int i)
 }
 
 /* Reads the Settings value for `key`; NULL when absent, empty or there is no Settings table. */
+static int text_row(sqlite3_stmt *st, void *v, struct err *e)
+{
+	(void)e;
+	*(char **)v = col_text(st, 0);
+	return ERR_OK;
+}
+
 static char *setting(struct aitk_db *db, const char *key)
 {
-	sqlite3_stmt *st;
 	char *v = NULL;
-	if (sqlite3_prepare_v2(db->h, "SELECT value FROM Settings WHERE key = ?", -1, &st, NULL))
-		return NULL;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = col_text(st, 0);
-	sqlite3_finalize(st);
+	struct err ignored;
+	struct stmt_args a = { .last = key, .row = text_row, .arg = &v };
+	(void)run_stmt(db, "SELECT value FROM Settings WHERE key = ?", &a, &ignored);
 	if (v && !*v) {
 		free(v);
 		v = NULL;
@@ -389,10 +406,9 @@ int aitkdb_list(struct aitk_db *db, struct aitk_job **rows, size_t *n, struct er
 	if (rc)
 		return db_error(db, rc, e);
 	struct aitk_job *v = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct aitk_job *nv = realloc(v, (cnt + 1) * sizeof *nv);
-		if (!nv || (v = nv, read_row(st, &v[cnt])) != ERR_OK) {
+		if (!ARRAY_GROW(v, cnt + 1, cap) || read_row(st, &v[cnt]) != ERR_OK) {
 			sqlite3_finalize(st);
 			aitkdb_rows_free(v, cnt);
 			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
@@ -475,28 +491,21 @@ static int no_such_job(struct aitk_db *db, const char *name, struct err *e)
 		       _("no job named '%s' (oomfix jobs lists them)"), who);
 }
 
+static int job_row(sqlite3_stmt *st, void *out, struct err *e)
+{
+	return read_row(st, out) == ERR_OK
+		       ? ERR_OK
+		       : err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+}
+
 static int get_row(struct aitk_db *db, const char *name, struct aitk_job *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	char sql[512];
 	select_sql(db, sql, sizeof sql, " WHERE name = ?");
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-	if (rc)
-		return db_error(db, rc, e);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		rc = read_row(st, out) == ERR_OK
-			     ? ERR_OK
-			     : err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
-		sqlite3_finalize(st);
-		return rc;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db_error(db, rc, e);
-	return no_such_job(db, name, e);
+	struct stmt_args a = { .last = name, .row = job_row, .arg = out };
+	int rc = run_stmt(db, sql, &a, e);
+	return rc || a.found ? rc : no_such_job(db, name, e);
 }
 
 int aitkdb_get(struct aitk_db *db, const char *name, struct aitk_job *out, struct err *e)
@@ -547,6 +556,32 @@ struct rowstate {
 	bool found;
 };
 
+/* Prepares sql, binds a's values, steps once and finalizes. A row, if one comes, is handed to
+ * a->row (when given) and its result returned; otherwise ERR_OK when the statement ran, or the
+ * database's error. */
+static int run_stmt(struct aitk_db *db, const char *sql, struct stmt_args *a, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (rc)
+		return db_error(db, rc, e);
+	int k = 1, out = ERR_OK;
+	if (a->first)
+		sqlite3_bind_text(st, k++, a->first, -1, SQLITE_STATIC);
+	if (a->now)
+		bind_now(st, k++, a->now->utype, a->now->utext);
+	if (a->last)
+		sqlite3_bind_text(st, k, a->last, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	a->found = rc == SQLITE_ROW;
+	if (a->found) {
+		out = a->row ? a->row(st, a->arg, e) : ERR_OK;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc != SQLITE_DONE ? db_error(db, rc, e) : out;
+}
+
 static void rowstate_free(struct rowstate *r)
 {
 	free(r->status);
@@ -554,6 +589,18 @@ static void rowstate_free(struct rowstate *r)
 	free(r->utype);
 	free(r->utext);
 	memset(r, 0, sizeof *r);
+}
+
+static int state_row(sqlite3_stmt *st, void *arg, struct err *e)
+{
+	struct rowstate *r = arg;
+	(void)e;
+	r->found = true;
+	r->status = col_text(st, 0);
+	r->config = col_text(st, 1);
+	r->utype = col_text(st, 2);
+	r->utext = col_text(st, 3);
+	return ERR_OK;
 }
 
 static int read_state(struct aitk_db *db, const char *name, struct rowstate *r, struct err *e)
@@ -564,23 +611,10 @@ static int read_state(struct aitk_db *db, const char *name, struct rowstate *r, 
 		 db->has_status ? "status" : "NULL",
 		 db->has_updated ? "typeof(updated_at)" : "NULL",
 		 db->has_updated ? "updated_at" : "NULL");
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	struct stmt_args a = { .last = name, .row = state_row, .arg = r };
+	int rc = run_stmt(db, sql, &a, e);
 	if (rc)
-		return db_error(db, rc, e);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		r->found = true;
-		r->status = col_text(st, 0);
-		r->config = col_text(st, 1);
-		r->utype = col_text(st, 2);
-		r->utext = col_text(st, 3);
-		rc = SQLITE_DONE;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db_error(db, rc, e);
+		return rc;
 	if (!r->found)
 		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
 			       _("the job '%s' is no longer in the database"), SHOWN(name));
@@ -654,22 +688,9 @@ static int save_config(struct aitk_db *db, const char *name, const char *loaded,
 	char sql[128];
 	snprintf(sql, sizeof sql, "UPDATE Job SET job_config = ?%s WHERE name = ?",
 		 db->has_updated ? ", updated_at = ?" : "");
-	sqlite3_stmt *st;
-	if ((rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL)) != SQLITE_OK) {
-		rc = db_error(db, rc, e);
+	struct stmt_args a = { .first = config, .now = db->has_updated ? &r : NULL, .last = name };
+	if ((rc = run_stmt(db, sql, &a, e)) != ERR_OK)
 		goto fail;
-	}
-	int k = 1;
-	sqlite3_bind_text(st, k++, config, -1, SQLITE_STATIC);
-	if (db->has_updated)
-		bind_now(st, k++, r.utype, r.utext);
-	sqlite3_bind_text(st, k, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		rc = db_error(db, rc, e);
-		goto fail;
-	}
 	rowstate_free(&r);
 	return commit(db, e);
 fail:
@@ -684,33 +705,19 @@ int aitkdb_save_config(struct aitk_db *db, const char *name, const char *loaded,
 	return about(db, name, e, save_config(db, name, loaded, config, force, before, arg, e));
 }
 
-static int exec_bound(struct aitk_db *db, const char *sql, const char *a, const char *b,
-		      struct err *e)
+/* Runs sql with the job's name bound; a row it returns is not read. */
+static int exec_named(struct aitk_db *db, const char *sql, const char *name, struct err *e)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
-	if (rc)
-		return db_error(db, rc, e);
-	if (a)
-		sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
-	if (b)
-		sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? ERR_OK : db_error(db, rc, e);
+	struct stmt_args a = { .last = name };
+	return run_stmt(db, sql, &a, e);
 }
 
 static bool table_exists(struct aitk_db *db, const char *t)
 {
-	sqlite3_stmt *st;
-	bool ok = false;
-	if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
-		ok = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-	}
-	return ok;
+	struct err ignored;
+	struct stmt_args a = { .last = t };
+	(void)run_stmt(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", &a, &ignored);
+	return a.found;
 }
 
 static int queue_job(struct aitk_db *db, const char *name, char **was, struct err *e)
@@ -731,36 +738,24 @@ static int queue_job(struct aitk_db *db, const char *name, char **was, struct er
 		goto out;
 	}
 	if (db->has_qpos &&
-	    (rc = exec_bound(db, "UPDATE Job SET queue_position = (SELECT COALESCE(MAX(queue_position), 0) "
-				 "+ 1000 FROM Job) WHERE name = ?", name, NULL, e)))
+	    (rc = exec_named(db, "UPDATE Job SET queue_position = (SELECT COALESCE(MAX(queue_position), 0) "
+				 "+ 1000 FROM Job) WHERE name = ?", name, e)))
 		goto fail;
 	char sql[256];
 	snprintf(sql, sizeof sql,
 		 "UPDATE Job SET status = 'queued'%s%s%s%s WHERE name = ?",
 		 db->has_stop ? ", stop = 0" : "", db->has_rtq ? ", return_to_queue = 0" : "",
 		 db->has_info ? ", info = 'Job queued'" : "", db->has_updated ? ", updated_at = ?" : "");
-	sqlite3_stmt *st;
-	if ((rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL)) != SQLITE_OK) {
-		rc = db_error(db, rc, e);
+	struct stmt_args a = { .now = db->has_updated ? &r : NULL, .last = name };
+	if ((rc = run_stmt(db, sql, &a, e)) != ERR_OK)
 		goto fail;
-	}
-	int k = 1;
-	if (db->has_updated)
-		bind_now(st, k++, r.utype, r.utext);
-	sqlite3_bind_text(st, k, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		rc = db_error(db, rc, e);
-		goto fail;
-	}
 	/* The start button also starts the GPU's queue, creating it when it is missing. */
 	if (db->has_gpu && table_exists(db, "Queue")) {
-		if ((rc = exec_bound(db, "INSERT INTO Queue (gpu_ids, is_running) SELECT j.gpu_ids, 1 "
+		if ((rc = exec_named(db, "INSERT INTO Queue (gpu_ids, is_running) SELECT j.gpu_ids, 1 "
 				     "FROM Job j WHERE j.name = ? AND NOT EXISTS (SELECT 1 FROM Queue "
-				     "q WHERE q.gpu_ids = j.gpu_ids)", name, NULL, e)) ||
-		    (rc = exec_bound(db, "UPDATE Queue SET is_running = 1 WHERE gpu_ids = "
-				     "(SELECT gpu_ids FROM Job WHERE name = ?)", name, NULL, e)))
+				     "q WHERE q.gpu_ids = j.gpu_ids)", name, e)) ||
+		    (rc = exec_named(db, "UPDATE Queue SET is_running = 1 WHERE gpu_ids = "
+				     "(SELECT gpu_ids FROM Job WHERE name = ?)", name, e)))
 			goto fail;
 	}
 	if ((rc = commit(db, e)) != ERR_OK) {
@@ -790,6 +785,34 @@ bool aitkdb_was_queued(const char *was)
 	return was && !strcmp(was, "queued");
 }
 
+static int status_row(sqlite3_stmt *st, void *arg, struct err *e)
+{
+	struct aitk_status *out = arg;
+	(void)e;
+	const char *s = (const char *)sqlite3_column_text(st, 0);
+	snprintf(out->status, sizeof out->status, "%s", s ? s : "");
+	if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+		out->step = sqlite3_column_int64(st, 1);
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+		out->total_steps = sqlite3_column_int64(st, 2);
+	if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+		out->pid = sqlite3_column_int64(st, 3);
+	const char *i = (const char *)sqlite3_column_text(st, 4);
+	snprintf(out->info, sizeof out->info, "%s", i ? i : "");
+	size_t il = strlen(out->info);
+	if (il == sizeof out->info - 1) { /* cut short: not inside a UTF-8 character */
+		size_t st0 = il;
+		while (st0 && ((unsigned char)out->info[st0 - 1] & 0xc0) == 0x80)
+			st0--;
+		unsigned char lead = st0 ? (unsigned char)out->info[st0 - 1] : 0;
+		size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+		if (st0 && il - (st0 - 1) < want)
+			out->info[st0 - 1] = 0;
+	}
+	out->found = true;
+	return ERR_OK;
+}
+
 static int read_status(struct aitk_db *db, const char *name, struct aitk_status *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
@@ -801,39 +824,10 @@ static int read_status(struct aitk_db *db, const char *name, struct aitk_status 
 		 db->has_status ? "status" : "NULL", db->has_step ? "step" : "NULL",
 		 db->has_total ? "total_steps" : "NULL", db->has_pid ? "pid" : "NULL",
 		 db->has_info ? "info" : "NULL");
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	struct stmt_args a = { .last = name, .row = status_row, .arg = out };
+	int rc = run_stmt(db, sql, &a, e);
 	if (rc)
-		return db_error(db, rc, e);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *s = (const char *)sqlite3_column_text(st, 0);
-		snprintf(out->status, sizeof out->status, "%s", s ? s : "");
-		if (sqlite3_column_type(st, 1) != SQLITE_NULL)
-			out->step = sqlite3_column_int64(st, 1);
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-			out->total_steps = sqlite3_column_int64(st, 2);
-		if (sqlite3_column_type(st, 3) != SQLITE_NULL)
-			out->pid = sqlite3_column_int64(st, 3);
-		const char *i = (const char *)sqlite3_column_text(st, 4);
-		snprintf(out->info, sizeof out->info, "%s", i ? i : "");
-		size_t il = strlen(out->info);
-		if (il == sizeof out->info - 1) { /* cut short: not inside a UTF-8 character */
-			size_t st0 = il;
-			while (st0 && ((unsigned char)out->info[st0 - 1] & 0xc0) == 0x80)
-				st0--;
-			unsigned char lead = st0 ? (unsigned char)out->info[st0 - 1] : 0;
-			size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-			if (st0 && il - (st0 - 1) < want)
-				out->info[st0 - 1] = 0;
-		}
-		rc = SQLITE_DONE;
-		out->found = true;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db_error(db, rc, e);
+		return rc;
 	if (!out->found)
 		return err_set(e, ERR_NOINPUT, db->path, 0, 0,
 			       _("the job '%s' is no longer in the database"), SHOWN(name));
@@ -859,7 +853,7 @@ static int request_stop(struct aitk_db *db, const char *name, bool *asked, struc
 	char sql[160];
 	snprintf(sql, sizeof sql, "UPDATE Job SET stop = 1%s WHERE name = ? AND status = 'running'",
 		 db->has_info ? ", info = 'Stopping job...'" : "");
-	if ((rc = exec_bound(db, sql, name, NULL, e)) != ERR_OK) {
+	if ((rc = exec_named(db, sql, name, e)) != ERR_OK) {
 		rollback(db);
 		return rc;
 	}

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -968,61 +969,58 @@ static void reset_run(struct dstate *st)
 	st->bar_n = st->bar_total = st->save_step = st->skip_step = st->bar_max = -1;
 }
 
-static void on_text(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
-		    bool line_start)
+/* The trainer's JSON echo of the config: "{" alone, indented lines, "}" alone. True when the
+ * line is part of it. */
+static bool in_echo(struct dstate *st, const char *t, size_t n, size_t lead, bool line_start)
 {
-	struct sig_match hits[SIG_COUNT];
-	const char *msg;
-	size_t mlen, nh, lead = 0, cls = 0;
-	bool comment = false, ejr = false, exc = false;
-	uint32_t mask = SIG_ALL;
-	struct event *ev;
-
-	while (lead < n && (t[lead] == ' ' || t[lead] == '\t'))
-		lead++;
-	t += lead;
-	n -= lead;
-	rtrim(t, &n);
-
-	/* the trainer's JSON echo of the config: "{" alone, indented lines, "}" alone */
 	if (st->in_echo) {
 		if (line_start && lead == 0 && n > 0 && t[0] != '}' && t[0] != ']') {
 			st->in_echo = false; /* not JSON any more: the echo was cut short */
-		} else {
-			if (line_start && lead == 0 && n == 1 && t[0] == '}')
-				st->in_echo = false;
-			return;
+			return false;
 		}
-	} else if (line_start && lead == 0 && n == 1 && t[0] == '{') {
+		if (line_start && lead == 0 && n == 1 && t[0] == '}')
+			st->in_echo = false;
+		return true;
+	}
+	if (line_start && lead == 0 && n == 1 && t[0] == '{') {
 		st->in_echo = true;
-		return;
+		return true;
 	}
-	if (n == 0)
-		return;
-	if (st->mem_follow)
-		mem_more(st, t, n);
+	return false;
+}
 
-	/* a job file printed by a wrapper: "job: extension" / "config:" and what is indented under
-	 * them is configuration (prompts, comments), until a line that is not YAML */
+/* A job file printed by a wrapper: "job: extension" / "config:" and what is indented under them
+ * is configuration (prompts, comments), until a line that is not YAML. True when the line is
+ * part of it. */
+static bool in_yaml(struct dstate *st, const char *t, size_t n, size_t lead, bool line_start)
+{
 	if (line_start && st->in_yaml) {
-		if (lead > 0 || is_yaml_key(t, n) || starts(t, n, "- ") || starts(t, n, "---")) {
-			return;
-		} else if (t[0] != '#') {
+		if (lead > 0 || is_yaml_key(t, n) || starts(t, n, "- ") || starts(t, n, "---"))
+			return true;
+		if (t[0] != '#')
 			st->in_yaml = false;
-		}
-	} else if (line_start && lead == 0 && (starts(t, n, "job: ") || starts(t, n, "config:")) &&
-		   is_yaml_key(t, n)) {
-		st->in_yaml = true;
-		return;
+		return false;
 	}
+	if (line_start && lead == 0 && (starts(t, n, "job: ") || starts(t, n, "config:")) &&
+	    is_yaml_key(t, n)) {
+		st->in_yaml = true;
+		return true;
+	}
+	return false;
+}
 
+/* The lines that say where the scan is: a new run, run.py's summary, a traceback's start, its
+ * frames and source lines, the words between chained tracebacks. True when the line is one. */
+static bool on_structure(struct dstate *st, const struct logidx_seg *seg, const char *t,
+			 size_t n, size_t lead)
+{
 	if (lead == 0 && is_run_start(t, n)) {
 		reset_run(st); /* a log appended to by a retry: the last run is the one to judge */
-		return;
+		return true;
 	}
 	if (lead == 0 && n == 7 && !memcmp(t, "Result:", 7)) {
 		st->run_ended = true; /* run.py's summary, after the last job ended or failed */
-		return;
+		return true;
 	}
 	if (starts(t, n, "Traceback (most recent call last)") ||
 	    starts(t, n, "Original Traceback (most recent call last)")) {
@@ -1031,86 +1029,135 @@ static void on_text(struct dstate *st, const struct logidx_seg *seg, const char 
 		st->tb_phase = st->tb_word = DIAG_P_NONE;
 		st->tb_generic = false;
 		st->tb_config = false;
-		return;
+		return true;
 	}
 	if (st->in_tb) {
 		if (starts(t, n, "File \"")) {
 			on_frame(st, seg, t, n);
-			return;
+			return true;
 		}
 		if (lead > 0)
-			return; /* source lines, carets, "[Previous line repeated ...]" */
+			return true; /* source lines, carets, "[Previous line repeated ...]" */
 	}
-	if (starts(t, n, "During handling of the above exception") ||
-	    starts(t, n, "The above exception was the direct cause"))
-		return;
+	return starts(t, n, "During handling of the above exception") ||
+	       starts(t, n, "The above exception was the direct cause");
+}
 
-	if (t[0] == '#') {
-		comment = true;
-		/* the banner is what this run printed: it wins over a job file renamed since */
-		if (starts(t, n, "# Running job: ") && n - 15 > 0 && n - 15 < sizeof st->name) {
-			memcpy(st->name, t + 15, n - 15);
-			st->namelen = n - 15;
-			st->name_from_banner = true;
-			st->saw_name_bar = false;
-		}
-		mask = SIG_BIT(SIG_OOM_SKIP); /* the skip banner is the only real '#' line */
-	} else {
-		on_marker(st, seg, t, n);
-		n = cut_yaml_comment(t, n);
+/* A '#' line (*comment): the banner names the job, and only the skip banner may match. Any
+ * other line: its phase marker, and a YAML comment cut off (*n). Returns the signatures to look
+ * for. */
+static uint32_t on_comment_or_marker(struct dstate *st, const struct logidx_seg *seg,
+				     const char *t, size_t *n, bool *comment)
+{
+	if (t[0] != '#') {
+		on_marker(st, seg, t, *n);
+		*n = cut_yaml_comment(t, *n);
+		return SIG_ALL;
 	}
+	*comment = true;
+	/* the banner is what this run printed: it wins over a job file renamed since */
+	if (starts(t, *n, "# Running job: ") && *n - 15 > 0 && *n - 15 < sizeof st->name) {
+		memcpy(st->name, t + 15, *n - 15);
+		st->namelen = *n - 15;
+		st->name_from_banner = true;
+		st->saw_name_bar = false;
+	}
+	return SIG_BIT(SIG_OOM_SKIP); /* the skip banner is the only real '#' line */
+}
 
+/* What a line says of an error: "Error running job: " or ComfyUI's line (ejr), or a Python
+ * exception line (exc); msg and mlen, the message part. */
+struct line_error {
+	const char *msg;
+	size_t mlen;
+	bool ejr, exc;
+};
+
+static void read_error(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		       size_t lead, bool comment, struct line_error *le)
+{
+	size_t cls;
+
+	*le = (struct line_error){ .msg = t, .mlen = n };
 	if (starts(t, n, "Error running job: ")) {
-		ejr = true;
-		msg = t + 19;
-		mlen = n - 19;
+		le->ejr = true;
+		le->msg = t + 19;
+		le->mlen = n - 19;
 	} else if (starts(t, n, "!!! Exception during processing !!! ")) {
 		/* ComfyUI's own line before the traceback: the same failure, told first */
-		ejr = true;
-		msg = t + 36;
-		mlen = n - 36;
-	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &msg, &mlen)) > 0) {
-		exc = true;
+		le->ejr = true;
+		le->msg = t + 36;
+		le->mlen = n - 36;
+	} else if (lead == 0 && !comment && (cls = exception_class(t, n, &le->msg, &le->mlen)) > 0) {
+		le->exc = true;
 		snprintf(st->exc_class, sizeof st->exc_class, "%.*s", (int)cls, t);
 		if (st->in_tb) /* a traceback's exception line is where its failure is told */
 			st->in_error_block = true;
 	} else {
-		msg = t;
-		mlen = n;
+		le->msg = t;
+		le->mlen = n;
 	}
-	if (ejr || exc) {
-		st->in_error_block = true;
-		if (ejr || !st->fatal_seen) /* the first line that tells this failure */
-			snap_set(&st->fatal, seg, t, n);
-		st->fatal_seen = true;
-		if (st->skip_open && !st->skip_crash) { /* the run died right after a skip */
-			st->skip_crash = true;
-			snap_set(&st->skip_fatal, seg, t, n);
-		}
-		st->death |= SIG_BIT(SIG_PYTHON_ERROR);
+	if (!le->ejr && !le->exc)
+		return;
+	st->in_error_block = true;
+	if (le->ejr || !st->fatal_seen) /* the first line that tells this failure */
+		snap_set(&st->fatal, seg, t, n);
+	st->fatal_seen = true;
+	if (st->skip_open && !st->skip_crash) { /* the run died right after a skip */
+		st->skip_crash = true;
+		snap_set(&st->skip_fatal, seg, t, n);
 	}
+	st->death |= SIG_BIT(SIG_PYTHON_ERROR);
+}
 
-	if (sig_prefilter(t, n)) {
-		nh = sig_match(st->sm, t, n, mask, hits, SIG_COUNT);
-		/* checked only on a match, so ordinary lines pay nothing for them */
-		if (nh && !ejr && !exc && (is_warning_line(t, n) || is_path_message(t, n)))
-			nh = 0;
-		ev = nh ? find_event(st, msg, mlen) : NULL;
-		st->line_caught = false;
-		for (size_t i = 0; i < nh; i++)
-			st->line_caught |= hits[i].id == SIG_CAUGHT_OOM;
-		for (size_t i = 0; i < nh; i++) {
-			if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
-				if (ejr || exc || st->in_error_block)
-					st->death |= SIG_BIT(hits[i].id);
-				continue;
-			}
-			count_hit(st, seg, &hits[i], ev, t, n);
+/* The signatures of `mask` the line matches, counted (a death signature only in an error). */
+static void match_line(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		       uint32_t mask, const struct line_error *le)
+{
+	struct sig_match hits[SIG_COUNT];
+	size_t nh = sig_match(st->sm, t, n, mask, hits, SIG_COUNT);
+	/* checked only on a match, so ordinary lines pay nothing for them */
+	if (nh && !le->ejr && !le->exc && (is_warning_line(t, n) || is_path_message(t, n)))
+		nh = 0;
+	struct event *ev = nh ? find_event(st, le->msg, le->mlen) : NULL;
+	st->line_caught = false;
+	for (size_t i = 0; i < nh; i++)
+		st->line_caught |= hits[i].id == SIG_CAUGHT_OOM;
+	for (size_t i = 0; i < nh; i++) {
+		if (sig_defs[hits[i].id].cls == SIG_CLASS_DEATH) {
+			if (le->ejr || le->exc || st->in_error_block)
+				st->death |= SIG_BIT(hits[i].id);
+			continue;
 		}
+		count_hit(st, seg, &hits[i], ev, t, n);
 	}
-	if (exc && st->in_tb)
+}
+
+static void on_text(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n,
+		    bool line_start)
+{
+	size_t lead = 0;
+	bool comment = false;
+	struct line_error le;
+
+	while (lead < n && (t[lead] == ' ' || t[lead] == '\t'))
+		lead++;
+	t += lead;
+	n -= lead;
+	rtrim(t, &n);
+	if (in_echo(st, t, n, lead, line_start) || n == 0)
+		return;
+	if (st->mem_follow)
+		mem_more(st, t, n);
+	if (in_yaml(st, t, n, lead, line_start) || on_structure(st, seg, t, n, lead))
+		return;
+	uint32_t mask = on_comment_or_marker(st, seg, t, &n, &comment);
+	read_error(st, seg, t, n, lead, comment, &le);
+	if (sig_prefilter(t, n))
+		match_line(st, seg, t, n, mask, &le);
+	if (le.exc && st->in_tb)
 		close_traceback(st);
-	else if (exc && st->tb_config && !strcmp(st->exc_class, "ValueError"))
+	else if (le.exc && st->tb_config && !strcmp(st->exc_class, "ValueError"))
 		st->death |= SIG_BIT(SIG_CONFIG_ERROR);
 }
 
@@ -1375,10 +1422,10 @@ static enum diag_other death_cause(const struct dstate *st)
 	return DIAG_O_PYTHON_ERROR;
 }
 
-static void verdict(struct dstate *st)
+/* The signatures and hints counted, into r->sigs and r->hints; true when one of them is an
+ * OOM. */
+static bool collect_hits(const struct dstate *st, struct diag_result *r)
 {
-	struct diag_result *r = st->out;
-	const struct diag_job_info *job = st->job;
 	bool any_oom = false;
 
 	for (int i = 0; i < SIG_COUNT; i++) {
@@ -1398,126 +1445,163 @@ static void verdict(struct dstate *st)
 				st->sig_cap[i]);
 		}
 	}
+	return any_oom;
+}
+
+/* The phase the OOM that ended the run happened in (r->phase), and its step (r->failed_step). */
+static enum diag_phase oom_phase(const struct dstate *st, struct diag_result *r)
+{
+	const struct oom_event *o = &st->oom;
+	enum diag_phase p = o->phase;
+	if (o->tb_phase == DIAG_P_SAMPLING)
+		p = o->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING;
+	else if (o->tb_phase != DIAG_P_NONE)
+		p = o->tb_phase;
+	if (p == DIAG_P_SAMPLING && !o->train_started)
+		p = DIAG_P_BASELINE_SAMPLING;
+	r->phase = p;
+	if (p == DIAG_P_TRAINING && o->bar_n >= 0)
+		r->failed_step = o->bar_n + 1;
+	else if (p == DIAG_P_TRAINING && st->train_started && st->bar_max == 0)
+		r->failed_step = 1; /* the only training bar never left 0: step 1 (SPEC §3.3) */
+	else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
+		r->failed_step = o->bar_n;
+	else if (p == DIAG_P_SAVING)
+		r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
+	return p;
+}
+
+/* An OOM that ended the run: when (the timing, SPEC §3.3), and the lines that show it. */
+static void verdict_died(struct dstate *st, struct diag_result *r)
+{
+	const struct diag_job_info *job = st->job;
+	const struct oom_event *o = &st->oom;
+	enum diag_phase p = oom_phase(st, r);
+	bool before = before_training(p);
+	bool step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
+
+	/* the quarter/half rule's sentence says it when it holds; otherwise the job would have
+	 * fitted alone, and the processes in its way are named */
+	r->fitted_alone = !memacct_environment(&r->memory) && memacct_fits_alone(&r->memory);
+
+	if (memacct_environment(&r->memory) || r->fitted_alone) {
+		/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
+		r->timing = DIAG_T_ENVIRONMENT;
+	} else if (job && job->conservative == 1 && (before || step1) &&
+	    (st->count[SIG_ZERO_BYTES_FREE] || st->count[SIG_CUBLAS_ALLOC_FAILED])) {
+		r->timing = DIAG_T_ENVIRONMENT;
+		add_evidence(r, &st->sig_snap[st->count[SIG_CUBLAS_ALLOC_FAILED]
+					      ? SIG_CUBLAS_ALLOC_FAILED : SIG_ZERO_BYTES_FREE]);
+		if (st->count[SIG_OTHER_PROCESS])
+			add_evidence(r, &st->sig_snap[SIG_OTHER_PROCESS]);
+	} else if (before) {
+		r->timing = DIAG_T_BEFORE_TRAINING;
+		r->failed_step = -1;
+	} else if (p == DIAG_P_NONE || (p == DIAG_P_TRAINING && r->failed_step < 0)) {
+		/* no marker, frame or bar shows when (or which step): say so, never guess */
+		r->timing = DIAG_T_NONE;
+		r->unknown = p == DIAG_P_NONE ? DIAG_U_NO_PHASE : DIAG_U_NO_STEP;
+	} else if (p == DIAG_P_SAMPLING) {
+		r->timing = DIAG_T_SAMPLING;
+	} else if (r->failed_step <= 10) {
+		r->timing = DIAG_T_FIRST_STEPS;
+	} else {
+		r->timing = DIAG_T_INTERMITTENT;
+	}
+	if (before)
+		r->failed_step = -1;
+	if (p != DIAG_P_TRAINING)
+		add_evidence(r, &o->marker);
+	add_evidence(r, &o->bar);
+	add_evidence(r, &o->msg);
+	add_evidence(r, &o->frame);
+	if (st->fatal_seen)
+		add_evidence(r, &st->fatal);
+	for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+		add_evidence(r, &st->skip[i]);
+}
+
+/* No step after the last skip banner: it was not survived (SPEC §3.3). */
+static void verdict_skip_open(struct dstate *st, struct diag_result *r)
+{
+	r->phase = DIAG_P_TRAINING;
+	r->failed_step = st->skip_step;
+	if (!st->skip_crash) {
+		/* the log ends there: whether the run went on is not shown */
+		r->timing = DIAG_T_NONE;
+		r->unknown = DIAG_U_SKIP_OUTCOME;
+	} else {
+		/* it died at once, of the skipped batch: the skip was the failure */
+		r->skip_crashed = true;
+		r->timing = st->skip_step < 0	? DIAG_T_NONE
+			    : st->skip_step <= 10 ? DIAG_T_FIRST_STEPS
+						  : DIAG_T_INTERMITTENT;
+		if (st->skip_step < 0)
+			r->unknown = DIAG_U_NO_STEP;
+	}
+	add_evidence(r, &st->bar);
+	for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+		add_evidence(r, &st->skip[i]);
+	if (st->skip_crash)
+		add_evidence(r, &st->skip_fatal);
+}
+
+/* OOMs the trainer caught and went on after, to a later step: survived, unless an error ended
+ * the run after that (then only what is known is said). */
+static void verdict_caught(struct dstate *st, struct diag_result *r)
+{
+	bool caught_sample = !st->nskip && st->oom.valid && st->oom.caught &&
+			     (st->oom.phase == DIAG_P_SAMPLING ||
+			      st->oom.phase == DIAG_P_BASELINE_SAMPLING);
+	r->timing = caught_sample ? DIAG_T_SAMPLING : DIAG_T_INTERMITTENT;
+	r->phase = caught_sample ? DIAG_P_SAMPLING : DIAG_P_TRAINING;
+	r->survived = !st->fatal_seen;
+	r->failed_step = st->nskip ? st->skip_step : st->oom.fail_step;
+	for (unsigned i = 0; i < 3 && i < st->nskip; i++)
+		add_evidence(r, &st->skip[i]);
+	if (st->oom.valid)
+		add_evidence(r, &st->oom.msg);
+	add_evidence(r, &st->bar);
+	if (st->fatal_seen) {
+		r->other = death_cause(st);
+		add_evidence(r, &st->fatal);
+	}
+}
+
+/* No OOM: the host ran out of RAM, or what the run died of. */
+static void verdict_no_oom(struct dstate *st, struct diag_result *r)
+{
+	r->timing = DIAG_T_NONE;
+	r->phase = DIAG_P_NONE;
+	if (st->count[SIG_HOST_OOM]) {
+		r->other = DIAG_O_HOST_OOM;
+		add_evidence(r, &st->host);
+	} else if (st->fatal_seen) {
+		r->other = death_cause(st);
+		add_evidence(r, &st->fatal);
+	}
+	add_evidence(r, &st->bar);
+}
+
+static void verdict(struct dstate *st)
+{
+	struct diag_result *r = st->out;
+	const struct diag_job_info *job = st->job;
+	bool any_oom = collect_hits(st, r);
+
 	r->oom = any_oom;
 	memory_account(st, r);
 	r->total_steps = st->bar_total > 0 ? st->bar_total : -1;
 	r->failed_step = -1;
 	r->model_kind = job ? job->kind : 0;
-
-	if (any_oom && st->oom.valid && !st->oom.survived) {
-		const struct oom_event *o = &st->oom;
-		enum diag_phase p = o->phase;
-		bool before, step1;
-
-		if (o->tb_phase == DIAG_P_SAMPLING)
-			p = o->train_started ? DIAG_P_SAMPLING : DIAG_P_BASELINE_SAMPLING;
-		else if (o->tb_phase != DIAG_P_NONE)
-			p = o->tb_phase;
-		if (p == DIAG_P_SAMPLING && !o->train_started)
-			p = DIAG_P_BASELINE_SAMPLING;
-		r->phase = p;
-		before = before_training(p);
-		if (p == DIAG_P_TRAINING && o->bar_n >= 0)
-			r->failed_step = o->bar_n + 1;
-		else if (p == DIAG_P_TRAINING && st->train_started && st->bar_max == 0)
-			r->failed_step = 1; /* the only training bar never left 0: step 1 (SPEC §3.3) */
-		else if (p == DIAG_P_SAMPLING && o->bar_n >= 0)
-			r->failed_step = o->bar_n;
-		else if (p == DIAG_P_SAVING)
-			r->failed_step = o->save_step >= 0 ? o->save_step : o->bar_n;
-		step1 = p == DIAG_P_TRAINING && r->failed_step == 1;
-		/* the quarter/half rule's sentence says it when it holds; otherwise the job would have
-		 * fitted alone, and the processes in its way are named */
-		r->fitted_alone = !memacct_environment(&r->memory) && memacct_fits_alone(&r->memory);
-
-		if (memacct_environment(&r->memory) || r->fitted_alone) {
-			/* the numbers show the card held by others: whatever the phase (SPEC §3.6) */
-			r->timing = DIAG_T_ENVIRONMENT;
-		} else if (job && job->conservative == 1 && (before || step1) &&
-		    (st->count[SIG_ZERO_BYTES_FREE] || st->count[SIG_CUBLAS_ALLOC_FAILED])) {
-			r->timing = DIAG_T_ENVIRONMENT;
-			add_evidence(r, &st->sig_snap[st->count[SIG_CUBLAS_ALLOC_FAILED]
-						      ? SIG_CUBLAS_ALLOC_FAILED : SIG_ZERO_BYTES_FREE]);
-			if (st->count[SIG_OTHER_PROCESS])
-				add_evidence(r, &st->sig_snap[SIG_OTHER_PROCESS]);
-		} else if (before) {
-			r->timing = DIAG_T_BEFORE_TRAINING;
-			r->failed_step = -1;
-		} else if (p == DIAG_P_NONE || (p == DIAG_P_TRAINING && r->failed_step < 0)) {
-			/* no marker, frame or bar shows when (or which step): say so, never guess */
-			r->timing = DIAG_T_NONE;
-			r->unknown = p == DIAG_P_NONE ? DIAG_U_NO_PHASE : DIAG_U_NO_STEP;
-		} else if (p == DIAG_P_SAMPLING) {
-			r->timing = DIAG_T_SAMPLING;
-		} else if (r->failed_step <= 10) {
-			r->timing = DIAG_T_FIRST_STEPS;
-		} else {
-			r->timing = DIAG_T_INTERMITTENT;
-		}
-		if (before)
-			r->failed_step = -1;
-		if (p != DIAG_P_TRAINING)
-			add_evidence(r, &o->marker);
-		add_evidence(r, &o->bar);
-		add_evidence(r, &o->msg);
-		add_evidence(r, &o->frame);
-		if (st->fatal_seen)
-			add_evidence(r, &st->fatal);
-		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
-			add_evidence(r, &st->skip[i]);
-	} else if (any_oom && st->nskip && st->skip_open) {
-		/* no step after the last skip banner: it was not survived (SPEC §3.3) */
-		r->phase = DIAG_P_TRAINING;
-		r->failed_step = st->skip_step;
-		if (!st->skip_crash) {
-			/* the log ends there: whether the run went on is not shown */
-			r->timing = DIAG_T_NONE;
-			r->unknown = DIAG_U_SKIP_OUTCOME;
-		} else {
-			/* it died at once, of the skipped batch: the skip was the failure */
-			r->skip_crashed = true;
-			r->timing = st->skip_step < 0	? DIAG_T_NONE
-				    : st->skip_step <= 10 ? DIAG_T_FIRST_STEPS
-							  : DIAG_T_INTERMITTENT;
-			if (st->skip_step < 0)
-				r->unknown = DIAG_U_NO_STEP;
-		}
-		add_evidence(r, &st->bar);
-		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
-			add_evidence(r, &st->skip[i]);
-		if (st->skip_crash)
-			add_evidence(r, &st->skip_fatal);
-	} else if (any_oom) {
-		/* OOMs the trainer caught and went on after, to a later step: survived, unless an
-		 * error ended the run after that (then only what is known is said) */
-		bool caught_sample = !st->nskip && st->oom.valid && st->oom.caught &&
-				     (st->oom.phase == DIAG_P_SAMPLING ||
-				      st->oom.phase == DIAG_P_BASELINE_SAMPLING);
-		r->timing = caught_sample ? DIAG_T_SAMPLING : DIAG_T_INTERMITTENT;
-		r->phase = caught_sample ? DIAG_P_SAMPLING : DIAG_P_TRAINING;
-		r->survived = !st->fatal_seen;
-		r->failed_step = st->nskip ? st->skip_step : st->oom.fail_step;
-		for (unsigned i = 0; i < 3 && i < st->nskip; i++)
-			add_evidence(r, &st->skip[i]);
-		if (st->oom.valid)
-			add_evidence(r, &st->oom.msg);
-		add_evidence(r, &st->bar);
-		if (st->fatal_seen) {
-			r->other = death_cause(st);
-			add_evidence(r, &st->fatal);
-		}
-	} else {
-		r->timing = DIAG_T_NONE;
-		r->phase = DIAG_P_NONE;
-		if (st->count[SIG_HOST_OOM]) {
-			r->other = DIAG_O_HOST_OOM;
-			add_evidence(r, &st->host);
-		} else if (st->fatal_seen) {
-			r->other = death_cause(st);
-			add_evidence(r, &st->fatal);
-		}
-		add_evidence(r, &st->bar);
-	}
+	if (any_oom && st->oom.valid && !st->oom.survived)
+		verdict_died(st, r);
+	else if (any_oom && st->nskip && st->skip_open)
+		verdict_skip_open(st, r);
+	else if (any_oom)
+		verdict_caught(st, r);
+	else
+		verdict_no_oom(st, r);
 }
 
 /* Where the run stands at the end of what was read: the live header of a followed log. */
@@ -1718,6 +1802,21 @@ static void json_opt_int(struct json *j, long long v)
 		json_int(j, v);
 }
 
+/* The processes the message listed besides this job: [{"pid": n, "bytes": n}, ...]. */
+static void json_procs(struct json *j, const struct memacct *m)
+{
+	json_arr_begin(j);
+	for (size_t i = 0; i < m->nother; i++) {
+		json_obj_begin(j);
+		json_key(j, "pid");
+		json_int(j, m->other[i].pid);
+		json_key(j, "bytes");
+		json_int(j, m->other[i].bytes);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 void diag_json_head(struct json *j, const struct diag_result *r)
 {
 	json_key(j, "oom");
@@ -1741,20 +1840,10 @@ void diag_json_head(struct json *j, const struct diag_result *r)
 	json_hits(j, r->hints, r->nhints, true);
 	diag_json_memory(j, r);
 	json_key(j, "fitted_alone"); /* the processes that held the card (E, SPEC §3.6), or null */
-	if (r->fitted_alone) {
-		json_arr_begin(j);
-		for (size_t i = 0; i < r->memory.nother; i++) {
-			json_obj_begin(j);
-			json_key(j, "pid");
-			json_int(j, r->memory.other[i].pid);
-			json_key(j, "bytes");
-			json_int(j, r->memory.other[i].bytes);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
-	} else {
+	if (r->fitted_alone)
+		json_procs(j, &r->memory);
+	else
 		json_null(j);
-	}
 	json_key(j, "model_kind");
 	json_str(j, r->model_kind == 1 ? "image" : r->model_kind == 2 ? "video" : NULL);
 }
@@ -1771,6 +1860,29 @@ void diag_json_timing(struct json *j, enum diag_timing t, bool letter)
 	}
 }
 
+/* The "memory" object's keys in their order (SPEC §3.6; the last three are not in its list, but
+ * said by the message when present): each a count of `struct memacct`, null when not said, or
+ * the listed processes. */
+enum mem_kind { MEM_I64, MEM_LL, MEM_PROCS };
+static const struct mem_key {
+	const char *key;
+	size_t off;
+	enum mem_kind kind;
+} mem_keys[] = {
+	{ "capacity", offsetof(struct memacct, capacity), MEM_I64 },
+	{ "free", offsetof(struct memacct, free), MEM_I64 },
+	{ "requested", offsetof(struct memacct, requested), MEM_I64 },
+	{ "this_process", offsetof(struct memacct, this_process), MEM_I64 },
+	{ "other_processes", 0, MEM_PROCS },
+	{ "pytorch_allocated", offsetof(struct memacct, pytorch_allocated), MEM_I64 },
+	{ "pytorch_reserved_unallocated", offsetof(struct memacct, pytorch_reserved_unallocated),
+	  MEM_I64 },
+	{ "unaccounted", offsetof(struct memacct, unaccounted), MEM_I64 },
+	{ "this_pid", offsetof(struct memacct, this_pid), MEM_LL },
+	{ "private_pools", offsetof(struct memacct, private_pools), MEM_I64 },
+	{ "limit", offsetof(struct memacct, limit), MEM_I64 },
+};
+
 void diag_json_memory(struct json *j, const struct diag_result *r)
 {
 	const struct memacct *m = &r->memory;
@@ -1781,38 +1893,17 @@ void diag_json_memory(struct json *j, const struct diag_result *r)
 		return;
 	}
 	json_obj_begin(j);
-	json_key(j, "capacity");
-	json_opt_int(j, m->capacity);
-	json_key(j, "free");
-	json_opt_int(j, m->free);
-	json_key(j, "requested");
-	json_opt_int(j, m->requested);
-	json_key(j, "this_process");
-	json_opt_int(j, m->this_process);
-	json_key(j, "other_processes");
-	json_arr_begin(j);
-	for (size_t i = 0; i < m->nother; i++) {
-		json_obj_begin(j);
-		json_key(j, "pid");
-		json_int(j, m->other[i].pid);
-		json_key(j, "bytes");
-		json_int(j, m->other[i].bytes);
-		json_obj_end(j);
+	for (size_t i = 0; i < sizeof mem_keys / sizeof mem_keys[0]; i++) {
+		const struct mem_key *k = &mem_keys[i];
+		const char *field = (const char *)m + k->off;
+		json_key(j, k->key);
+		if (k->kind == MEM_PROCS)
+			json_procs(j, m);
+		else if (k->kind == MEM_LL)
+			json_opt_int(j, *(const long long *)(const void *)field);
+		else
+			json_opt_int(j, *(const int64_t *)(const void *)field);
 	}
-	json_arr_end(j);
-	json_key(j, "pytorch_allocated");
-	json_opt_int(j, m->pytorch_allocated);
-	json_key(j, "pytorch_reserved_unallocated");
-	json_opt_int(j, m->pytorch_reserved_unallocated);
-	json_key(j, "unaccounted");
-	json_opt_int(j, m->unaccounted);
-	/* not in SPEC §3.6's list, but said by the message when present */
-	json_key(j, "this_pid");
-	json_opt_int(j, m->this_pid);
-	json_key(j, "private_pools");
-	json_opt_int(j, m->private_pools);
-	json_key(j, "limit");
-	json_opt_int(j, m->limit);
 	json_obj_end(j);
 }
 

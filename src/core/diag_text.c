@@ -118,35 +118,112 @@ static const char *not_oom(enum diag_other o)
 	return _(words[(unsigned)o < DIAG_O_COUNT ? o : DIAG_O_NONE]);
 }
 
+/* The verdict of a run that did not run out of GPU memory: what stopped it, or what of the
+ * memory it shows. */
+static void no_oom_sentence(const struct diag_result *r, char *buf, size_t sz)
+{
+	if (r->lines == 0)
+		snprintf(buf, sz, "%s", _("The log is empty."));
+	else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cublas_not_initialized") &&
+		 !diag_has_hint(r, "cudnn_no_memory"))
+		snprintf(buf, sz, "%s",
+			 _("No error that counts as GPU out-of-memory was found, but cuBLAS could "
+			   "not start (CUBLAS_STATUS_NOT_INITIALIZED) while the model loaded or in "
+			   "the first step, which usually means the card had no room left. Treat it "
+			   "as GPU memory pressure: the rollback plan applies."));
+	else if (diag_has_hint(r, "aoti_alloc_failed"))
+		snprintf(buf, sz, "%s",
+			 _("No error that counts as GPU out-of-memory was found, but an "
+			   "AOTInductor-compiled model could not allocate a buffer "
+			   "(aoti_torch_empty_strided … API call failed): probably out of GPU "
+			   "memory, though the call does not say why."));
+	else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cudnn_no_memory"))
+		snprintf(buf, sz, "%s",
+			 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
+			   "not get the memory it needed (CUDNN_STATUS_NOT_ENOUGH_MEMORY) and the "
+			   "trainer stopped. Treat it as GPU memory pressure: the rollback plan "
+			   "applies."));
+	else
+		snprintf(buf, sz, "%s", not_oom(r->other));
+}
+
+/* Out of GPU memory because of the card, not the settings: other processes, memory none of
+ * them accounts for, or a job that is already conservative. */
+static void environment_sentence(const struct diag_result *r, char *buf, size_t sz)
+{
+	if (r->fitted_alone) {
+		const struct memacct *m = &r->memory;
+		char job[32], card[32], procs[256] = "";
+		memacct_format(m->job, job, sizeof job);
+		memacct_format(m->capacity, card, sizeof card);
+		for (size_t i = 0; i < m->nother; i++) {
+			char one[64], b[32];
+			size_t k = strlen(procs);
+			memacct_format(m->other[i].bytes, b, sizeof b);
+			snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, b);
+			snprintf(procs + k, sizeof procs - k, "%s%s", k ? ", " : "", one);
+		}
+		snprintf(buf, sz,
+			 _("It ran out of GPU memory because other processes held the card: this "
+			   "job had %s of %s and would have fitted alone (%s). Stop them, or start "
+			   "a fresh worker; the settings are not what is too big."),
+			 job, card, procs);
+		return;
+	}
+	if (memacct_environment(&r->memory)) {
+		const struct memacct *m = &r->memory;
+		char job[32], card[32], rest[32];
+		memacct_format(m->job, job, sizeof job);
+		memacct_format(m->capacity, card, sizeof card);
+		memacct_format(m->others_total + (m->unaccounted > 0 ? m->unaccounted : 0), rest,
+			       sizeof rest);
+		if (m->job < 0) {
+			/* the job is not told apart from the processes listed: only what none
+			 * of them holds is surely someone else's */
+			memacct_format(m->unaccounted, rest, sizeof rest);
+			snprintf(buf, sz,
+				 _("It ran out of GPU memory because the card was held by others: "
+				   "%s of %s was held by something no listed process accounts for. "
+				   "The settings are not what is too big: free the card or start a "
+				   "fresh worker."), rest, card);
+			return;
+		}
+		snprintf(buf, sz,
+			 _("It ran out of GPU memory because the card was held by others: this job "
+			   "had %s of %s, other processes or memory it cannot see held %s. The "
+			   "settings are not what is too big: free the card or start a fresh "
+			   "worker."), job, card, rest);
+		return;
+	}
+	snprintf(buf, sz, "%s",
+		 _("It ran out of GPU memory although the job is already conservative: the "
+		   "worker or the GPU is the likely cause, not the settings."));
+}
+
+/* Whether the run died of it: a sampling OOM caught, batches skipped, or a skip that crashed. */
+static void survival_note(const struct diag_result *r, char *buf, size_t sz)
+{
+	size_t n = strlen(buf);
+	if (r->survived && r->timing == DIAG_T_SAMPLING && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The trainer caught it and training went on to later steps; the run did "
+			   "not die of it."));
+	else if (r->survived && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The run skipped those batches and went on; it did not die of it."));
+	else if (r->skip_crashed && n + 2 < sz)
+		snprintf(buf + n, sz - n, " %s",
+			 _("The trainer skipped the batch, then stopped at once with an error on the "
+			   "skipped batch: that error is a consequence, the out-of-memory was the "
+			   "failure."));
+}
+
 void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 {
 	long long st = r->failed_step;
-	size_t n;
 
 	if (!r->oom) {
-		if (r->lines == 0)
-			snprintf(buf, sz, "%s", _("The log is empty."));
-		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cublas_not_initialized") &&
-			 !diag_has_hint(r, "cudnn_no_memory"))
-			snprintf(buf, sz, "%s",
-				 _("No error that counts as GPU out-of-memory was found, but cuBLAS could "
-				   "not start (CUBLAS_STATUS_NOT_INITIALIZED) while the model loaded or in "
-				   "the first step, which usually means the card had no room left. Treat it "
-				   "as GPU memory pressure: the rollback plan applies."));
-		else if (diag_has_hint(r, "aoti_alloc_failed"))
-			snprintf(buf, sz, "%s",
-				 _("No error that counts as GPU out-of-memory was found, but an "
-				   "AOTInductor-compiled model could not allocate a buffer "
-				   "(aoti_torch_empty_strided … API call failed): probably out of GPU "
-				   "memory, though the call does not say why."));
-		else if (r->other == DIAG_O_PYTHON_ERROR && diag_has_hint(r, "cudnn_no_memory"))
-			snprintf(buf, sz, "%s",
-				 _("No error that counts as GPU out-of-memory was found, but cuDNN could "
-				   "not get the memory it needed (CUDNN_STATUS_NOT_ENOUGH_MEMORY) and the "
-				   "trainer stopped. Treat it as GPU memory pressure: the rollback plan "
-				   "applies."));
-		else
-			snprintf(buf, sz, "%s", not_oom(r->other));
+		no_oom_sentence(r, buf, sz);
 		return;
 	}
 	switch (r->timing) {
@@ -196,70 +273,12 @@ void diag_sentence(const struct diag_result *r, char *buf, size_t sz)
 				   "are bigger than others."));
 		break;
 	case DIAG_T_ENVIRONMENT:
-		if (r->fitted_alone) {
-			const struct memacct *m = &r->memory;
-			char job[32], card[32], procs[256] = "";
-			memacct_format(m->job, job, sizeof job);
-			memacct_format(m->capacity, card, sizeof card);
-			for (size_t i = 0; i < m->nother; i++) {
-				char one[64], b[32];
-				size_t k = strlen(procs);
-				memacct_format(m->other[i].bytes, b, sizeof b);
-				snprintf(one, sizeof one, _("process %lld: %s"), m->other[i].pid, b);
-				snprintf(procs + k, sizeof procs - k, "%s%s", k ? ", " : "", one);
-			}
-			snprintf(buf, sz,
-				 _("It ran out of GPU memory because other processes held the card: this "
-				   "job had %s of %s and would have fitted alone (%s). Stop them, or start "
-				   "a fresh worker; the settings are not what is too big."),
-				 job, card, procs);
-			break;
-		}
-		if (memacct_environment(&r->memory)) {
-			const struct memacct *m = &r->memory;
-			char job[32], card[32], rest[32];
-			memacct_format(m->job, job, sizeof job);
-			memacct_format(m->capacity, card, sizeof card);
-			memacct_format(m->others_total + (m->unaccounted > 0 ? m->unaccounted : 0), rest,
-				       sizeof rest);
-			if (m->job < 0) {
-				/* the job is not told apart from the processes listed: only what none
-				 * of them holds is surely someone else's */
-				memacct_format(m->unaccounted, rest, sizeof rest);
-				snprintf(buf, sz,
-					 _("It ran out of GPU memory because the card was held by others: "
-					   "%s of %s was held by something no listed process accounts for. "
-					   "The settings are not what is too big: free the card or start a "
-					   "fresh worker."), rest, card);
-				break;
-			}
-			snprintf(buf, sz,
-				 _("It ran out of GPU memory because the card was held by others: this job "
-				   "had %s of %s, other processes or memory it cannot see held %s. The "
-				   "settings are not what is too big: free the card or start a fresh "
-				   "worker."), job, card, rest);
-			break;
-		}
-		snprintf(buf, sz, "%s",
-			 _("It ran out of GPU memory although the job is already conservative: the "
-			   "worker or the GPU is the likely cause, not the settings."));
+		environment_sentence(r, buf, sz);
 		break;
 	default:
 		snprintf(buf, sz, "%s", _("It ran out of GPU memory."));
 	}
-	n = strlen(buf);
-	if (r->survived && r->timing == DIAG_T_SAMPLING && n + 2 < sz)
-		snprintf(buf + n, sz - n, " %s",
-			 _("The trainer caught it and training went on to later steps; the run did "
-			   "not die of it."));
-	else if (r->survived && n + 2 < sz)
-		snprintf(buf + n, sz - n, " %s",
-			 _("The run skipped those batches and went on; it did not die of it."));
-	else if (r->skip_crashed && n + 2 < sz)
-		snprintf(buf + n, sz - n, " %s",
-			 _("The trainer skipped the batch, then stopped at once with an error on the "
-			   "skipped batch: that error is a consequence, the out-of-memory was the "
-			   "failure."));
+	survival_note(r, buf, sz);
 }
 
 const char *diag_memory_part_label(int part)

@@ -482,112 +482,140 @@ static size_t find_lines(const struct pline *in, size_t nin, size_t from, const 
 	return (size_t)-1;
 }
 
+/* A hunk of a patch: its lines without their first character, each one's kind (' ' context,
+ * '-' removed, '+' added), and room for a run's old side. */
+struct hunk {
+	struct pline *body, *oldv;
+	char *kind;
+	size_t n;
+};
+
+/* The text a patch applies to: its lines, and how far it is copied out. */
+struct patched {
+	const struct pline *in;
+	size_t n, pos;
+};
+
+/* Reads the hunk whose "@@" line is pl[*i] into h; *i becomes the next "@@" line or npl. A "\ No
+ * newline at end of file" on the new side clears *final_nl. */
+static void read_hunk(const struct pline *pl, size_t npl, size_t *i, struct hunk *h,
+		      bool *final_nl)
+{
+	h->n = 0;
+	for ((*i)++; *i < npl && !(pl[*i].n >= 2 && !memcmp(pl[*i].p, "@@", 2)); (*i)++) {
+		char c = pl[*i].n ? pl[*i].p[0] : ' ';
+		if (c == '\\') {
+			if (h->n && h->kind[h->n - 1] != '-')
+				*final_nl = false; /* "\ No newline at end of file" on the new side */
+			continue;
+		}
+		h->kind[h->n] = c == '-' || c == '+' ? c : ' ';
+		h->body[h->n++] = (struct pline){ pl[*i].p + 1, pl[*i].n ? pl[*i].n - 1 : 0 };
+	}
+}
+
+/* Where the run of changes h->body[r..e) is in the input from its position on, with up to 3
+ * lines of context each side, given up a line at a time (as patch's fuzz): its place, or
+ * (size_t)-1. *useb is the context before it that was used, *nminus the lines it removes. */
+static size_t find_run(const struct patched *t, const struct hunk *h, size_t r, size_t e,
+		       size_t *useb, size_t *nminus)
+{
+	size_t cb = 0, ca = 0, at = (size_t)-1;
+	while (cb < 3 && cb < r && h->kind[r - cb - 1] == ' ')
+		cb++;
+	while (ca < 3 && e + ca < h->n && h->kind[e + ca] == ' ')
+		ca++;
+	for (size_t f = 0; f <= 3 && at == (size_t)-1; f++) {
+		*useb = cb > f ? cb - f : 0;
+		size_t usea = ca > f ? ca - f : 0, no = 0;
+		*nminus = 0;
+		for (size_t k = r - *useb; k < r; k++)
+			h->oldv[no++] = h->body[k];
+		for (size_t k = r; k < e; k++)
+			if (h->kind[k] == '-') {
+				h->oldv[no++] = h->body[k];
+				(*nminus)++;
+			}
+		for (size_t k = e; k < e + usea; k++)
+			h->oldv[no++] = h->body[k];
+		at = no ? find_lines(t->in, t->n, t->pos, h->oldv, no) : t->n == 0 ? 0 : (size_t)-1;
+	}
+	return at;
+}
+
+/* Each run of changes of the hunk applies on its own, with the context next to it; context
+ * that changed on disk is given up a line at a time, the changed lines never. */
+static void apply_hunk(struct patched *t, const struct hunk *h, struct strbuf *o, size_t *applied,
+		       size_t *failed)
+{
+	for (size_t r = 0; r < h->n;) {
+		if (h->kind[r] == ' ') {
+			r++;
+			continue;
+		}
+		size_t e = r, useb = 0, nminus = 0;
+		while (e < h->n && h->kind[e] != ' ')
+			e++;
+		size_t at = find_run(t, h, r, e, &useb, &nminus);
+		if (at == (size_t)-1) {
+			(*failed)++;
+			r = e;
+			continue;
+		}
+		/* Up to the match, then the context before, the added lines; the context after
+		 * stays input, for the next run to find. */
+		for (; t->pos < at + useb; t->pos++)
+			pout_line(o, t->in[t->pos].p, t->in[t->pos].n);
+		for (size_t k = r; k < e; k++)
+			if (h->kind[k] == '+')
+				pout_line(o, h->body[k].p, h->body[k].n);
+		t->pos += nminus;
+		(*applied)++;
+		r = e;
+	}
+}
+
 char *diff_apply(const char *text, size_t len, const char *patch, size_t *outlen, size_t *applied,
 		 size_t *failed)
 {
-	size_t nin = 0, npl = 0, pos = 0;
+	size_t nin = 0, npl = 0;
 	struct pline *in = patch_lines(text, len, &nin);
 	struct pline *pl = patch_lines(patch, strlen(patch), &npl);
-	struct pline *body = NULL, *oldv = NULL;
-	char *kind = NULL;
+	struct hunk h = { 0 };
+	struct patched t = { in, nin, 0 };
 	struct strbuf o = { 0 };
 	bool final_nl = len == 0 || text[len - 1] == '\n';
+	char *ret = NULL;
 
 	*applied = *failed = 0;
 	if ((!in && len) || (!pl && *patch))
-		goto oom;
-	body = malloc((npl + 1) * sizeof *body);
-	oldv = malloc((npl + 1) * sizeof *oldv);
-	kind = malloc(npl + 1);
-	if (!body || !oldv || !kind)
-		goto oom;
+		goto out;
+	h.body = malloc((npl + 1) * sizeof *h.body);
+	h.oldv = malloc((npl + 1) * sizeof *h.oldv);
+	h.kind = malloc(npl + 1);
+	if (!h.body || !h.oldv || !h.kind)
+		goto out;
 	for (size_t i = 0; i < npl;) {
 		if (pl[i].n < 2 || memcmp(pl[i].p, "@@", 2) != 0) {
 			i++;
 			continue;
 		}
-		/* One hunk: its lines, each context (' '), removed ('-') or added ('+'). */
-		size_t nb = 0;
-		for (i++; i < npl && !(pl[i].n >= 2 && !memcmp(pl[i].p, "@@", 2)); i++) {
-			char c = pl[i].n ? pl[i].p[0] : ' ';
-			if (c == '\\') {
-				if (nb && kind[nb - 1] != '-')
-					final_nl = false; /* "\ No newline at end of file" on the new side */
-				continue;
-			}
-			kind[nb] = c == '-' || c == '+' ? c : ' ';
-			body[nb++] = (struct pline){ pl[i].p + 1, pl[i].n ? pl[i].n - 1 : 0 };
-		}
-		/* Each run of changes applies on its own, with the context next to it; context that
-		 * changed on disk is given up a line at a time (as patch's fuzz), the changed lines
-		 * never. */
-		for (size_t r = 0; r < nb;) {
-			if (kind[r] == ' ') {
-				r++;
-				continue;
-			}
-			size_t e = r, cb = 0, ca = 0;
-			while (e < nb && kind[e] != ' ')
-				e++;
-			while (cb < 3 && cb < r && kind[r - cb - 1] == ' ')
-				cb++;
-			while (ca < 3 && e + ca < nb && kind[e + ca] == ' ')
-				ca++;
-			size_t at = (size_t)-1, useb = 0, no = 0, nminus = 0;
-			for (size_t f = 0; f <= 3 && at == (size_t)-1; f++) {
-				useb = cb > f ? cb - f : 0;
-				size_t usea = ca > f ? ca - f : 0;
-				no = nminus = 0;
-				for (size_t k = r - useb; k < r; k++)
-					oldv[no++] = body[k];
-				for (size_t k = r; k < e; k++)
-					if (kind[k] == '-') {
-						oldv[no++] = body[k];
-						nminus++;
-					}
-				for (size_t k = e; k < e + usea; k++)
-					oldv[no++] = body[k];
-				at = no ? find_lines(in, nin, pos, oldv, no)
-					: nin == 0 ? 0 : (size_t)-1;
-			}
-			if (at == (size_t)-1) {
-				(*failed)++;
-				r = e;
-				continue;
-			}
-			/* Up to the match, then the context before, the added lines; the context after
-			 * stays input, for the next run to find. */
-			for (; pos < at + useb; pos++)
-				pout_line(&o, in[pos].p, in[pos].n);
-			for (size_t k = r; k < e; k++)
-				if (kind[k] == '+')
-					pout_line(&o, body[k].p, body[k].n);
-			pos += nminus;
-			(*applied)++;
-			r = e;
-		}
+		read_hunk(pl, npl, &i, &h, &final_nl);
+		apply_hunk(&t, &h, &o, applied, failed);
 	}
-	for (; pos < nin; pos++)
-		pout_line(&o, in[pos].p, in[pos].n);
-	if (o.oom)
-		goto oom;
-	if (o.len && !final_nl)
-		o.p[--o.len] = '\0';
-	char *ret = strbuf_steal(&o, outlen);
-	if (!ret)
-		goto oom;
+	for (; t.pos < nin; t.pos++)
+		pout_line(&o, in[t.pos].p, in[t.pos].n);
+	if (!o.oom) {
+		if (o.len && !final_nl)
+			o.p[--o.len] = '\0';
+		ret = strbuf_steal(&o, outlen);
+	}
+out:
 	free(in);
 	free(pl);
-	free(body);
-	free(oldv);
-	free(kind);
-	return ret;
-oom:
-	free(in);
-	free(pl);
-	free(body);
-	free(oldv);
-	free(kind);
+	free(h.body);
+	free(h.oldv);
+	free(h.kind);
 	strbuf_free(&o);
-	return NULL;
+	return ret;
 }

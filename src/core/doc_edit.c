@@ -332,62 +332,59 @@ static int edit_replace(const struct doc *d, const struct doc_node *parent, size
 	return ERR_OK;
 }
 
-/* Adds key path comps[0..nc) with the value to a mapping that lacks comps[0]. */
-static int edit_insert(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
+/* Adds key path comps[0..nc) with the value to a flow mapping ({...}, or JSON). */
+static int insert_flow(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
 		       size_t nc, const struct value *v, const char *path, struct splice *sp,
 		       struct err *e)
 {
-	for (size_t i = 0; i < nc; i++)
-		if (c[i].is_index)
-			return err_at(e, d, map, ERR_DATA, path,
-				      _("cannot create a list item; only missing keys can be added"));
 	const struct dnode *xm = (const struct dnode *)map;
-	if (map->style == DOC_FLOW) {
-		size_t at;
-		/* Keys in double quotes are JSON (the trainer also reads .json jobs, with a JSON
-		 * parser): new keys follow suit so the file stays JSON. */
-		bool dq = map->n > 0 && map->keys[map->n - 1]->style == DOC_DQUOTED;
-		/* Compact JSON (the web UI's job_config: `"key":value` with no spaces) stays compact. */
-		bool compact = dq && map->keys[map->n - 1]->span.end + 1 ==
-					     map->items[map->n - 1]->span.start &&
-			       d->text[map->keys[map->n - 1]->span.end] == ':';
-		if (map->n == 0) {
-			at = xm->vstart + 1;
-			if (at > map->span.end || d->text[at - 1] != '{')
-				return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	size_t at;
+	/* Keys in double quotes are JSON (the trainer also reads .json jobs, with a JSON
+	 * parser): new keys follow suit so the file stays JSON. */
+	bool dq = map->n > 0 && map->keys[map->n - 1]->style == DOC_DQUOTED;
+	/* Compact JSON (the web UI's job_config: `"key":value` with no spaces) stays compact. */
+	bool compact = dq && map->keys[map->n - 1]->span.end + 1 ==
+				     map->items[map->n - 1]->span.start &&
+		       d->text[map->keys[map->n - 1]->span.end] == ':';
+	if (map->n == 0) {
+		at = xm->vstart + 1;
+		if (at > map->span.end || d->text[at - 1] != '{')
+			return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	} else {
+		at = map->items[map->n - 1]->span.end;
+		/* One pair per line (pretty-printed JSON): a new line at the siblings' column. */
+		size_t ks = map->keys[map->n - 1]->span.start, ls = line_start(d, ks);
+		if (all_spaces(d->text + ls, ks - ls)) {
+			strbuf_adds(&sp->ins, ",");
+			strbuf_adds(&sp->ins, nl_of(d));
+			strbuf_add(&sp->ins, d->text + ls, ks - ls);
 		} else {
-			at = map->items[map->n - 1]->span.end;
-			/* One pair per line (pretty-printed JSON): a new line at the siblings' column. */
-			size_t ks = map->keys[map->n - 1]->span.start, ls = line_start(d, ks);
-			if (all_spaces(d->text + ls, ks - ls)) {
-				strbuf_adds(&sp->ins, ",");
-				strbuf_adds(&sp->ins, nl_of(d));
-				strbuf_add(&sp->ins, d->text + ls, ks - ls);
-			} else {
-				strbuf_adds(&sp->ins, compact ? "," : ", ");
-			}
+			strbuf_adds(&sp->ins, compact ? "," : ", ");
 		}
-		for (size_t i = 0; i < nc; i++) {
-			if (dq)
-				doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
-			else
-				put_key(&sp->ins, c[i].key, c[i].klen, true);
-			strbuf_adds(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
-							  : (compact ? ":" : ": "));
-		}
-		if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
-			doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
-		else
-			strbuf_add(&sp->ins, v->text.p, v->text.len);
-		for (size_t i = 1; i < nc; i++)
-			strbuf_adds(&sp->ins, "}");
-		sp->a = sp->b = at;
-		return ERR_OK;
 	}
-	if (map->n == 0)
-		return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
-	/* The siblings' indentation, from the last key that starts its line plainly (a "- " before
-	 * the first key of a list item counts as indentation; "? " or a tab does not). */
+	for (size_t i = 0; i < nc; i++) {
+		if (dq)
+			doc_buf_dquote(&sp->ins, c[i].key, c[i].klen);
+		else
+			put_key(&sp->ins, c[i].key, c[i].klen, true);
+		strbuf_adds(&sp->ins, i + 1 < nc ? (compact ? ":{" : ": {")
+						  : (compact ? ":" : ": "));
+	}
+	if (dq && v->root->kind == DOC_SCALAR && doc_scalar_type(v->root) == DOC_T_STR)
+		doc_buf_dquote(&sp->ins, v->root->value, v->root->value_len); /* JSON strings */
+	else
+		strbuf_add(&sp->ins, v->text.p, v->text.len);
+	for (size_t i = 1; i < nc; i++)
+		strbuf_adds(&sp->ins, "}");
+	sp->a = sp->b = at;
+	return ERR_OK;
+}
+
+/* The siblings' indentation, from the last key that starts its line plainly (a "- " before the
+ * first key of a list item counts as indentation; "? " or a tab does not); NOPOS when none
+ * does. */
+static size_t keys_indent(const struct doc *d, const struct doc_node *map)
+{
 	size_t indent = NOPOS;
 	for (size_t k = map->n; k-- > 0 && indent == NOPOS;) {
 		size_t ks = map->keys[k]->span.start, ls = line_start(d, ks), i;
@@ -396,14 +393,13 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 		if (i == ks)
 			indent = ks - ls;
 	}
-	if (indent == NOPOS)
-		return err_at(e, d, map->keys[map->n - 1], ERR_DATA, path,
-			      _("cannot tell the indentation of this mapping's keys (tabs or other "
-				"text before them); edit it by hand"));
-	size_t at = after_content_line(d, map->items[map->n - 1]);
-	if (at == NOPOS)
-		return err_at(e, d, map->items[map->n - 1], ERR_DATA, path,
-			      _("text follows this value on its line"));
+	return indent;
+}
+
+/* Where a new key goes, from `at`, the line after the mapping's last value. */
+static size_t insert_point(const struct doc *d, const struct doc_node *map, size_t at,
+			   size_t indent)
+{
 	/* Blank lines that end a clipped or stripped block scalar are not its value: insert
 	 * before them, so they keep separating the mapping from what follows. */
 	const struct doc_node *lv = map->items[map->n - 1];
@@ -430,6 +426,32 @@ static int edit_insert(const struct doc *d, const struct doc_node *map, const st
 		else
 			break;
 	}
+	return at;
+}
+
+/* Adds key path comps[0..nc) with the value to a mapping that lacks comps[0]. */
+static int edit_insert(const struct doc *d, const struct doc_node *map, const struct doc_pcomp *c,
+		       size_t nc, const struct value *v, const char *path, struct splice *sp,
+		       struct err *e)
+{
+	for (size_t i = 0; i < nc; i++)
+		if (c[i].is_index)
+			return err_at(e, d, map, ERR_DATA, path,
+				      _("cannot create a list item; only missing keys can be added"));
+	if (map->style == DOC_FLOW)
+		return insert_flow(d, map, c, nc, v, path, sp, e);
+	if (map->n == 0)
+		return err_at(e, d, map, ERR_DATA, path, _("unexpected layout; edit it by hand"));
+	size_t indent = keys_indent(d, map);
+	if (indent == NOPOS)
+		return err_at(e, d, map->keys[map->n - 1], ERR_DATA, path,
+			      _("cannot tell the indentation of this mapping's keys (tabs or other "
+				"text before them); edit it by hand"));
+	size_t at = after_content_line(d, map->items[map->n - 1]);
+	if (at == NOPOS)
+		return err_at(e, d, map->items[map->n - 1], ERR_DATA, path,
+			      _("text follows this value on its line"));
+	at = insert_point(d, map, at, indent);
 	const char *nl = nl_of(d);
 	if (at == d->len && d->len > d->bom && d->text[d->len - 1] != '\n')
 		strbuf_adds(&sp->ins, nl);
@@ -656,6 +678,168 @@ static int need_list(const struct doc *d, const struct doc_node *cur, bool absen
 
 /* ---- one edit ---- */
 
+/* One edit under way (apply_one): its path, parsed, and its value; where the path leads — the
+ * deepest node that exists (cur), its parent and index there (pidx), how many components exist
+ * (level); the change and the splice of the text that makes it. */
+struct edit_run {
+	const struct doc *d;
+	const char *path;
+	struct doc_pcomp *c;
+	size_t nc;
+	struct value v;
+	const struct doc_node *cur, *parent;
+	size_t pidx, level;
+	struct change ch;
+	struct splice sp;
+};
+
+/* Follows the path as far as it exists. */
+static int walk_path(struct edit_run *r, struct err *e)
+{
+	const struct doc *d = r->d;
+	for (r->level = 0; r->level < r->nc; r->level++) {
+		const struct doc_node *cur = r->cur;
+		if (cur->kind == DOC_ALIAS)
+			return err_at(e, d, cur, ERR_DATA, r->path,
+				      _("this part is an alias; changing it would change every place "
+					"that uses the anchor, so edit the anchored value instead"));
+		const struct doc_pcomp *k = &r->c[r->level];
+		size_t i;
+		if (k->is_index) {
+			if (cur->kind != DOC_SEQ)
+				return err_at(e, d, cur, ERR_DATA, r->path, _("not a list here"));
+			if (k->index >= cur->n)
+				return err_at(e, d, cur, ERR_DATA, r->path, _("the list has no such item"));
+			i = k->index;
+		} else {
+			if (cur->kind != DOC_MAP)
+				return err_at(e, d, cur, ERR_DATA, r->path, _("not a mapping here"));
+			i = doc_own_index(cur, k->key, k->klen);
+			if (i == (size_t)-1)
+				break;
+		}
+		r->ch.steps[r->ch.nsteps++] = i;
+		r->parent = cur;
+		r->pidx = i;
+		r->cur = cur->items[i];
+	}
+	return ERR_OK;
+}
+
+/* True when the node holds the value already (a SET that changes nothing). */
+static bool holds_value(const struct doc_node *cur, const struct doc_node *val)
+{
+	const struct doc_node *dv = doc_deref(cur);
+	return cur->kind != DOC_ALIAS && dv->kind == val->kind &&
+	       (dv->kind == DOC_SCALAR
+			? doc_scalar_type(dv) == doc_scalar_type(val) &&
+				  (doc_scalar_type(dv) == DOC_T_NULL ||
+				   (dv->value_len == val->value_len &&
+				    !memcmp(dv->value, val->value, dv->value_len)))
+			: doc_node_equal(dv, val));
+}
+
+/* The change the edit makes (r->ch; CH_NONE when none) and the splice of the text for it. */
+static int plan_splice(struct edit_run *r, const struct doc_edit *ed, bool mark, struct err *e)
+{
+	const struct doc *d = r->d;
+	bool absent = r->level < r->nc;
+	switch (ed->op) {
+	case DOC_EDIT_SET:
+	case DOC_EDIT_SET_MARKED: /* made a SET by apply_one */
+		if (absent) {
+			r->ch.kind = CH_INSERT;
+			return edit_insert(d, r->cur, r->c + r->level, r->nc - r->level, &r->v, r->path,
+					   &r->sp, e);
+		}
+		if (holds_value(r->cur, r->v.root))
+			return ERR_OK;
+		r->ch.kind = CH_REPLACE;
+		return edit_replace(d, r->parent, r->pidx, r->cur, &r->v, r->path, mark, &r->sp, e);
+	case DOC_EDIT_REMOVE_KEY:
+		if (absent)
+			return ERR_OK; /* absent: nothing to do */
+		if (r->c[r->nc - 1].is_index)
+			return err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: names a list item, not a key"),
+				       r->path);
+		r->ch.kind = CH_REMOVE;
+		r->ch.nsteps--;
+		r->ch.index = r->pidx;
+		return edit_remove(d, r->parent, r->pidx, r->path, &r->sp, e);
+	case DOC_EDIT_APPEND_ITEM: {
+		int rc = need_list(d, r->cur, absent, r->path, e);
+		if (rc != ERR_OK)
+			return rc;
+		r->ch.kind = CH_INSERT;
+		return edit_append(d, r->cur, &r->v, r->path, &r->sp, e);
+	}
+	case DOC_EDIT_REMOVE_ITEM: {
+		int rc = need_list(d, r->cur, absent, r->path, e);
+		if (rc != ERR_OK)
+			return rc;
+		if (ed->index >= r->cur->n)
+			return err_at(e, d, r->cur, ERR_DATA, r->path, _("the list has no such item"));
+		r->ch.kind = CH_REMOVE;
+		r->ch.index = ed->index;
+		return edit_remove(d, r->cur, ed->index, r->path, &r->sp, e);
+	}
+	}
+	return ERR_OK;
+}
+
+/* The document's text with the splice made, loaded into *out. */
+static int splice_text(const struct edit_run *r, struct doc **out, struct err *e)
+{
+	const struct doc *d = r->d;
+	size_t len;
+	const char *t = doc_text(d, &len);
+	struct strbuf nb = {0};
+	if (r->ch.kind == CH_NONE) {
+		strbuf_add(&nb, t, len);
+	} else {
+		strbuf_add(&nb, t, r->sp.a);
+		strbuf_add(&nb, r->sp.ins.p ? r->sp.ins.p : "", r->sp.ins.len);
+		strbuf_add(&nb, t + r->sp.b, len - r->sp.b);
+	}
+	if (nb.oom || r->sp.ins.oom) {
+		free(nb.p);
+		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
+	}
+	struct err pe;
+	err_clear(&pe);
+	int rc = doc_load(doc_name(d), nb.p ? nb.p : "", nb.len, out, &pe);
+	free(nb.p);
+	if (rc != ERR_OK)
+		rc = err_set(e, ERR_SOFTWARE, doc_name(d), 0, 0,
+			     _("%s: the edited text would not parse (%d:%d: %s); nothing was changed"),
+			     r->path, pe.line, pe.col, pe.msg);
+	return rc;
+}
+
+/* Everything else unchanged in `out`, and the edited place holds exactly the value. */
+static bool verify_edit(const struct edit_run *r, const struct doc *out, enum doc_edit_op op)
+{
+	const struct doc_node *edited = NULL;
+	bool ok = same_except(doc_root(r->d), doc_root(out), &r->ch, 0, &edited);
+	if (ok && r->ch.kind == CH_REPLACE) {
+		ok = doc_node_equal(edited, r->v.root);
+	} else if (ok && r->ch.kind == CH_INSERT && edited->kind == DOC_SEQ) {
+		ok = doc_node_equal(edited->items[edited->n - 1], r->v.root);
+	} else if (ok && r->ch.kind == CH_INSERT) {
+		const struct doc_node *m = edited;
+		ok = key_matches(m->keys[m->n - 1], &r->c[r->level]);
+		const struct doc_node *x = m->items[m->n - 1];
+		for (size_t i = r->level + 1; ok && i < r->nc; i++) {
+			ok = x->kind == DOC_MAP && x->n == 1 && key_matches(x->keys[0], &r->c[i]);
+			x = ok ? x->items[0] : x;
+		}
+		ok = ok && doc_node_equal(x, r->v.root);
+	}
+	if (ok && op == DOC_EDIT_SET)
+		ok = doc_node_equal(doc_get(out, r->path), r->v.root);
+	return ok;
+}
+
 static int apply_one(const struct doc *d, const struct doc_edit *edit, struct doc **out,
 		     struct err *e)
 {
@@ -666,171 +850,32 @@ static int apply_one(const struct doc *d, const struct doc_edit *edit, struct do
 	if (mark)
 		plain.op = DOC_EDIT_SET;
 	*out = NULL;
-	const char *path = ed->path ? ed->path : "";
-	struct doc_pcomp *c = NULL;
-	size_t nc = 0;
-	struct value v = {0};
-	struct splice sp = {0};
-	struct change ch = {.kind = CH_NONE};
-	const struct doc_node *cur = doc_root(d), *parent = NULL;
-	size_t pidx = 0, level;
-	int rc = doc_path_parse(path, &c, &nc, e);
+	struct edit_run r = { .d = d, .path = ed->path ? ed->path : "", .cur = doc_root(d),
+			      .ch = { .kind = CH_NONE } };
+	int rc = doc_path_parse(r.path, &r.c, &r.nc, e);
 	if (rc != ERR_OK)
 		goto done;
-	if (nc > DOC_MAX_DEPTH) {
-		rc = err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: path too long"), path);
+	if (r.nc > DOC_MAX_DEPTH) {
+		rc = err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: path too long"), r.path);
 		goto done;
 	}
 	if ((ed->op == DOC_EDIT_SET || ed->op == DOC_EDIT_APPEND_ITEM) &&
-	    (rc = value_parse(path, ed->value, &v, e)) != ERR_OK)
+	    (rc = value_parse(r.path, ed->value, &r.v, e)) != ERR_OK)
 		goto done;
-
-	for (level = 0; level < nc; level++) {
-		if (cur->kind == DOC_ALIAS) {
-			rc = err_at(e, d, cur, ERR_DATA, path,
-				    _("this part is an alias; changing it would change every place that "
-				      "uses the anchor, so edit the anchored value instead"));
-			goto done;
-		}
-		const struct doc_pcomp *k = &c[level];
-		size_t i;
-		if (k->is_index) {
-			if (cur->kind != DOC_SEQ) {
-				rc = err_at(e, d, cur, ERR_DATA, path, _("not a list here"));
-				goto done;
-			}
-			if (k->index >= cur->n) {
-				rc = err_at(e, d, cur, ERR_DATA, path, _("the list has no such item"));
-				goto done;
-			}
-			i = k->index;
-		} else {
-			if (cur->kind != DOC_MAP) {
-				rc = err_at(e, d, cur, ERR_DATA, path, _("not a mapping here"));
-				goto done;
-			}
-			i = doc_own_index(cur, k->key, k->klen);
-			if (i == (size_t)-1)
-				break;
-		}
-		ch.steps[ch.nsteps++] = i;
-		parent = cur;
-		pidx = i;
-		cur = cur->items[i];
-	}
-
-	switch (ed->op) {
-	case DOC_EDIT_SET:
-	case DOC_EDIT_SET_MARKED: /* made a SET above */
-		if (level == nc) {
-			const struct doc_node *dv = doc_deref(cur);
-			bool same = cur->kind != DOC_ALIAS && dv->kind == v.root->kind &&
-				    (dv->kind == DOC_SCALAR
-					     ? doc_scalar_type(dv) == doc_scalar_type(v.root) &&
-						       (doc_scalar_type(dv) == DOC_T_NULL ||
-							(dv->value_len == v.root->value_len &&
-							 !memcmp(dv->value, v.root->value, dv->value_len)))
-					     : doc_node_equal(dv, v.root));
-			if (same)
-				break;
-			ch.kind = CH_REPLACE;
-			rc = edit_replace(d, parent, pidx, cur, &v, path, mark, &sp, e);
-		} else {
-			ch.kind = CH_INSERT;
-			rc = edit_insert(d, cur, c + level, nc - level, &v, path, &sp, e);
-		}
-		break;
-	case DOC_EDIT_REMOVE_KEY:
-		if (level < nc)
-			break; /* absent: nothing to do */
-		if (c[nc - 1].is_index) {
-			rc = err_set(e, ERR_USAGE, NULL, 0, 0, _("%s: names a list item, not a key"), path);
-			break;
-		}
-		ch.kind = CH_REMOVE;
-		ch.nsteps--;
-		ch.index = pidx;
-		rc = edit_remove(d, parent, pidx, path, &sp, e);
-		break;
-	case DOC_EDIT_APPEND_ITEM:
-		if ((rc = need_list(d, cur, level < nc, path, e)) != ERR_OK)
-			break;
-		ch.kind = CH_INSERT;
-		rc = edit_append(d, cur, &v, path, &sp, e);
-		break;
-	case DOC_EDIT_REMOVE_ITEM:
-		if ((rc = need_list(d, cur, level < nc, path, e)) != ERR_OK)
-			break;
-		if (ed->index >= cur->n) {
-			rc = err_at(e, d, cur, ERR_DATA, path, _("the list has no such item"));
-			break;
-		}
-		ch.kind = CH_REMOVE;
-		ch.index = ed->index;
-		rc = edit_remove(d, cur, ed->index, path, &sp, e);
-		break;
-	}
-	if (rc != ERR_OK)
+	if ((rc = walk_path(&r, e)) != ERR_OK || (rc = plan_splice(&r, ed, mark, e)) != ERR_OK ||
+	    (rc = splice_text(&r, out, e)) != ERR_OK || r.ch.kind == CH_NONE)
 		goto done;
-
-	size_t len;
-	const char *t = doc_text(d, &len);
-	struct strbuf nb = {0};
-	if (ch.kind == CH_NONE) {
-		strbuf_add(&nb, t, len);
-	} else {
-		strbuf_add(&nb, t, sp.a);
-		strbuf_add(&nb, sp.ins.p ? sp.ins.p : "", sp.ins.len);
-		strbuf_add(&nb, t + sp.b, len - sp.b);
-	}
-	if (nb.oom || sp.ins.oom) {
-		free(nb.p);
-		rc = err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
-		goto done;
-	}
-	struct err pe;
-	err_clear(&pe);
-	rc = doc_load(doc_name(d), nb.p ? nb.p : "", nb.len, out, &pe);
-	free(nb.p);
-	if (rc != ERR_OK) {
-		rc = err_set(e, ERR_SOFTWARE, doc_name(d), 0, 0,
-			     _("%s: the edited text would not parse (%d:%d: %s); nothing was changed"),
-			     path, pe.line, pe.col, pe.msg);
-		goto done;
-	}
-	if (ch.kind == CH_NONE)
-		goto done;
-
-	/* Verify: everything else unchanged, and the edited place holds exactly the value. */
-	const struct doc_node *edited = NULL;
-	bool ok = same_except(doc_root(d), doc_root(*out), &ch, 0, &edited);
-	if (ok && ch.kind == CH_REPLACE) {
-		ok = doc_node_equal(edited, v.root);
-	} else if (ok && ch.kind == CH_INSERT && edited->kind == DOC_SEQ) {
-		ok = doc_node_equal(edited->items[edited->n - 1], v.root);
-	} else if (ok && ch.kind == CH_INSERT) {
-		const struct doc_node *m = edited;
-		ok = key_matches(m->keys[m->n - 1], &c[level]);
-		const struct doc_node *x = m->items[m->n - 1];
-		for (size_t i = level + 1; ok && i < nc; i++) {
-			ok = x->kind == DOC_MAP && x->n == 1 && key_matches(x->keys[0], &c[i]);
-			x = ok ? x->items[0] : x;
-		}
-		ok = ok && doc_node_equal(x, v.root);
-	}
-	if (ok && ed->op == DOC_EDIT_SET)
-		ok = doc_node_equal(doc_get(*out, path), v.root);
-	if (!ok) {
+	if (!verify_edit(&r, *out, ed->op)) {
 		doc_free(out);
 		rc = err_set(e, ERR_SOFTWARE, doc_name(d), 0, 0,
 			     _("%s: the edit did not verify (the result would differ from the intended "
 			       "change); nothing was changed"),
-			     path);
+			     r.path);
 	}
 done:
-	free(sp.ins.p);
-	value_free(&v);
-	doc_path_free(c, nc);
+	free(r.sp.ins.p);
+	value_free(&r.v);
+	doc_path_free(r.c, r.nc);
 	return rc;
 }
 

@@ -214,6 +214,189 @@ static void set_phase(struct est_phase_est *p, double gib, double weights, doubl
 	p->basis = basis;
 }
 
+/* The weights on the GPU (GiB) and how the job places them. */
+struct est_weights {
+	bool quant, low, te_quant, te_gpu, ara;
+	double tr_bf16, tq, te_bf16, eq, aux, tr_share, te_share;
+	int experts_train;
+};
+
+static void weights_of(const struct job *j, const struct est_arch *a, struct estimate *out,
+		       struct est_weights *w)
+{
+	bool unknown_q = false;
+	w->ara = false;
+	w->quant = j->quantize;
+	w->low = j->low_vram && j->arch_has_low_vram;
+	w->tr_bf16 = a->tr_b * 1e9 * 2.0 / GIB;
+	w->tq = w->quant ? qbytes(a->tr_b, qtype_bpp(j->qtype, &unknown_q, &w->ara)) : w->tr_bf16;
+	w->te_quant = a->te_flag_quantize ? j->quantize : j->quantize_te;
+	const char *te_qtype = a->te_qtype_te ? pstr(j, "model.qtype_te", "qfloat8") : j->qtype;
+	w->te_bf16 = a->te_b * 1e9 * 2.0 / GIB;
+	w->eq = w->te_quant ? qbytes(a->te_b, qtype_bpp(te_qtype, &unknown_q, NULL)) : w->te_bf16;
+	w->aux = a->aux_b * 1e9 * 2.0 / GIB;
+	if (w->ara)
+		out->notes |= EST_NOTE_ARA;
+	if (unknown_q)
+		out->notes |= EST_NOTE_QTYPE;
+	w->tr_share = 1.0;
+	w->te_share = 1.0;
+	if (j->layer_offloading && j->arch_has_layer_offloading) {
+		w->tr_share =
+			fmax(1.0 - pnum(j, "model.layer_offloading_transformer_percent", 1.0), 0.05);
+		w->te_share =
+			fmax(1.0 - pnum(j, "model.layer_offloading_text_encoder_percent", 1.0), 0.05);
+		out->notes |= EST_NOTE_OFFLOAD;
+	}
+	w->experts_train = w->low && a->one_expert ? 1 : a->experts;
+	w->te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
+		      pbool(j, "train.cache_text_embeddings", false) ||
+		      pbool(j, "datasets[0].cache_text_embeddings", false));
+}
+
+/* What one training step sees: the largest bucket, the longest clip, the largest batch. */
+struct est_shape {
+	double res, pixels, tokens;
+	long long frames, batch;
+	bool cache_latents;
+};
+
+static void shape_of(const struct job *j, const struct est_arch *a, struct est_shape *s)
+{
+	s->res = (double)job_max_bucket(j);
+	if (s->res <= 0)
+		s->res = 512;
+	s->frames = 1;
+	s->batch = j->batch_size > 0 ? j->batch_size : 1;
+	s->cache_latents = j->ndatasets > 0;
+	for (size_t i = 0; i < j->ndatasets; i++) {
+		const struct job_dataset *d = &j->datasets[i];
+		if (d->num_frames > s->frames)
+			s->frames = d->num_frames;
+		if (d->has_batch_size && d->batch_size > s->batch)
+			s->batch = d->batch_size;
+		s->cache_latents &= d->cache_latents;
+	}
+	if (j->kind != JOB_KIND_VIDEO)
+		s->frames = 1;
+	double lframes = s->frames > 1 ? floor((double)(s->frames - 1) / a->frame_div) + 1 : 1;
+	s->tokens = (s->res / a->tok_px) * (s->res / a->tok_px) * a->tok_mult * lframes;
+	s->pixels = s->res * s->res * (double)s->frames;
+}
+
+/* The adapter and its optimizer state: p parameters, w and state in GiB. */
+struct est_adapter {
+	double p, w, state;
+	const char *opt;
+};
+
+static void adapter_of(const struct job *j, const struct est_arch *a, struct estimate *out,
+		       struct est_adapter *ad)
+{
+	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
+	 * full fine-tune. */
+	const struct doc_node *net = pget(j, "network");
+	if (!net)
+		net = pget(j, "adapter");
+	ad->opt = pstr(j, "train.optimizer", "adamw");
+	if (net) {
+		double rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
+		if (!(rank >= 1) || !isfinite(rank))
+			rank = 16; /* 0, negative or not a number: the trainer would refuse it */
+		ad->p = rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
+		ad->w = ad->p * 4.0 / GIB;
+		ad->state = ad->p * (4.0 + opt_bytes(ad->opt)) / GIB;
+	} else {
+		/* A full fine-tune: gradients and optimizer state for every weight. */
+		ad->p = a->tr_b * 1e9;
+		ad->w = 0;
+		ad->state = ad->p * (2.0 + opt_bytes(ad->opt)) / GIB;
+		out->notes |= EST_NOTE_FULL_FT;
+	}
+}
+
+/* Model load: the worst moment of the loader (memory-reference §4); *resident is what it leaves
+ * on the GPU. */
+static double load_gib(const struct est_arch *a, const struct est_weights *w, double *resident)
+{
+	double step_tr;
+	if (w->quant) {
+		bool on_gpu = a->load_tr == LT_GPU || (a->load_tr == LT_GPU_UNLESS_LOW_VRAM && !w->low);
+		step_tr = on_gpu ? w->tr_bf16 + w->tq * (a->experts - 1) : w->tr_bf16 * BLOCK_SHARE;
+	} else {
+		step_tr = w->low && a->park ? 0 : w->tr_bf16 * a->experts;
+	}
+	if (a->tr_with_te == WT_TE_FIRST && !w->low) /* hidream: Llama first, kept on the GPU */
+		step_tr += w->eq * w->te_share;
+	bool tr_during_te = a->tr_with_te == WT_YES || (a->tr_with_te == WT_UNLESS_LOW_VRAM && !w->low);
+	double te_step;
+	if (a->load_te == LE_GPU_BF16)
+		te_step = w->te_bf16;
+	else
+		te_step = w->te_quant || w->low ? 0 : w->te_bf16;
+	double step_te = (tr_during_te ? w->tq * w->tr_share * a->experts : 0) + te_step * w->te_share;
+	*resident = (w->low && a->park ? 0 : w->tq * w->tr_share * w->experts_train) +
+		    w->eq * w->te_share;
+	return fmax(fmax(step_tr, step_te), *resident) + w->aux + CONTEXT_GIB;
+}
+
+/* Sampling (the baseline sample before step 1 and the periodic ones); *s_weights is its weights'
+ * part. Call only for a job that samples. */
+static double sample_gib(const struct job *j, const struct est_arch *a, const struct est_family *f,
+			 const struct est_weights *w, const struct est_adapter *ad, double *s_weights)
+{
+	double s_w = j->sample_width > 0 ? (double)j->sample_width : 1024;
+	double s_h = j->sample_height > 0 ? (double)j->sample_height : 1024, s_frames = 1;
+	for (size_t i = 0; j->prompts && i < j->nprompt_items; i++) {
+		if (j->prompts[i].has_width && (double)j->prompts[i].width > s_w)
+			s_w = (double)j->prompts[i].width;
+		if (j->prompts[i].has_height && j->prompts[i].height > s_h)
+			s_h = (double)j->prompts[i].height;
+	}
+	if (j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1)
+		s_frames = (double)j->sample_num_frames;
+	double s_lf = s_frames > 1 ? floor((s_frames - 1) / a->frame_div) + 1 : 1;
+	double s_tokens = s_w / a->tok_px * s_h / a->tok_px * a->tok_mult * s_lf;
+	double cfg = a->cfg && pnum(j, "sample.guidance_scale", 4.0) > 1.0 ? 2.0 : 1.0;
+	int experts_sample = w->low && a->one_expert ? 1 : a->experts;
+	*s_weights = w->tq * w->tr_share * experts_sample + (w->te_gpu ? w->eq * w->te_share : 0) +
+		     w->aux;
+	/* Gradients are freed by then; the optimizer state stays. With low_vram the archs that
+	 * park the transformer offload it for the VAE decode (wan21.py's
+	 * AggressiveWanUnloadPipeline; qwen_image tiles the decode). */
+	double s_opt = ad->w + ad->p * opt_bytes(ad->opt) / GIB;
+	double denoise = *s_weights + s_opt + cfg * s_tokens * f->samp;
+	double decode = s_w * s_h * s_frames * f->dec;
+	return (w->low && a->park ? fmax(denoise, w->aux + s_opt + decode) : denoise + decode) +
+	       CONTEXT_GIB;
+}
+
+/* The training phase's band (−*lo, +*hi of what is not weights) and basis: few data points or
+ * a nominal row are rough, a step beyond the calibrated shapes is extrapolated. */
+static enum est_basis training_band(const struct est_arch *a, const struct est_family *f,
+				    const struct est_shape *s, unsigned notes, double *lo, double *hi)
+{
+	bool few = f->points < 3 || a->nominal;
+	bool extra = s->res > f->max_bucket * 1.25 || (double)s->frames > f->max_frames * 1.25;
+	enum est_basis tb = few ? EST_ROUGH : extra ? EST_EXTRAPOLATED : EST_CALIBRATED;
+	*lo = f->lo;
+	*hi = f->hi;
+	if (few) {
+		*lo = fmax(*lo, ROUGH_BAND);
+		*hi = fmax(*hi, ROUGH_BAND);
+	}
+	if (extra) {
+		*lo *= 1.5;
+		*hi *= 1.5;
+	}
+	if (notes & (EST_NOTE_FULL_FT | EST_NOTE_QTYPE)) {
+		tb = tb == EST_CALIBRATED ? EST_ROUGH : tb;
+		*hi = fmax(*hi, ROUGH_BAND);
+		*lo = fmax(*lo, ROUGH_BAND);
+	}
+	return tb;
+}
+
 int estimate_job(const struct job *j, struct estimate *out)
 {
 	memset(out, 0, sizeof *out);
@@ -227,166 +410,44 @@ int estimate_job(const struct job *j, struct estimate *out)
 	out->family = f->name;
 	if (a->nominal)
 		out->notes |= EST_NOTE_NOMINAL;
-
-	/* Weights. */
-	bool unknown_q = false, ara = false;
-	bool quant = j->quantize;
-	bool low = j->low_vram && j->arch_has_low_vram;
-	double tr_bf16 = a->tr_b * 1e9 * 2.0 / GIB;
-	double tq = quant ? qbytes(a->tr_b, qtype_bpp(j->qtype, &unknown_q, &ara)) : tr_bf16;
-	bool te_quant = a->te_flag_quantize ? j->quantize : j->quantize_te;
-	const char *te_qtype = a->te_qtype_te ? pstr(j, "model.qtype_te", "qfloat8") : j->qtype;
-	double te_bf16 = a->te_b * 1e9 * 2.0 / GIB;
-	double eq = te_quant ? qbytes(a->te_b, qtype_bpp(te_qtype, &unknown_q, NULL)) : te_bf16;
-	double aux = a->aux_b * 1e9 * 2.0 / GIB;
-	if (ara)
-		out->notes |= EST_NOTE_ARA;
-	if (unknown_q)
-		out->notes |= EST_NOTE_QTYPE;
-	double tr_share = 1.0, te_share = 1.0;
-	if (j->layer_offloading && j->arch_has_layer_offloading) {
-		tr_share = fmax(1.0 - pnum(j, "model.layer_offloading_transformer_percent", 1.0), 0.05);
-		te_share = fmax(1.0 - pnum(j, "model.layer_offloading_text_encoder_percent", 1.0), 0.05);
-		out->notes |= EST_NOTE_OFFLOAD;
-	}
-	int experts_train = low && a->one_expert ? 1 : a->experts;
-	bool te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
-			pbool(j, "train.cache_text_embeddings", false) ||
-			pbool(j, "datasets[0].cache_text_embeddings", false));
-
-	/* The largest bucket, the longest clip, the largest batch. */
-	double res = (double)job_max_bucket(j);
-	if (res <= 0)
-		res = 512;
-	long long frames = 1, batch = j->batch_size > 0 ? j->batch_size : 1;
-	bool cache_latents = j->ndatasets > 0;
-	for (size_t i = 0; i < j->ndatasets; i++) {
-		const struct job_dataset *d = &j->datasets[i];
-		if (d->num_frames > frames)
-			frames = d->num_frames;
-		if (d->has_batch_size && d->batch_size > batch)
-			batch = d->batch_size;
-		cache_latents &= d->cache_latents;
-	}
-	if (j->kind != JOB_KIND_VIDEO)
-		frames = 1;
-	double lframes = frames > 1 ? floor((double)(frames - 1) / a->frame_div) + 1 : 1;
-	double tokens = (res / a->tok_px) * (res / a->tok_px) * a->tok_mult * lframes;
-
-	/* The adapter and its optimizer state. */
-	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
-	 * full fine-tune. */
-	const struct doc_node *net = pget(j, "network");
-	if (!net)
-		net = pget(j, "adapter");
-	double lora_p, lora_w, lora_state;
-	const char *opt = pstr(j, "train.optimizer", "adamw");
-	if (net) {
-		double rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
-		if (!(rank >= 1) || !isfinite(rank))
-			rank = 16; /* 0, negative or not a number: the trainer would refuse it */
-		lora_p = rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
-		lora_w = lora_p * 4.0 / GIB;
-		lora_state = lora_p * (4.0 + opt_bytes(opt)) / GIB;
-	} else {
-		/* A full fine-tune: gradients and optimizer state for every weight. */
-		lora_p = a->tr_b * 1e9;
-		lora_w = 0;
-		lora_state = lora_p * (2.0 + opt_bytes(opt)) / GIB;
-		out->notes |= EST_NOTE_FULL_FT;
-	}
+	struct est_weights w;
+	struct est_shape s;
+	struct est_adapter ad;
+	weights_of(j, a, out, &w);
+	shape_of(j, a, &s);
+	adapter_of(j, a, out, &ad);
 
 	/* Training. */
-	double w_train = tq * tr_share * experts_train + (te_gpu ? eq * te_share : 0) + aux;
-	double act = batch * tokens * f->act * (j->gradient_checkpointing ? 1.0 : GC_OFF_MULT);
-	double pixels = res * res * (double)frames;
-	if (!cache_latents)
-		act += batch * pixels * f->enc;
-	double train = w_train + lora_w + lora_state + act + CONTEXT_GIB;
+	double w_train = w.tq * w.tr_share * w.experts_train + (w.te_gpu ? w.eq * w.te_share : 0) +
+			 w.aux;
+	double act = s.batch * s.tokens * f->act * (j->gradient_checkpointing ? 1.0 : GC_OFF_MULT);
+	if (!s.cache_latents)
+		act += s.batch * s.pixels * f->enc;
+	double train = w_train + ad.w + ad.state + act + CONTEXT_GIB;
 	out->weights = to_bytes(w_train);
-	out->adapter = to_bytes(lora_w + lora_state);
+	out->adapter = to_bytes(ad.w + ad.state);
 	out->activations = to_bytes(act);
 	out->context = to_bytes(CONTEXT_GIB);
 
-	/* Model load: the worst moment of the loader (memory-reference §4). */
-	double step_tr;
-	if (quant) {
-		bool on_gpu = a->load_tr == LT_GPU || (a->load_tr == LT_GPU_UNLESS_LOW_VRAM && !low);
-		step_tr = on_gpu ? tr_bf16 + tq * (a->experts - 1) : tr_bf16 * BLOCK_SHARE;
-	} else {
-		step_tr = low && a->park ? 0 : tr_bf16 * a->experts;
-	}
-	if (a->tr_with_te == WT_TE_FIRST && !low) /* hidream: Llama first, kept on the GPU */
-		step_tr += eq * te_share;
-	bool tr_during_te = a->tr_with_te == WT_YES || (a->tr_with_te == WT_UNLESS_LOW_VRAM && !low);
-	double te_step;
-	if (a->load_te == LE_GPU_BF16)
-		te_step = te_bf16;
-	else
-		te_step = te_quant || low ? 0 : te_bf16;
-	double step_te = (tr_during_te ? tq * tr_share * a->experts : 0) + te_step * te_share;
-	double resident = (low && a->park ? 0 : tq * tr_share * experts_train) + eq * te_share;
-	double load = fmax(fmax(step_tr, step_te), resident) + aux + CONTEXT_GIB;
-
+	double resident, load = load_gib(a, &w, &resident);
 	/* Caching: the VAE encoding the largest bucket (× frames) beside what the load left. */
-	double cache = resident + aux + pixels * f->enc + CONTEXT_GIB;
-
-	/* Sampling (the baseline sample before step 1 and the periodic ones). */
-	double s_w = 0, s_h = 0, s_frames = 1;
+	double cache = resident + w.aux + s.pixels * f->enc + CONTEXT_GIB;
+	double s_weights = 0, sample = 0;
 	bool sampling = !j->disable_sampling && j->has_sample;
-	if (sampling) {
-		s_w = j->sample_width > 0 ? (double)j->sample_width : 1024;
-		s_h = j->sample_height > 0 ? (double)j->sample_height : 1024;
-		for (size_t i = 0; j->prompts && i < j->nprompt_items; i++) {
-			if (j->prompts[i].has_width && (double)j->prompts[i].width > s_w)
-				s_w = (double)j->prompts[i].width;
-			if (j->prompts[i].has_height && j->prompts[i].height > s_h)
-				s_h = (double)j->prompts[i].height;
-		}
-		if (j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1)
-			s_frames = (double)j->sample_num_frames;
-	}
-	double s_lf = s_frames > 1 ? floor((s_frames - 1) / a->frame_div) + 1 : 1;
-	double s_tokens = s_w / a->tok_px * s_h / a->tok_px * a->tok_mult * s_lf;
-	double cfg = a->cfg && pnum(j, "sample.guidance_scale", 4.0) > 1.0 ? 2.0 : 1.0;
-	int experts_sample = low && a->one_expert ? 1 : a->experts;
-	double s_weights = tq * tr_share * experts_sample + (te_gpu ? eq * te_share : 0) + aux;
-	/* Gradients are freed by then; the optimizer state stays. With low_vram the archs that
-	 * park the transformer offload it for the VAE decode (wan21.py's
-	 * AggressiveWanUnloadPipeline; qwen_image tiles the decode). */
-	double s_opt = lora_w + lora_p * opt_bytes(opt) / GIB;
-	double denoise = s_weights + s_opt + cfg * s_tokens * f->samp;
-	double decode = s_w * s_h * s_frames * f->dec;
-	double sample = (low && a->park ? fmax(denoise, aux + s_opt + decode) : denoise + decode) +
-			CONTEXT_GIB;
+	if (sampling)
+		sample = sample_gib(j, a, f, &w, &ad, &s_weights);
 
-	/* Bands and bases. */
-	bool few = f->points < 3 || a->nominal;
-	bool extra = res > f->max_bucket * 1.25 || (double)frames > f->max_frames * 1.25;
-	enum est_basis tb = few ? EST_ROUGH : extra ? EST_EXTRAPOLATED : EST_CALIBRATED;
-	double lo = f->lo, hi = f->hi;
-	if (few) {
-		lo = fmax(lo, ROUGH_BAND);
-		hi = fmax(hi, ROUGH_BAND);
-	}
-	if (extra) {
-		lo *= 1.5;
-		hi *= 1.5;
-	}
-	if (out->notes & (EST_NOTE_FULL_FT | EST_NOTE_QTYPE)) {
-		tb = tb == EST_CALIBRATED ? EST_ROUGH : tb;
-		hi = fmax(hi, ROUGH_BAND);
-		lo = fmax(lo, ROUGH_BAND);
-	}
+	double lo, hi;
+	enum est_basis tb = training_band(a, f, &s, out->notes, &lo, &hi);
 	/* Nominal parameter counts are not arithmetic: the weights take the rough band too. */
 	double wl = a->nominal ? ROUGH_BAND / 2 : 0;
-	double ara_hi = ara ? ROUGH_BAND : 0;
+	double ara_hi = w.ara ? ROUGH_BAND : 0;
 	set_phase(&out->phase[EST_MODEL_LOAD], load, a->nominal ? 0 : load - CONTEXT_GIB, wl,
 		  wl + ara_hi, f->points, a->nominal ? EST_ROUGH : EST_CALIBRATED);
 	/* Without cached latents or text embeddings there is no caching pass: the VAE encodes in
 	 * the training step (counted there). */
-	if (cache_latents || !te_gpu)
-		set_phase(&out->phase[EST_CACHING], cache, resident + aux, ROUGH_BAND, ROUGH_BAND,
+	if (s.cache_latents || !w.te_gpu)
+		set_phase(&out->phase[EST_CACHING], cache, resident + w.aux, ROUGH_BAND, ROUGH_BAND,
 			  f->points, EST_ROUGH);
 	set_phase(&out->phase[EST_TRAINING], train, w_train, lo, hi + ara_hi, f->points, tb);
 	if (sampling)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/diag.h"
 #include "oomfix/i18n.h"
 #include "oomfix/plan.h"
@@ -196,7 +197,8 @@ static const struct doc_node *datasets(const struct job *j)
 /* ---- building the edit list ------------------------------------------------------------------ */
 
 struct builder {
-	struct fix_edit_list *l;
+	struct fix_edit_list *l; /* starts empty; its arrays' capacities are below */
+	size_t strings_cap, edits_cap;
 	const struct job *j;
 	bool oom;
 	int phase; /* enum diag_phase the run failed in, 0 = not known (fix_edits_after) */
@@ -208,14 +210,12 @@ static char *keep(struct builder *b, char *s)
 		b->oom = true;
 		return NULL;
 	}
-	char **ns = realloc(b->l->strings, (b->l->nstrings + 1) * sizeof *ns);
-	if (!ns) {
+	if (!ARRAY_GROW(b->l->strings, b->l->nstrings + 1, b->strings_cap)) {
 		free(s);
 		b->oom = true;
 		return NULL;
 	}
-	b->l->strings = ns;
-	ns[b->l->nstrings++] = s;
+	b->l->strings[b->l->nstrings++] = s;
 	return s;
 }
 
@@ -237,16 +237,14 @@ static void add(struct builder *b, enum doc_edit_op op, const char *value, size_
 	char *v = value ? keep(b, strdup(value)) : NULL;
 	if (!p || (value && !v))
 		return;
-	struct doc_edit *ne = realloc(b->l->edits, (b->l->n + 1) * sizeof *ne);
-	if (!ne) {
+	if (!ARRAY_GROW(b->l->edits, b->l->n + 1, b->edits_cap)) {
 		b->oom = true;
 		return;
 	}
-	b->l->edits = ne;
 	/* A fix's change is not the user's: a comment beside the old value is marked (D40). */
 	if (op == DOC_EDIT_SET)
 		op = DOC_EDIT_SET_MARKED;
-	ne[b->l->n++] = (struct doc_edit){ .op = op, .path = p, .value = v, .index = index };
+	b->l->edits[b->l->n++] = (struct doc_edit){ .op = op, .path = p, .value = v, .index = index };
 }
 
 static void add_set_int(struct builder *b, long long v, const char *relfmt, ...)

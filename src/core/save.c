@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/i18n.h"
 
 /* Why a system call failed, in words a user can act on. */
@@ -420,11 +421,73 @@ out:
 	return rc;
 }
 
+/* Whether the file to replace exists (*exists; its stat in *st). Anything but a regular file is
+ * refused. */
+static int examine_target(const char *path, const char *target, struct stat *st, bool *exists,
+			  struct err *e)
+{
+	if (stat(target, st) == 0) {
+		*exists = true;
+		if (!S_ISREG(st->st_mode))
+			return err_set(e, ERR_CANTCREAT, path, 0, 0, "%s",
+				       _("not saved: not a regular file"));
+		return 0;
+	}
+	if (errno == ENOENT) {
+		*exists = false;
+		return 0;
+	}
+	return err_set(e, ERR_CANTCREAT, path, 0, 0, _("cannot examine the file: %s"), why(errno));
+}
+
+/* Writes the new version into the temporary file fd, with the old file's owner and mode (orig,
+ * when it exists) or a new file's, flushed to disk; fd is closed either way. */
+static int write_new(int fd, const char *path, const char *text, size_t len,
+		     const struct stat *orig, bool exists, struct err *e)
+{
+	int rc = 0;
+	if (write_all(fd, text, len) < 0)
+		rc = err_set(e, ERR_IOERR, path, 0, 0,
+			     _("not saved: writing the new version failed: %s"), why(errno));
+	else if (exists)
+		rc = copy_owner_mode(fd, orig, path, e);
+	else if (fchmod(fd, new_file_mode()) < 0)
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("not saved: cannot set the file's permissions: %s"), why(errno));
+	if (!rc && fsync(fd) < 0)
+		rc = err_set(e, ERR_IOERR, path, 0, 0,
+			     _("not saved: flushing the new version to disk failed: %s"),
+			     why(errno));
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	if (close(fd) < 0)
+		return err_set(e, ERR_IOERR, path, 0, 0,
+			       _("not saved: writing the new version failed: %s"), why(errno));
+	return 0;
+}
+
+/* The rename is durable only once the directory is flushed. Some file systems cannot fsync a
+ * directory (EINVAL); that is no reason to report a failed save. */
+static int flush_dir(const char *path, const char *dir, struct err *e)
+{
+	int rc = 0, dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		if (fsync(dfd) < 0 && errno != EINVAL && errno != ENOTSUP)
+			rc = err_set(e, ERR_IOERR, path, 0, 0,
+				     _("saved, but flushing the directory %s failed: %s"), dir,
+				     why(errno));
+		close(dfd);
+	}
+	return rc;
+}
+
 int save_file(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
 	      unsigned flags, bool check_yaml, struct err *e)
 {
 	char *target = NULL, *dir = NULL, *tmp = NULL;
-	int fd = -1, rc;
+	int fd, rc;
 	bool tmp_made = false;
 	struct stat orig;
 	bool exists;
@@ -438,21 +501,8 @@ int save_file(const char *path, const char *text, size_t len, const struct save_
 	ignore_sigxfsz();
 	if ((rc = resolve_target(path, &target, e)) != 0)
 		return rc;
-
-	if (stat(target, &orig) == 0) {
-		exists = true;
-		if (!S_ISREG(orig.st_mode)) {
-			rc = err_set(e, ERR_CANTCREAT, path, 0, 0, "%s",
-				     _("not saved: not a regular file"));
-			goto out;
-		}
-	} else if (errno == ENOENT) {
-		exists = false;
-	} else {
-		rc = err_set(e, ERR_CANTCREAT, path, 0, 0, _("cannot examine the file: %s"),
-			     why(errno));
+	if ((rc = examine_target(path, target, &orig, &exists, e)) != 0)
 		goto out;
-	}
 	bool check = loaded && !(flags & SAVE_FORCE);
 	/* Refuse early too, before writing anything; the decisive check is just before rename. */
 	if (check && (rc = check_unchanged(path, target, loaded, e)) != 0)
@@ -472,32 +522,8 @@ int save_file(const char *path, const char *text, size_t len, const struct save_
 		goto out;
 	}
 	tmp_made = true;
-	if (write_all(fd, text, len) < 0) {
-		rc = err_set(e, ERR_IOERR, path, 0, 0,
-			     _("not saved: writing the new version failed: %s"), why(errno));
+	if ((rc = write_new(fd, path, text, len, &orig, exists, e)) != 0)
 		goto out;
-	}
-	if (exists) {
-		if ((rc = copy_owner_mode(fd, &orig, path, e)) != 0)
-			goto out;
-	} else if (fchmod(fd, new_file_mode()) < 0) {
-		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
-			     _("not saved: cannot set the file's permissions: %s"), why(errno));
-		goto out;
-	}
-	if (fsync(fd) < 0) {
-		rc = err_set(e, ERR_IOERR, path, 0, 0,
-			     _("not saved: flushing the new version to disk failed: %s"),
-			     why(errno));
-		goto out;
-	}
-	int c = close(fd);
-	fd = -1;
-	if (c < 0) {
-		rc = err_set(e, ERR_IOERR, path, 0, 0,
-			     _("not saved: writing the new version failed: %s"), why(errno));
-		goto out;
-	}
 
 	if (check && (rc = check_unchanged(path, target, loaded, e)) != 0)
 		goto out;
@@ -513,20 +539,8 @@ int save_file(const char *path, const char *text, size_t len, const struct save_
 		goto out;
 	}
 	tmp_made = false;
-
-	/* The rename is durable only once the directory is flushed. Some file systems cannot
-	 * fsync a directory (EINVAL); that is no reason to report a failed save. */
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		if (fsync(dfd) < 0 && errno != EINVAL && errno != ENOTSUP)
-			rc = err_set(e, ERR_IOERR, path, 0, 0,
-				     _("saved, but flushing the directory %s failed: %s"), dir,
-				     why(errno));
-		close(dfd);
-	}
+	rc = flush_dir(path, dir, e);
 out:
-	if (fd >= 0)
-		close(fd);
 	if (tmp_made)
 		unlink(tmp);
 	free(tmp);
@@ -1062,17 +1076,15 @@ int save_journal_entries(const char *path, struct save_journal_entry **out, size
 	buf[len] = '\0';
 
 	struct save_journal_entry *v = NULL;
-	size_t nv = 0;
+	size_t nv = 0, cap = 0;
 	int rc = 0;
 	for (char *p = strstr(buf, "\n## "); p; ) {
 		char *next = strstr(p + 4, "\n## ");
 		char *end = next ? next : buf + len;
-		struct save_journal_entry *nn = realloc(v, (nv + 1) * sizeof *nn);
-		if (!nn) {
+		if (!ARRAY_GROW(v, nv + 1, cap)) {
 			rc = oom(e, path);
 			break;
 		}
-		v = nn;
 		struct save_journal_entry *en = &v[nv++];
 		memset(en, 0, sizeof *en);
 		time_t t;

@@ -612,7 +612,7 @@ size_t source_runs(const struct source *s, char ***paths)
 	if (s->kind != SOURCE_AITK)
 		return 0;
 	struct run_ent *v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	char *dir = cat3(s->run_dir, "/", "logs");
 	DIR *dp = dir ? opendir(dir) : NULL;
 	struct dirent *de;
@@ -621,10 +621,8 @@ size_t source_runs(const struct source *s, char ***paths)
 		long k = strtol(de->d_name, &end, 10);
 		if (end == de->d_name || strcmp(end, "_log.txt") || k < 0)
 			continue;
-		struct run_ent *nv = realloc(v, (n + 1) * sizeof *nv);
-		if (!nv)
+		if (!ARRAY_GROW(v, n + 1, cap))
 			break;
-		v = nv;
 		v[n].n = k;
 		if (!(v[n].path = cat3(dir, "/", de->d_name)))
 			break;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/text.h"
 #include "lines.h"
 
@@ -64,15 +65,9 @@ struct ui_line *ui_lines_add(struct ui_lines *l, enum ui_role role, const char *
 {
 	static struct ui_line dummy;
 
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 64;
-		struct ui_line *nv = realloc(l->v, nc * sizeof *nv);
-		if (!nv) {
-			memset(&dummy, 0, sizeof dummy);
-			return &dummy;
-		}
-		l->v = nv;
-		l->cap = nc;
+	if (!ARRAY_GROW(l->v, l->n + 1, l->cap)) {
+		memset(&dummy, 0, sizeof dummy);
+		return &dummy;
 	}
 	struct ui_line *ln = &l->v[l->n];
 	memset(ln, 0, sizeof *ln);

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/retry_events.h"
@@ -546,14 +547,8 @@ static bool read_events(struct ui_retry *r, unsigned *bits)
 				r->len = MAX_LINE + 1; /* too long: dropped at its newline */
 				continue;
 			}
-			if (r->len + 1 >= r->cap) {
-				size_t cap = r->cap ? r->cap * 2 : 4096;
-				char *nl = realloc(r->line, cap);
-				if (!nl)
-					continue;
-				r->line = nl;
-				r->cap = cap;
-			}
+			if (!ARRAY_GROW(r->line, r->len + 2, r->cap))
+				continue;
 			r->line[r->len++] = buf[i];
 		}
 	}

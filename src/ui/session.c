@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "oomfix/aitkdb.h"
+#include "oomfix/buf.h"
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
 #include "oomfix/trail.h"
@@ -84,14 +85,8 @@ static void set_base(struct ui_session *s, struct doc *d)
 
 static int hist_append(struct ui_session *s, struct doc *d, enum fix_id fix)
 {
-	if (s->nhist == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 16;
-		struct ui_hist *nh = realloc(s->hist, nc * sizeof *nh);
-		if (!nh)
-			return -1;
-		s->hist = nh;
-		s->cap = nc;
-	}
+	if (!ARRAY_GROW(s->hist, s->nhist + 1, s->cap))
+		return -1;
 	s->hist[s->nhist].doc = d;
 	s->hist[s->nhist].fix = fix;
 	s->nhist++;
@@ -371,9 +366,9 @@ int ui_session_replace_text(struct ui_session *s, const char *text, size_t len, 
 int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
 {
 	char line[4096];
-	size_t len, cap = 0, n = 0;
+	size_t len;
 	bool clipped, in = false;
-	char *text = NULL;
+	struct strbuf text = { 0 };
 	struct doc *d = NULL;
 	struct job *j = NULL;
 	int rc = ERR_DATA;
@@ -390,41 +385,31 @@ int ui_session_open_log_job(struct ui_session *s, bool just_look, struct err *e)
 			continue;
 		if (!in) {
 			in = true;
-			cap = 65536;
-			if (!(text = malloc(cap)))
-				break;
-			n = (size_t)snprintf(text, cap, "%s", head);
+			strbuf_adds(&text, head);
 		}
-		if (clipped || n + len + 64 > ECHO_MAX_BYTES)
+		if (text.oom || clipped || text.len + len + 64 > ECHO_MAX_BYTES)
 			break;
-		if (n + len + 64 > cap) {
-			char *nt = realloc(text, cap * 2 + len);
-			if (!nt)
-				break;
-			text = nt;
-			cap = cap * 2 + len;
-		}
-		memcpy(text + n, line, len);
-		n += len;
-		text[n++] = '\n';
+		strbuf_add(&text, line, len);
+		strbuf_add(&text, "\n", 1);
 		if (len == 1 && line[0] == '}') {
-			n += (size_t)snprintf(text + n, cap - n, "]}}\n");
-			rc = ERR_OK;
+			strbuf_adds(&text, "]}}\n");
+			if (!text.oom)
+				rc = ERR_OK;
 			break;
 		}
 	}
 	err_clear(e);
 	if (rc != ERR_OK) {
-		free(text);
+		strbuf_free(&text);
 		return err_set(e, ERR_DATA, s->log_path, 0, 0, "%s",
 			       _("the log does not hold the trainer's echo of the job's settings"));
 	}
-	if ((rc = doc_load("log.json", text, n, &d, e)) || (rc = job_from_doc(d, &j, e))) {
-		free(text);
+	if ((rc = doc_load("log.json", text.p, text.len, &d, e)) || (rc = job_from_doc(d, &j, e))) {
+		strbuf_free(&text);
 		doc_free(&d);
 		return rc;
 	}
-	free(text);
+	strbuf_free(&text);
 	job_free(&j);
 	if (just_look) {
 		doc_free(&d);

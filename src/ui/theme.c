@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "oomfix/buf.h"
 #include "oomfix/doc.h"
 #include "oomfix/i18n.h"
 #include "oomfix/paths.h"
@@ -308,10 +309,10 @@ static int cmp_names(const void *a, const void *b)
 char **ui_theme_names(size_t *n)
 {
 	char dirs[4][1024];
-	size_t nd = theme_dirs(dirs), cnt = 0, cap = 8;
-	char **v = malloc(cap * sizeof *v);
+	size_t nd = theme_dirs(dirs), cnt = 0, cap = 0;
+	char **v = NULL;
 
-	if (!v) {
+	if (!ARRAY_GROW(v, 1, cap)) {
 		*n = 0;
 		return NULL;
 	}
@@ -335,13 +336,8 @@ char **ui_theme_names(size_t *n)
 					dup = true;
 			if (dup)
 				continue;
-			if (cnt == cap) {
-				char **nv = realloc(v, cap * 2 * sizeof *v);
-				if (!nv)
-					break;
-				v = nv;
-				cap *= 2;
-			}
+			if (!ARRAY_GROW(v, cnt + 1, cap))
+				break;
 			v[cnt++] = strdup(name);
 		}
 		closedir(d);

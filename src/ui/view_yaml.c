@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "oomfix/buf.h"
 #include "oomfix/diff.h"
 #include "oomfix/i18n.h"
 #include "search.h"
@@ -154,32 +155,22 @@ static void yaml_draw(const struct ui_env *v)
 	ui_lines_free(&l);
 }
 
-static char *read_all(const char *path, size_t *len)
+/* The edited copy, whole; NULL with errno set when it cannot be read or is larger than a job
+ * may be. */
+static char *read_back(const char *path, size_t *len)
 {
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!fp)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	for (;;) {
-		if (n == cap) {
-			if (cap >= DOC_MAX_BYTES)
-				break;
-			char *nb = realloc(buf, cap ? cap * 2 : 65536);
-			if (!nb)
-				break;
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		size_t k = fread(buf + n, 1, cap - n, fp);
-		if (k == 0)
-			break;
-		n += k;
+	char *buf;
+	int er = read_all(fd, DOC_MAX_BYTES, &buf, len);
+	close(fd);
+	if (er) {
+		free(buf);
+		errno = er;
+		return NULL;
 	}
-	fclose(fp);
-	*len = n;
-	return buf ? buf : strdup("");
+	return buf;
 }
 
 /* Runs $EDITOR (default vi) on a temporary copy with the terminal handed over, then loads the
@@ -245,7 +236,7 @@ static void run_editor(const struct ui_env *v)
 		unlink(path);
 		return;
 	}
-	char *nt = read_all(path, &nlen);
+	char *nt = read_back(path, &nlen);
 	if (!nt) {
 		ui_status(c, true, _("cannot read %s back: %s"), path, strerror(errno));
 		return;

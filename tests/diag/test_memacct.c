@@ -388,6 +388,27 @@ static void json_object(void **state)
 	free(s);
 }
 
+/* Every key of the "memory" object, in its order, with listed processes, this job's pid and the
+ * pools: the whole object is pinned, byte for byte. */
+static void json_object_whole(void **state)
+{
+	char *s = memory_json(
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a "
+		"total capacity of 47.50 GiB of which 120.00 MiB is free. Process 4101 has 8.00 GiB "
+		"memory in use. Process 77 has 34.00 GiB memory in use. Of the allocated memory 33.10 "
+		"GiB is allocated by PyTorch, with 4.00 GiB allocated in private pools (e.g., CUDA "
+		"Graphs), and 410.00 MiB is reserved by PyTorch but unallocated.\n");
+	(void)state;
+	assert_string_equal(s, "{\"memory\":{\"capacity\":51002736640,\"free\":125829120,"
+			       "\"requested\":4294967296,\"this_process\":36507222016,"
+			       "\"other_processes\":[{\"pid\":4101,\"bytes\":8589934592}],"
+			       "\"pytorch_allocated\":35540854374,"
+			       "\"pytorch_reserved_unallocated\":429916160,"
+			       "\"unaccounted\":5779750912,\"this_pid\":77,"
+			       "\"private_pools\":4294967296,\"limit\":null}}\n");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +427,7 @@ int main(void)
 		cmocka_unit_test(parts_add_up),
 		cmocka_unit_test(huge_sizes_saturate),
 		cmocka_unit_test(json_object),
+		cmocka_unit_test(json_object_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
