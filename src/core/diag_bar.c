@@ -36,7 +36,7 @@ long long dg_parse_num(const char **p, const char *end)
 /* Recognises a tqdm frame: "desc:  5%|bar| 150/3000 [04:10<1:19:12,  1.67s/it, lr: ...]". */
 bool dg_parse_bar(const char *s, size_t len, struct bar *b)
 {
-	const char *end = s + len, *pp, *q, *r, *close;
+	const char *end = s + len, *pp, *q, *r;
 
 	b->partial = false;
 	pp = memmem(s, len, "%|", 2);
@@ -63,7 +63,13 @@ bool dg_parse_bar(const char *s, size_t len, struct bar *b)
 	r = memchr(pp + 2, '|', (size_t)(end - (pp + 2)));
 	if (!r)
 		return false;
-	r++;
+	return dg_bar_counts(r + 1, end, b, true);
+}
+
+bool dg_bar_counts(const char *r, const char *end, struct bar *b, bool lrloss)
+{
+	const char *close;
+
 	while (r < end && *r == ' ')
 		r++;
 	b->n = dg_parse_num(&r, end);
@@ -78,8 +84,8 @@ bool dg_parse_bar(const char *s, size_t len, struct bar *b)
 	close = memchr(r, ']', (size_t)(end - r));
 	if (!close)
 		return false;
-	b->lrloss = memmem(r, (size_t)(close - r), "loss:", 5) != NULL ||
-		    memmem(r, (size_t)(close - r), "lr:", 3) != NULL;
+	b->lrloss = lrloss && (memmem(r, (size_t)(close - r), "loss:", 5) != NULL ||
+			       memmem(r, (size_t)(close - r), "lr:", 3) != NULL);
 	b->tail = close + 1;
 	b->tlen = (size_t)(end - b->tail);
 	b->partial = false;

@@ -179,6 +179,9 @@ static inline void rtrim(const char *s, size_t *n)
  * a frame taken (the timeline moved); a training bar's frame taken as the step. */
 long long dg_parse_num(const char **p, const char *end);
 bool dg_parse_bar(const char *s, size_t len, struct bar *b);
+/* The end of a frame, r just after the bar's closing '|': "150/3000 [04:10<1:19:12, ...]" into
+ * b's counts, tail and (when asked) lrloss; false when it is not there whole. */
+bool dg_bar_counts(const char *r, const char *end, struct bar *b, bool lrloss);
 size_t dg_glued_start(const char *s, size_t len);
 void dg_set_phase(struct dstate *st, enum diag_phase p, const struct logidx_seg *seg,
 		  const char *t, size_t n);

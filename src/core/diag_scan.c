@@ -872,7 +872,7 @@ void diag_fast_lane(bool on)
 
 static bool fast_frame(struct dstate *st, const struct logidx_seg *seg, const char *t, size_t n)
 {
-	const char *end = t + n, *r, *q, *close;
+	const char *end = t + n, *r, *q;
 	size_t k = st->fast_len;
 	struct bar b;
 
@@ -895,27 +895,10 @@ static bool fast_frame(struct dstate *st, const struct logidx_seg *seg, const ch
 	r = memchr(r + 2, '|', (size_t)(end - (r + 2)));
 	if (!r)
 		return false;
-	r++;
-	while (r < end && *r == ' ')
-		r++;
-	b.n = dg_parse_num(&r, end);
-	if (b.n < 0 || r >= end || *r != '/')
-		return false;
-	r++;
-	b.total = dg_parse_num(&r, end);
-	while (r < end && *r == ' ')
-		r++;
-	if (r >= end || *r != '[')
-		return false;
-	close = memchr(r, ']', (size_t)(end - r));
-	if (!close)
+	if (!dg_bar_counts(r + 1, end, &b, false)) /* lr and loss: not read for the named bar */
 		return false;
 	b.desc = t;
 	b.dlen = k;
-	b.lrloss = false; /* not read for the named bar */
-	b.tail = close + 1;
-	b.tlen = (size_t)(end - b.tail);
-	b.partial = false;
 	st->saw_name_bar = true; /* as is_training_desc says of the named bar */
 	dg_train_step(st, seg, &b, t, (size_t)(b.tail - t));
 	if (b.tlen)
