@@ -84,6 +84,15 @@ for c in "" $en_cmds; do
 		sed 's/^/# /' "$WORK/why"
 	fi
 done
+# The usage line the terminal UI prints for an option it does not know (as for `oomfix follow
+# --help`, follow not being a subcommand) fits too.
+LANGUAGE= LANG=C.UTF-8 "$OOMFIX" --no-such-option > "$WORK/help" 2>&1
+if "$PY" "$WORK/cells.py" "$WORK/help" en > "$WORK/why" 2>&1 && grep -q '^usage: oomfix' "$WORK/help"; then
+	ok "oomfix's usage line for an unknown option in English: within 80 cells"
+else
+	notok "oomfix's usage line for an unknown option in English: within 80 cells ($(head -n 1 "$WORK/why"))"
+	sed 's/^/# /' "$WORK/help" "$WORK/why"
+fi
 
 # terms.py PO TSV: one failure line per msgstr holding a form the table forbids.
 cat > "$WORK/terms.py" << 'PYEOF'
