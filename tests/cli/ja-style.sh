@@ -2,7 +2,8 @@
 # The Japanese catalogue's style, printed as TAP: every line of the Japanese --help (of oomfix
 # and of each subcommand, with LANGUAGE=ja LANG=C.UTF-8) fits an 80-column terminal, measured in
 # display cells, and so does every line of the English --help (LANGUAGE empty, LANG=C.UTF-8) of
-# oomfix and of every subcommand of src/cli/main.c's table; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
+# oomfix and of every subcommand of src/cli/main.c's table, and the usage line for an unknown
+# option; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
 # a form other than the chosen one; parentheses in Japanese text are full-width; every entry's
 # msgid is still in the sources (xgettext), and po/POTFILES lists every file with messages.
 set -u
