@@ -23,16 +23,17 @@ static void help(FILE *fp)
 {
 	fputs(_("Usage: oomfix diagnose [--job JOB] [--json] LOG\n"
 		"\n"
-		"Reads a trainer log (LOG may be '-' for standard input) and says whether the run\n"
-		"died of GPU out-of-memory, when (timing and phase), at which step, which lines show\n"
-		"it, and what to change first. With --job the verdict also uses the job file (model\n"
-		"kind, settings already rolled back).\n"
+		"Reads a trainer log (LOG may be '-' for standard input) and says whether the\n"
+		"run died of GPU out-of-memory, when (timing and phase), at which step, which\n"
+		"lines show it, and what to change first. With --job the verdict also uses the\n"
+		"job file (model kind, settings already rolled back).\n"
 		"\n"
 		"  --job JOB   the job's YAML file\n"
 		"  --json      print the verdict as JSON\n"), fp);
-	fputs(_("  --follow    follow the log as the run writes it: the verdict is brought up to\n"
-		"              date from the new bytes and printed each time it changes (one JSON\n"
-		"              object per line with --json); ends when the run has ended, or on Ctrl-C\n"),
+	fputs(_("  --follow    follow the log as the run writes it: the verdict is brought up\n"
+		"              to date from the new bytes and printed each time it changes (one\n"
+		"              JSON object per line with --json); ends when the run has ended,\n"
+		"              or on Ctrl-C\n"),
 	      fp);
 	fputs(_("\n"
 		"Exit status: 0 the report was printed, 64 usage (or LOG is a job file), 66 LOG\n"

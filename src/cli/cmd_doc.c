@@ -28,15 +28,16 @@ static int help_get(void)
 {
 	fputs(_("Usage: oomfix get JOB PATH\n"
 		"\n"
-		"Prints the value at PATH as the trainer reads it: a string without quotes, a number\n"
-		"as written (1e-4 stays 1e-4), a list or mapping as flow YAML ([512, 768]).\n"
+		"Prints the value at PATH as the trainer reads it: a string without quotes, a\n"
+		"number as written (1e-4 stays 1e-4), a list or mapping as flow YAML\n"
+		"([512, 768]).\n"
 		"PATH is keys separated by dots with [N] indices, for example\n"
 		"  config.process[0].train.batch_size\n"
 		"  config.process[0].datasets[0].resolution\n"
 		"Aliases and merge keys (<<) are followed.\n"
 		"\n"
-		"Exit status: 0 success, 64 usage, 65 invalid YAML or no such key (the error names\n"
-		"the line of the deepest key that exists), 66 cannot open JOB.\n"), stdout);
+		"Exit status: 0 success, 64 usage, 65 invalid YAML or no such key (the error\n"
+		"names the line of the deepest key that exists), 66 cannot open JOB.\n"), stdout);
 	return 0;
 }
 
@@ -54,13 +55,14 @@ static int help_set(void)
 		"            to the change journal JOB.oomfix.md\n"
 		"  --force   with -i: overwrite even if JOB changed on disk since it was read\n"
 		"\n"
-		"Exit status: 0 success, 64 usage, 65 invalid YAML or an edit that cannot be made,\n"
-		"66 cannot open JOB, 73 cannot create OUT, 74 I/O error, 75 JOB changed on disk.\n"),
+		"Exit status: 0 success, 64 usage, 65 invalid YAML or an edit that cannot be\n"
+		"made, 66 cannot open JOB, 73 cannot create OUT, 74 I/O error, 75 JOB changed\n"
+		"on disk.\n"),
 	      stdout);
-	fputs(_("\nThe fields of the editor's panels (batch size, steps, learning rate, sample size,\n"
-		"frames, resolutions, optimizer, data type, sampler, arch) are checked against the\n"
-		"trainer's rules: a value it would refuse exits 65 and names the rule. --force\n"
-		"writes it anyway.\n"), stdout);
+	fputs(_("\nThe fields of the editor's panels (batch size, steps, learning rate, sample\n"
+		"size, frames, resolutions, optimizer, data type, sampler, arch) are checked\n"
+		"against the trainer's rules: a value it would refuse exits 65 and names the\n"
+		"rule. --force writes it anyway.\n"), stdout);
 	return 0;
 }
 

@@ -65,15 +65,17 @@ static void plan_help(FILE *fp)
 {
 	fputs(_("Usage: oomfix plan [--log LOG] [--json] JOB\n"
 		"\n"
-		"Shows the quick checklist as ticks on JOB, the rollback plan for its model kind with\n"
-		"each step done or still to do, the first fix and the next scale-up step.\n"
+		"Shows the quick checklist as ticks on JOB, the rollback plan for its model\n"
+		"kind with each step done or still to do, the first fix and the next scale-up\n"
+		"step.\n"
 		"With --log the first fix follows the log's verdict; without it, it is the first\n"
 		"plan step not yet done.\n"
 		"\n"
 		"  --log LOG   the trainer's log (diagnosed as with 'oomfix diagnose')\n"
 		"  --json      machine-readable output\n"
 		"\n"
-		"Exit status: 0 success, 64 usage, 65 invalid job, 66 cannot open input, 74 I/O error.\n"),
+		"Exit status: 0 success, 64 usage, 65 invalid job, 66 cannot open input,\n"
+		"74 I/O error.\n"),
 	      fp);
 }
 
@@ -351,32 +353,37 @@ static void fix_help(FILE *fp)
 	fputs(_("Usage: oomfix fix [--log LOG] [--diff] [--keep-batch | --no-keep-batch]\n"
 		"                  [-o OUT | -i [--force]] JOB FIX...\n"
 		"\n"
-		"Applies the fixes in order, each to the result of the one before, and prints the new\n"
-		"YAML (or, with --diff, the unified diff). JOB itself is only written with -i.\n"
+		"Applies the fixes in order, each to the result of the one before, and prints\n"
+		"the new YAML (or, with --diff, the unified diff). JOB itself is only written\n"
+		"with -i.\n"
 		"\n"
-		"FIX is one of: gradient_checkpointing batch_size drop_largest_bucket lighter_sampling\n"
-		"disable_sampling num_frames low_vram fresh_worker, or 'next': the first fix for the\n"
-		"log's verdict with --log, otherwise the first step of the rollback plan not yet done.\n"
+		"FIX is one of: gradient_checkpointing batch_size drop_largest_bucket\n"
+		"lighter_sampling disable_sampling num_frames low_vram fresh_worker, or 'next':\n"
+		"the first fix for the log's verdict with --log, otherwise the first step of\n"
+		"the rollback plan not yet done.\n"
 		"\n"
 		"  --log LOG        the trainer's log, used by 'next'\n"
 		"  --diff           print the unified diff instead of the new YAML\n"
-		"  --keep-batch     raise gradient accumulation so batch x accumulation stays (default)\n"
+		"  --keep-batch     raise gradient accumulation so batch x accumulation stays\n"
+		"                   (default)\n"
 		"  --no-keep-batch  only lower the batch size\n"
 		"  -o OUT           write the result to OUT\n"
-		"  -i               save JOB in place (JOB~ keeps the previous version) and add an entry\n"
-		"                   to the change journal JOB.oomfix.md\n"
-		"  --force          with -i: overwrite even if JOB changed on disk since it was read\n"
+		"  -i               save JOB in place (JOB~ keeps the previous version) and add\n"
+		"                   an entry to the change journal JOB.oomfix.md\n"
+		"  --force          with -i: overwrite even if JOB changed on disk\n"
+		"                   since it was read\n"
 		"\n"
 		"A fix that is already done is reported on stderr and changes nothing.\n"
-		"Exit status: 0 when every fix was applied or already done; 65 when a named fix does\n"
-		"not apply to this job (nothing is printed or written then), or the job is invalid;\n"
-		"64 usage; 66 cannot open input; 73 cannot create output; 74 I/O error; 75 JOB changed\n"
-		"on disk (use --force).\n"), fp);
-	fputs(_("\n'next' is refused (75) when LOG is older than the last change saved to JOB (its\n"
-		"journal says when): that change has not been tried yet. Run the job again and give\n"
-		"its new log, or add --force to choose from the old log anyway.\n"), fp);
-	fputs(_("\n'oomfix fix --list [JOB]' prints the FIX words, one a line: 'next' and every fix, or\n"
-		"with JOB the fixes that would still change it (used by shell completion).\n"), fp);
+		"Exit status: 0 when every fix was applied or already done; 65 when a named fix\n"
+		"does not apply to this job (nothing is printed or written then), or the job is\n"
+		"invalid; 64 usage; 66 cannot open input; 73 cannot create output;\n"
+		"74 I/O error; 75 JOB changed on disk (use --force).\n"), fp);
+	fputs(_("\n'next' is refused (75) when LOG is older than the last change saved to JOB\n"
+		"(its journal says when): that change has not been tried yet. Run the job again\n"
+		"and give its new log, or add --force to choose from the old log anyway.\n"), fp);
+	fputs(_("\n'oomfix fix --list [JOB]' prints the FIX words, one a line: 'next' and every\n"
+		"fix, or with JOB the fixes that would still change it (used by shell\n"
+		"completion).\n"), fp);
 }
 
 /* A growing list of owned strings. */

@@ -17,23 +17,26 @@
 static void usage(FILE *fp)
 {
 	fputs(_("Usage:\n"
-		"  oomfix [JOB.yaml] [LOG]                 open the terminal UI\n"
+		"  oomfix [JOB.yaml] [LOG]               open the terminal UI\n"
 		"  oomfix diagnose [--job JOB] [--json] [--follow] LOG\n"
-		"                                          when did it run out of memory, what to change first\n"
-		"  oomfix plan [--log LOG] [--json] JOB    checklist, rollback plan and first fix\n"
+		"                                        when did it run out of memory,\n"
+		"                                        what to change first\n"
+		"  oomfix plan [--log LOG] [--json] JOB  checklist, rollback plan and first fix\n"
 		"  oomfix fix [--log LOG] [--diff] [-o OUT | -i] JOB FIX...\n"
-		"                                          apply fixes (FIX is an id or 'next')\n"
-		"  oomfix get JOB PATH                     print a value, e.g. config.process[0].train.batch_size\n"
+		"                                        apply fixes (FIX is an id or 'next')\n"
+		"  oomfix get JOB PATH                   print a value, e.g.\n"
+		"                                        config.process[0].train.batch_size\n"
 		"  oomfix set [-o OUT | -i] JOB PATH=VALUE...\n"
-		"                                          change values (VALUE is YAML)\n"
+		"                                        change values (VALUE is YAML)\n"
 		"  oomfix retry [--max-tries N] [--probe STEPS] [--log LOG] JOB -- CMD [ARG...]\n"
-		"                                          run CMD, fix what failed, run again\n"
+		"                                        run CMD, fix what failed, run again\n"
 		"  oomfix jobs [--aitk DIR] [--json | --names]\n"
-		"                                          the AI Toolkit web UI's jobs, failed first\n"
-		"  oomfix queue aitk:NAME                  queue a web UI job again\n"
-		"  oomfix restore [--force] JOB            put the previous version of JOB back\n"
-		"  oomfix runs aitk:NAME                   a web UI job's runs with their verdicts\n"
-		"  oomfix --aitk DIR                       the web UI's job list in the terminal UI\n"
+		"                                        the AI Toolkit web UI's jobs,\n"
+		"                                        failed first\n"
+		"  oomfix queue aitk:NAME                queue a web UI job again\n"
+		"  oomfix restore [--force] JOB          put the previous version of JOB back\n"
+		"  oomfix runs aitk:NAME                 a web UI job's runs with their verdicts\n"
+		"  oomfix --aitk DIR                     the web UI's job list in the terminal UI\n"
 		"  oomfix --help | --version\n"
 		"\n"
 		"Without -o or -i, 'fix' and 'set' print the new YAML and leave the file alone.\n"
@@ -43,7 +46,8 @@ static void usage(FILE *fp)
 		"See oomfix(1) for the fixes, the UI keys and the exit codes.\n"), fp);
 	fputs(_("\nBefore the run:\n"
 		"  oomfix estimate [--vram GB | --gpu N] [--json] [--apply [-o OUT | -i]] JOB\n"
-		"                                          will it fit the card, and if not, what to change\n"),
+		"                                        will it fit the card, and if not,\n"
+		"                                        what to change\n"),
 	      fp);
 }
 

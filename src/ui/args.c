@@ -22,8 +22,8 @@ static bool looks_like_yaml(const char *p)
 static void usage_die(const char *msg, const char *arg)
 {
 	fprintf(stderr, "oomfix: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-	fprintf(stderr, "%s", _("usage: oomfix [JOB.yaml] [LOG] [--theme NAME] [--no-color] "
-				"[--script FILE] [--size COLSxROWS] [--vram GB]\n"));
+	fprintf(stderr, "%s", _("usage: oomfix [JOB.yaml] [LOG] [--theme NAME] [--no-color] [--script FILE]\n"
+				"              [--size COLSxROWS] [--vram GB]\n"));
 	exit(ERR_USAGE);
 }
 

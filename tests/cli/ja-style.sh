@@ -1,7 +1,9 @@
 #!/bin/bash
 # The Japanese catalogue's style, printed as TAP: every line of the Japanese --help (of oomfix
 # and of each subcommand, with LANGUAGE=ja LANG=C.UTF-8) fits an 80-column terminal, measured in
-# display cells; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
+# display cells, and so does every line of the English --help (LANGUAGE empty, LANG=C.UTF-8) of
+# oomfix and of every subcommand of src/cli/main.c's table, and the usage line for an unknown
+# option; and no term of the table in ja-terms.tsv appears in po/ja.po or README.ja.md in
 # a form other than the chosen one; parentheses in Japanese text are full-width; every entry's
 # msgid is still in the sources (xgettext), and po/POTFILES lists every file with messages.
 set -u
@@ -25,8 +27,9 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; }
 
-# cells.py FILE: prints every line wider than 80 cells (East Asian Wide and Fullwidth count 2)
-# and fails then; fails too when the text has no Japanese (the catalogue was not used).
+# cells.py FILE [en]: prints every line wider than 80 cells (East Asian Wide and Fullwidth count
+# 2), the widest first, and fails then; without `en`, fails too when the text has no Japanese (the
+# catalogue was not used).
 cat > "$WORK/cells.py" << 'PYEOF'
 import sys, unicodedata
 text = open(sys.argv[1], encoding='utf-8').read()
@@ -34,11 +37,11 @@ def cells(s):
     return sum(0 if unicodedata.combining(c) else
                2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in s)
 bad = 0
-for i, line in enumerate(text.split('\n'), 1):
+for i, line in sorted(enumerate(text.split('\n'), 1), key=lambda l: -cells(l[1])):
     if cells(line) > 80:
         print('line %d is %d cells: %s' % (i, cells(line), line))
         bad += 1
-if not any('\u3040' <= c <= '\u30ff' for c in text):
+if sys.argv[2:] != ['en'] and not any('\u3040' <= c <= '\u30ff' for c in text):
     print('no Japanese in the output')
     bad += 1
 sys.exit(1 if bad else 0)
@@ -61,6 +64,36 @@ for c in "" $cmds; do
 		sed 's/^/# /' "$WORK/why"
 	fi
 done
+
+# The English --help of oomfix and of every subcommand of main.c's table (not only those the main
+# help names) fits 80 cells too: users run it over SSH in an 80x24 terminal.
+en_cmds=$(sed -n 's/^[[:space:]]*{ "\([a-z][a-z-]*\)", cmd_[a-z_]* },.*/\1/p' "$SOURCE_ROOT/src/cli/main.c")
+if [ -z "$en_cmds" ]; then
+	notok "the subcommands are read from src/cli/main.c's table"
+fi
+for c in "" $en_cmds; do
+	name="oomfix${c:+ $c} --help"
+	if ! LANGUAGE= LANG=C.UTF-8 "$OOMFIX" $c --help > "$WORK/help" 2>&1; then
+		notok "$name in English exits 0"
+		sed 's/^/# /' "$WORK/help"
+		continue
+	fi
+	if "$PY" "$WORK/cells.py" "$WORK/help" en > "$WORK/why" 2>&1; then
+		ok "$name in English: every line within 80 cells"
+	else
+		notok "$name in English: every line within 80 cells ($(head -n 1 "$WORK/why"))"
+		sed 's/^/# /' "$WORK/why"
+	fi
+done
+# The usage line the terminal UI prints for an option it does not know (as for `oomfix follow
+# --help`, follow not being a subcommand) fits too.
+LANGUAGE= LANG=C.UTF-8 "$OOMFIX" --no-such-option > "$WORK/help" 2>&1
+if "$PY" "$WORK/cells.py" "$WORK/help" en > "$WORK/why" 2>&1 && grep -q '^usage: oomfix' "$WORK/help"; then
+	ok "oomfix's usage line for an unknown option in English: within 80 cells"
+else
+	notok "oomfix's usage line for an unknown option in English: within 80 cells ($(head -n 1 "$WORK/why"))"
+	sed 's/^/# /' "$WORK/help" "$WORK/why"
+fi
 
 # terms.py PO TSV: one failure line per msgstr holding a form the table forbids.
 cat > "$WORK/terms.py" << 'PYEOF'
