@@ -21,7 +21,7 @@
 
 static void help(FILE *fp)
 {
-	fputs(_("Usage: oomfix diagnose [--job JOB] [--json] LOG\n"
+	fputs(_("Usage: oomfix diagnose [--job JOB] [--json] [--follow] LOG\n"
 		"\n"
 		"Reads a trainer log (LOG may be '-' for standard input) and says whether the\n"
 		"run died of GPU out-of-memory, when (timing and phase), at which step, which\n"
