@@ -49,3 +49,14 @@ wait_for() { # SESSION TEXT [SECONDS]
 	screen "$1" | sed 's/^/#   /'
 	return 1
 }
+wait_read() { # SESSION [SECONDS]: the log on screen has been read (its verdict is in, its lines
+	# counted), so that a key that needs the verdict (a) is not pressed while the worker reads
+	# (slow under ASan)
+	for _ in $(seq $((${2:-30} * 10))); do
+		screen "$1" | grep -qE "Diagnosing the log|\(counting\.\.\.\)" || return 0
+		sleep 0.1
+	done
+	echo "# the log was still being read; screen:"
+	screen "$1" | sed 's/^/#   /'
+	return 1
+}

@@ -61,6 +61,7 @@ top_has() { for _ in $(seq 30); do screen "$1" | head -1 | grep -qF -- "$2" && r
 start r 80 24 "--aitk '$WORK/ai' aitk:runner"
 check "D13: a running job says on open that it cannot be saved" \
 	wait_for r "It is running in the web UI: it cannot be saved until it stops."
+wait_read r
 T send-keys -t r a
 wait_for r "[+]" > /dev/null
 T send-keys -t r s
@@ -120,6 +121,7 @@ check "D6: Enter opens the job queued, not the row's new job" wait_for j "Opened
 # D7: Q on a job with unsaved changes asks; y queues the saved version, n cancels
 T send-keys -t j J g Enter
 check "the second job opens" wait_for j "Opened aitk:$V2"
+wait_read j
 T send-keys -t j a
 wait_for j "[+]" > /dev/null
 T send-keys -t j J
@@ -155,6 +157,7 @@ check "the third job is under the cursor" wait_for j "third: error"
 T send-keys -t j Enter
 wait_for j "Opened aitk:third" > /dev/null
 cfg3=$(dbcol third job_config)
+wait_read j
 T send-keys -t j a
 wait_for j "[+]" > /dev/null
 T send-keys -t j J
@@ -198,6 +201,7 @@ check "D4: cut names keep their distinguishing end, marked" \
 	"$(screen n)"
 T send-keys -t n g Enter
 check "the running job is first at the top" wait_for n "Opened aitk:runner"
+wait_read n
 T send-keys -t n a
 check "D30: a cut tab bar ends with >" top_has n ">"
 check "D30: unsaved changes keep their [+] at 60 columns" top_has n "[+]"

@@ -66,6 +66,7 @@ check "R opens the earlier run, numbered like its file" wait_for j "Run 0 (1 bef
 check "with its own verdict" wait_for j "before training started"
 T send-keys -t j R
 check "R again comes back to the current log" wait_for j "(the newest of 2 runs)"
+wait_read j
 T send-keys -t j a
 check "a applies the first fix" wait_for j "[+]"
 T send-keys -t j s
@@ -134,6 +135,7 @@ touch -d '1 hour ago' "$WORK/ai/output/my lora/log.txt"
 T new-session -d -s h -x 120 -y 30 -c "$WORK" \
 	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
 wait_for h "aitk:my lora" > /dev/null
+wait_read h
 # the change saved above has not been run yet, so a asks first (one change, then a run)
 T send-keys -t h a
 check "a after a saved change that was not run yet asks first" \

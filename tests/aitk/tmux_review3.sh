@@ -47,6 +47,7 @@ check "D10: no advice for the job now on history" absent j "Out of date"
 T send-keys -t j R
 check "D10: R again comes back to the newest" wait_for j "(the newest of 2 runs)"
 check "D10: the current run has its status again" wait_for j "web UI: error"
+wait_read j
 # D2: the save says where it goes
 T send-keys -t j a
 wait_for j "[+]" > /dev/null
