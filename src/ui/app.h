@@ -50,7 +50,7 @@ struct ui_app {
 	enum ui_view view;
 	enum ui_mode mode;
 	struct ui_pos pos[UI_V_COUNT];
-	void *priv[UI_V_COUNT];     /* each view's own state (ui_view_priv) */
+	void *priv[UI_V_COUNT];     /* each view's own state (ui_env.priv) */
 
 	/* the status-line prompt */
 	struct ui_prompt prompt;
@@ -120,12 +120,6 @@ bool ui_views_tick(struct ui_app *a);
  * (its fini), and is back at its start. */
 void ui_views_forget_job(struct ui_app *a);
 bool ui_views_busy(struct ui_app *a);
-
-/* A view's own state (its ops' priv_size bytes). */
-static inline void *ui_view_priv(const struct ui_app *a, enum ui_view v)
-{
-	return a->priv[v];
-}
 
 /* The context of this turn: the content area, the page and the status line (views.c). */
 struct ui_ctx ui_ctx_of(struct ui_app *a);

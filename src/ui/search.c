@@ -101,8 +101,8 @@ bool ui_search_lines(const struct ui_env *v, const struct ui_lines *l, long long
 
 /* Search in a text screen whose display lines `lines` builds: the match becomes the line *at
  * (the top line; the Plan's cursor is its selected step, so there the top line is moved). */
-void ui_text_search(const struct ui_env *v, ui_lines_fn lines, long long *at, bool backward,
-		    bool here)
+static void text_search(const struct ui_env *v, ui_lines_fn lines, long long *at, bool backward,
+			bool here)
 {
 	struct ui_lines l = { 0 };
 	long long line = *at;
@@ -118,8 +118,8 @@ enum ui_req ui_text_search_action(const struct ui_env *v, enum ui_act act, ui_li
 {
 	switch (act) {
 	case UI_A_SEARCH: ui_search_start(v); return UI_REQ_DONE;
-	case UI_A_SEARCH_NEXT: ui_text_search(v, lines, at, false, false); return UI_REQ_DONE;
-	case UI_A_SEARCH_PREV: ui_text_search(v, lines, at, true, false); return UI_REQ_DONE;
+	case UI_A_SEARCH_NEXT: text_search(v, lines, at, false, false); return UI_REQ_DONE;
+	case UI_A_SEARCH_PREV: text_search(v, lines, at, true, false); return UI_REQ_DONE;
 	default: return UI_REQ_PASS;
 	}
 }
@@ -127,5 +127,5 @@ enum ui_req ui_text_search_action(const struct ui_env *v, enum ui_act act, ui_li
 void ui_text_search_done(const struct ui_env *v, ui_lines_fn lines, long long *at)
 {
 	if (ui_search_compile(v))
-		ui_text_search(v, lines, at, false, true);
+		text_search(v, lines, at, false, true);
 }

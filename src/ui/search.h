@@ -30,8 +30,6 @@ void ui_search_free(struct ui_search *s);
  * and the match becomes the line *at. ui_text_search_action takes / n N (UI_REQ_PASS for
  * other actions); ui_text_search_done is the view's prompt_done. */
 typedef void (*ui_lines_fn)(const struct ui_env *v, struct ui_lines *l);
-void ui_text_search(const struct ui_env *v, ui_lines_fn lines, long long *at, bool backward,
-		    bool here);
 enum ui_req ui_text_search_action(const struct ui_env *v, enum ui_act act, ui_lines_fn lines,
 				  long long *at);
 void ui_text_search_done(const struct ui_env *v, ui_lines_fn lines, long long *at);

@@ -94,9 +94,6 @@ void ui_session_diag_start(struct ui_session *s);
  * count, and the worker's fully indexed log, which replaces the view's. Returns true when it
  * changed the session (the plan and checklist are rebuilt). */
 bool ui_session_diag_poll(struct ui_session *s, bool wait);
-/* Ends the session's use of its worker: takes its result when it is done, else leaves it to
- * finish on its own (ui_session_close). */
-void ui_session_diag_stop(struct ui_session *s);
 
 /* Brings the diagnosis and the line count up to date with what was appended to the log since
  * the last call (at most a few MiB per call), reading only the new bytes; a log truncated or

@@ -194,7 +194,9 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait)
 	return true;
 }
 
-void ui_session_diag_stop(struct ui_session *s)
+/* Ends the session's use of its worker: takes its result when it is done, else leaves it to
+ * finish on its own. */
+static void diag_stop(struct ui_session *s)
 {
 	if (s->worker && worker_done(s)) {
 		ui_session_diag_poll(s, true);
@@ -322,7 +324,7 @@ void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix)
 
 void ui_session_close(struct ui_session *s)
 {
-	ui_session_diag_stop(s);
+	diag_stop(s);
 	ui_session_free_job(s);
 	logidx_close(&s->log);
 	diag_state_free(&s->live);
