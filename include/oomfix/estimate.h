@@ -22,7 +22,11 @@
 #include "oomfix/job.h"
 #include "oomfix/plan.h"
 
-enum est_phase { EST_MODEL_LOAD, EST_CACHING, EST_TRAINING, EST_SAMPLING, EST_NPHASES };
+/* The phases in the order the trainer runs them: the baseline sample comes before step 1 (unless
+ * train.skip_first_sample), the periodic samples between steps. */
+enum est_phase {
+	EST_MODEL_LOAD, EST_CACHING, EST_BASELINE_SAMPLE, EST_TRAINING, EST_SAMPLING, EST_NPHASES
+};
 
 /* How much stands behind a phase's number: calibrated on enough points of its family and inside
  * their settings; rough (few or no points for that part, or nominal parameter counts);
@@ -34,12 +38,24 @@ enum est_verdict { EST_V_UNKNOWN = 0, EST_V_FITS, EST_V_TIGHT, EST_V_NO };
 /* The largest estimate (2^60 bytes): values past it saturate there. */
 #define EST_BYTES_MAX ((int64_t)1 << 60)
 
+/* What a phase's number is made of (bytes), so that a user, a test and a review can see why a
+ * phase is the size it is. Their sum is the phase's bytes. */
+struct est_terms {
+	int64_t weights;        /* the denoiser's weights on the GPU (quantized or not) */
+	int64_t encoders;       /* text encoder(s) and VAE where they stay on the GPU */
+	int64_t adapter;        /* the LoRA, its gradients and its optimizer state */
+	int64_t activations;    /* what the step keeps for backward, or a sample's working set */
+	int64_t vae;            /* the VAE encode or decode at its size */
+	int64_t overhead;       /* the CUDA context, the allocator's rounding and workspace */
+};
+
 struct est_phase_est {
 	bool on;                /* the phase happens (sampling off → false) */
 	int64_t bytes;          /* the estimate */
-	int64_t low, high;      /* the band: the calibration's spread for the family */
-	int points;             /* data points behind it */
+	int64_t low, high;      /* the band: what the estimate's error out of sample has been */
+	int points;             /* measured points behind the band */
 	enum est_basis basis;
+	struct est_terms terms;
 };
 
 /* Remarks on what the number leaves out (bits of estimate.notes). */
@@ -63,8 +79,44 @@ struct estimate {
 	unsigned notes;                   /* EST_NOTE_* */
 };
 
-/* Estimates every phase of job j. Returns ERR_OK; out->known is false when the arch has no row
- * (then nothing else is set). */
+/* The job's settings that the estimate reads, read from the job once (est_input_of). The one seam
+ * of the model: the C model, scripts/calibrate.py (which builds the same record from each public
+ * data point) and the tests all go through it, and the measurement store keeps it with each
+ * measurement. Strings are copied, so an input outlives its job. */
+struct est_input {
+	char arch[64];          /* the job's effective arch (job.c) */
+	char variant[16];       /* "-", or the row the model name chooses ("1.3b", "flex") */
+	bool quantize;          /* model.quantize */
+	char qtype[64];         /* model.qtype ("qfloat8"; an accuracy-recovery adapter after '|') */
+	bool quantize_te;       /* model.quantize_te */
+	char qtype_te[64];      /* model.qtype_te */
+	bool low_vram;          /* model.low_vram, where the arch honours it */
+	bool offload;           /* model.layer_offloading, where the arch honours it */
+	double offload_tr, offload_te; /* the shares offloaded (0..1) */
+	bool assistant;         /* model.assistant_lora_path: an adapter merged in at load */
+	double res;             /* the largest bucket's side (pixels) */
+	long long frames;       /* the longest clip (1 for images) */
+	long long batch;        /* the largest batch */
+	bool gc;                /* train.gradient_checkpointing */
+	double rank;            /* network.linear; 0: no network (a full fine-tune) */
+	char optimizer[32];     /* train.optimizer */
+	bool te_gpu;            /* the text encoder stays on the GPU while training */
+	bool cache_latents;     /* every dataset caches its latents */
+	bool control;           /* a control image per sample (its tokens join the sequence) */
+	bool sampling;          /* samples are drawn during training */
+	bool baseline;          /* ... and once before step 1 */
+	double sample_w, sample_h, sample_frames;
+	bool guidance;          /* sample.guidance_scale > 1: classifier-free guidance doubles it */
+};
+
+/* Reads the input from job j. */
+void est_input_of(const struct job *j, struct est_input *in);
+
+/* Estimates every phase of the input. Returns ERR_OK; out->known is false when the arch has no
+ * row (then nothing else is set). */
+int estimate_input(const struct est_input *in, struct estimate *out);
+
+/* est_input_of, then estimate_input. */
 int estimate_job(const struct job *j, struct estimate *out);
 
 /* The verdict on a card of `card` bytes (SPEC §12): fits (every phase's band top is under it),

@@ -60,7 +60,8 @@ static const double LORA_PER_RANK = 1.4;    /* LoRA parameters per rank per (par
 static const double LOAD_BAND = 0.04;       /* weights are arithmetic: a few percent */
 static const double ROUGH_BAND = 0.3;
 
-static const struct est_arch *find_row(const struct job *j)
+/* The row model.name_or_path chooses within an arch ("1.3b", "flex"), "-" for the base row. */
+static const char *variant_of(const struct job *j)
 {
 	char name[256] = "";
 	const struct doc_node *n;
@@ -74,16 +75,20 @@ static const struct est_arch *find_row(const struct job *j)
 			name[i] = (char)tolower((unsigned char)n->value[i]);
 		name[i] = 0;
 	}
-	const char *variant = "-";
 	if (strstr(name, "1.3b") || strstr(name, "1_3b") || strstr(name, "1-3b"))
-		variant = "1.3b";
-	else if (strstr(name, "flex"))
-		variant = "flex";
+		return "1.3b";
+	if (strstr(name, "flex"))
+		return "flex";
+	return "-";
+}
+
+static const struct est_arch *find_row(const struct est_input *in)
+{
 	const struct est_arch *base = NULL;
 	for (size_t i = 0; i < sizeof est_archs / sizeof *est_archs; i++) {
-		if (strcmp(est_archs[i].arch, j->arch))
+		if (strcmp(est_archs[i].arch, in->arch))
 			continue;
-		if (!strcmp(est_archs[i].variant, variant))
+		if (!strcmp(est_archs[i].variant, in->variant))
 			return &est_archs[i];
 		if (!strcmp(est_archs[i].variant, "-"))
 			base = &est_archs[i];
@@ -188,6 +193,74 @@ static const char *pstr(const struct job *j, const char *rel, const char *def)
 	return n && n->kind == DOC_SCALAR && n->value && n->value[0] ? n->value : def;
 }
 
+static void copy_str(char *dst, size_t sz, const char *src)
+{
+	snprintf(dst, sz, "%s", src ? src : "");
+}
+
+void est_input_of(const struct job *j, struct est_input *in)
+{
+	memset(in, 0, sizeof *in);
+	copy_str(in->arch, sizeof in->arch, j->arch);
+	copy_str(in->variant, sizeof in->variant, variant_of(j));
+	in->quantize = j->quantize;
+	copy_str(in->qtype, sizeof in->qtype, j->qtype);
+	in->quantize_te = j->quantize_te;
+	copy_str(in->qtype_te, sizeof in->qtype_te, pstr(j, "model.qtype_te", "qfloat8"));
+	in->low_vram = j->low_vram && j->arch_has_low_vram;
+	in->offload = j->layer_offloading && j->arch_has_layer_offloading;
+	if (in->offload) {
+		in->offload_tr = pnum(j, "model.layer_offloading_transformer_percent", 1.0);
+		in->offload_te = pnum(j, "model.layer_offloading_text_encoder_percent", 1.0);
+	}
+	in->assistant = pstr(j, "model.assistant_lora_path", NULL) != NULL;
+	in->res = (double)job_max_bucket(j);
+	if (in->res <= 0)
+		in->res = 512;
+	in->frames = 1;
+	in->batch = j->batch_size > 0 ? j->batch_size : 1;
+	in->cache_latents = j->ndatasets > 0;
+	for (size_t i = 0; i < j->ndatasets; i++) {
+		const struct job_dataset *d = &j->datasets[i];
+		char rel[64];
+		if (d->num_frames > in->frames)
+			in->frames = d->num_frames;
+		if (d->has_batch_size && d->batch_size > in->batch)
+			in->batch = d->batch_size;
+		in->cache_latents &= d->cache_latents;
+		snprintf(rel, sizeof rel, "datasets[%zu].control_path", i);
+		if (pstr(j, rel, NULL))
+			in->control = true;
+	}
+	if (j->kind != JOB_KIND_VIDEO)
+		in->frames = 1;
+	in->gc = j->gradient_checkpointing;
+	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
+	 * full fine-tune. */
+	if (pget(j, "network") || pget(j, "adapter")) {
+		in->rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
+		if (!(in->rank >= 1) || !isfinite(in->rank))
+			in->rank = 16; /* 0, negative or not a number: the trainer would refuse it */
+	}
+	copy_str(in->optimizer, sizeof in->optimizer, pstr(j, "train.optimizer", "adamw"));
+	in->te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
+		       pbool(j, "train.cache_text_embeddings", false) ||
+		       pbool(j, "datasets[0].cache_text_embeddings", false));
+	in->sampling = !j->disable_sampling && j->has_sample;
+	in->baseline = in->sampling && !j->skip_first_sample;
+	in->sample_w = j->sample_width > 0 ? (double)j->sample_width : 1024;
+	in->sample_h = j->sample_height > 0 ? (double)j->sample_height : 1024;
+	for (size_t i = 0; j->prompts && i < j->nprompt_items; i++) {
+		if (j->prompts[i].has_width && (double)j->prompts[i].width > in->sample_w)
+			in->sample_w = (double)j->prompts[i].width;
+		if (j->prompts[i].has_height && (double)j->prompts[i].height > in->sample_h)
+			in->sample_h = (double)j->prompts[i].height;
+	}
+	in->sample_frames = j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1
+				    ? (double)j->sample_num_frames : 1;
+	in->guidance = pnum(j, "sample.guidance_scale", 4.0) > 1.0;
+}
+
 /* Bytes of `gib`, saturated: a job read from a file can ask for anything (a 25-megapixel bucket,
  * a rank of 1e300), and no number may wrap or turn NaN into a size. */
 static int64_t to_bytes(double gib)
@@ -221,17 +294,17 @@ struct est_weights {
 	int experts_train;
 };
 
-static void weights_of(const struct job *j, const struct est_arch *a, struct estimate *out,
+static void weights_of(const struct est_input *in, const struct est_arch *a, struct estimate *out,
 		       struct est_weights *w)
 {
 	bool unknown_q = false;
 	w->ara = false;
-	w->quant = j->quantize;
-	w->low = j->low_vram && j->arch_has_low_vram;
+	w->quant = in->quantize;
+	w->low = in->low_vram;
 	w->tr_bf16 = a->tr_b * 1e9 * 2.0 / GIB;
-	w->tq = w->quant ? qbytes(a->tr_b, qtype_bpp(j->qtype, &unknown_q, &w->ara)) : w->tr_bf16;
-	w->te_quant = a->te_flag_quantize ? j->quantize : j->quantize_te;
-	const char *te_qtype = a->te_qtype_te ? pstr(j, "model.qtype_te", "qfloat8") : j->qtype;
+	w->tq = w->quant ? qbytes(a->tr_b, qtype_bpp(in->qtype, &unknown_q, &w->ara)) : w->tr_bf16;
+	w->te_quant = a->te_flag_quantize ? in->quantize : in->quantize_te;
+	const char *te_qtype = a->te_qtype_te ? in->qtype_te : in->qtype;
 	w->te_bf16 = a->te_b * 1e9 * 2.0 / GIB;
 	w->eq = w->te_quant ? qbytes(a->te_b, qtype_bpp(te_qtype, &unknown_q, NULL)) : w->te_bf16;
 	w->aux = a->aux_b * 1e9 * 2.0 / GIB;
@@ -241,17 +314,13 @@ static void weights_of(const struct job *j, const struct est_arch *a, struct est
 		out->notes |= EST_NOTE_QTYPE;
 	w->tr_share = 1.0;
 	w->te_share = 1.0;
-	if (j->layer_offloading && j->arch_has_layer_offloading) {
-		w->tr_share =
-			fmax(1.0 - pnum(j, "model.layer_offloading_transformer_percent", 1.0), 0.05);
-		w->te_share =
-			fmax(1.0 - pnum(j, "model.layer_offloading_text_encoder_percent", 1.0), 0.05);
+	if (in->offload) {
+		w->tr_share = fmax(1.0 - in->offload_tr, 0.05);
+		w->te_share = fmax(1.0 - in->offload_te, 0.05);
 		out->notes |= EST_NOTE_OFFLOAD;
 	}
 	w->experts_train = w->low && a->one_expert ? 1 : a->experts;
-	w->te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
-		      pbool(j, "train.cache_text_embeddings", false) ||
-		      pbool(j, "datasets[0].cache_text_embeddings", false));
+	w->te_gpu = in->te_gpu;
 }
 
 /* What one training step sees: the largest bucket, the longest clip, the largest batch. */
@@ -261,24 +330,12 @@ struct est_shape {
 	bool cache_latents;
 };
 
-static void shape_of(const struct job *j, const struct est_arch *a, struct est_shape *s)
+static void shape_of(const struct est_input *in, const struct est_arch *a, struct est_shape *s)
 {
-	s->res = (double)job_max_bucket(j);
-	if (s->res <= 0)
-		s->res = 512;
-	s->frames = 1;
-	s->batch = j->batch_size > 0 ? j->batch_size : 1;
-	s->cache_latents = j->ndatasets > 0;
-	for (size_t i = 0; i < j->ndatasets; i++) {
-		const struct job_dataset *d = &j->datasets[i];
-		if (d->num_frames > s->frames)
-			s->frames = d->num_frames;
-		if (d->has_batch_size && d->batch_size > s->batch)
-			s->batch = d->batch_size;
-		s->cache_latents &= d->cache_latents;
-	}
-	if (j->kind != JOB_KIND_VIDEO)
-		s->frames = 1;
+	s->res = in->res;
+	s->frames = in->frames;
+	s->batch = in->batch;
+	s->cache_latents = in->cache_latents;
 	double lframes = s->frames > 1 ? floor((double)(s->frames - 1) / a->frame_div) + 1 : 1;
 	s->tokens = (s->res / a->tok_px) * (s->res / a->tok_px) * a->tok_mult * lframes;
 	s->pixels = s->res * s->res * (double)s->frames;
@@ -290,20 +347,12 @@ struct est_adapter {
 	const char *opt;
 };
 
-static void adapter_of(const struct job *j, const struct est_arch *a, struct estimate *out,
+static void adapter_of(const struct est_input *in, const struct est_arch *a, struct estimate *out,
 		       struct est_adapter *ad)
 {
-	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
-	 * full fine-tune. */
-	const struct doc_node *net = pget(j, "network");
-	if (!net)
-		net = pget(j, "adapter");
-	ad->opt = pstr(j, "train.optimizer", "adamw");
-	if (net) {
-		double rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
-		if (!(rank >= 1) || !isfinite(rank))
-			rank = 16; /* 0, negative or not a number: the trainer would refuse it */
-		ad->p = rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
+	ad->opt = in->optimizer;
+	if (in->rank > 0) {
+		ad->p = in->rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
 		ad->w = ad->p * 4.0 / GIB;
 		ad->state = ad->p * (4.0 + opt_bytes(ad->opt)) / GIB;
 	} else {
@@ -342,22 +391,14 @@ static double load_gib(const struct est_arch *a, const struct est_weights *w, do
 
 /* Sampling (the baseline sample before step 1 and the periodic ones); *s_weights is its weights'
  * part. Call only for a job that samples. */
-static double sample_gib(const struct job *j, const struct est_arch *a, const struct est_family *f,
-			 const struct est_weights *w, const struct est_adapter *ad, double *s_weights)
+static double sample_gib(const struct est_input *in, const struct est_arch *a,
+			 const struct est_family *f, const struct est_weights *w,
+			 const struct est_adapter *ad, double *s_weights)
 {
-	double s_w = j->sample_width > 0 ? (double)j->sample_width : 1024;
-	double s_h = j->sample_height > 0 ? (double)j->sample_height : 1024, s_frames = 1;
-	for (size_t i = 0; j->prompts && i < j->nprompt_items; i++) {
-		if (j->prompts[i].has_width && (double)j->prompts[i].width > s_w)
-			s_w = (double)j->prompts[i].width;
-		if (j->prompts[i].has_height && j->prompts[i].height > s_h)
-			s_h = (double)j->prompts[i].height;
-	}
-	if (j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1)
-		s_frames = (double)j->sample_num_frames;
+	double s_w = in->sample_w, s_h = in->sample_h, s_frames = in->sample_frames;
 	double s_lf = s_frames > 1 ? floor((s_frames - 1) / a->frame_div) + 1 : 1;
 	double s_tokens = s_w / a->tok_px * s_h / a->tok_px * a->tok_mult * s_lf;
-	double cfg = a->cfg && pnum(j, "sample.guidance_scale", 4.0) > 1.0 ? 2.0 : 1.0;
+	double cfg = a->cfg && in->guidance ? 2.0 : 1.0;
 	int experts_sample = w->low && a->one_expert ? 1 : a->experts;
 	*s_weights = w->tq * w->tr_share * experts_sample + (w->te_gpu ? w->eq * w->te_share : 0) +
 		     w->aux;
@@ -399,9 +440,16 @@ static enum est_basis training_band(const struct est_arch *a, const struct est_f
 
 int estimate_job(const struct job *j, struct estimate *out)
 {
+	struct est_input in;
+	est_input_of(j, &in);
+	return estimate_input(&in, out);
+}
+
+int estimate_input(const struct est_input *in, struct estimate *out)
+{
 	memset(out, 0, sizeof *out);
-	snprintf(out->arch, sizeof out->arch, "%s", j->arch);
-	const struct est_arch *a = find_row(j);
+	snprintf(out->arch, sizeof out->arch, "%s", in->arch);
+	const struct est_arch *a = find_row(in);
 	const struct est_family *f = a ? find_family(a->family) : NULL;
 	if (!a || !f)
 		return ERR_OK;
@@ -413,14 +461,14 @@ int estimate_job(const struct job *j, struct estimate *out)
 	struct est_weights w;
 	struct est_shape s;
 	struct est_adapter ad;
-	weights_of(j, a, out, &w);
-	shape_of(j, a, &s);
-	adapter_of(j, a, out, &ad);
+	weights_of(in, a, out, &w);
+	shape_of(in, a, &s);
+	adapter_of(in, a, out, &ad);
 
 	/* Training. */
 	double w_train = w.tq * w.tr_share * w.experts_train + (w.te_gpu ? w.eq * w.te_share : 0) +
 			 w.aux;
-	double act = s.batch * s.tokens * f->act * (j->gradient_checkpointing ? 1.0 : GC_OFF_MULT);
+	double act = s.batch * s.tokens * f->act * (in->gc ? 1.0 : GC_OFF_MULT);
 	if (!s.cache_latents)
 		act += s.batch * s.pixels * f->enc;
 	double train = w_train + ad.w + ad.state + act + CONTEXT_GIB;
@@ -433,9 +481,9 @@ int estimate_job(const struct job *j, struct estimate *out)
 	/* Caching: the VAE encoding the largest bucket (× frames) beside what the load left. */
 	double cache = resident + w.aux + s.pixels * f->enc + CONTEXT_GIB;
 	double s_weights = 0, sample = 0;
-	bool sampling = !j->disable_sampling && j->has_sample;
+	bool sampling = in->sampling;
 	if (sampling)
-		sample = sample_gib(j, a, f, &w, &ad, &s_weights);
+		sample = sample_gib(in, a, f, &w, &ad, &s_weights);
 
 	double lo, hi;
 	enum est_basis tb = training_band(a, f, &s, out->notes, &lo, &hi);
@@ -487,7 +535,8 @@ enum est_verdict estimate_verdict(const struct estimate *e, int64_t card, enum e
 
 const char *est_phase_name(enum est_phase p)
 {
-	static const char *const names[EST_NPHASES] = { "model_load", "caching", "training",
+	static const char *const names[EST_NPHASES] = { "model_load", "caching",
+							 "baseline_sample", "training",
 							 "sampling" };
 	return p >= 0 && p < EST_NPHASES ? names[p] : NULL;
 }
@@ -507,6 +556,7 @@ const char *est_phase_label(enum est_phase p)
 	switch (p) {
 	case EST_MODEL_LOAD: return _("model load");
 	case EST_CACHING: return _("caching");
+	case EST_BASELINE_SAMPLE: return _("baseline sample");
 	case EST_TRAINING: return _("training");
 	case EST_SAMPLING: return _("sampling");
 	default: return "?";
@@ -738,6 +788,7 @@ enum fix_id est_next_fix(const struct job *j, enum est_phase at)
 	} as_failure[EST_NPHASES] = {
 		[EST_MODEL_LOAD] = { DIAG_T_BEFORE_TRAINING, DIAG_P_MODEL_LOAD },
 		[EST_CACHING] = { DIAG_T_BEFORE_TRAINING, DIAG_P_CACHING },
+		[EST_BASELINE_SAMPLE] = { DIAG_T_SAMPLING, DIAG_P_BASELINE_SAMPLING },
 		[EST_TRAINING] = { DIAG_T_FIRST_STEPS, DIAG_P_TRAINING },
 		[EST_SAMPLING] = { DIAG_T_SAMPLING, DIAG_P_SAMPLING },
 	};
