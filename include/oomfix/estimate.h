@@ -72,10 +72,15 @@ struct estimate {
 	char arch[64];                    /* the job's arch */
 	const char *row;                  /* the row used ("wan21 1.3b"), static; NULL when unknown */
 	const char *family;               /* "flux", "qwen", ... static; NULL when unknown */
+	bool counted;                     /* the activations are the arch's own counted ones */
+	const char *sim;                  /* the counted arch they come from (a sibling's when
+					   * !counted), static */
 	struct est_phase_est phase[EST_NPHASES];
 	enum est_phase peak;              /* the phase with the largest estimate */
 	/* The training peak's parts (bytes), for reports. */
 	int64_t weights, adapter, activations, context;
+	double counted_gib;               /* the training step's activations as counted (GiB),
+					   * before the fitted constants */
 	unsigned notes;                   /* EST_NOTE_* */
 };
 
@@ -149,6 +154,8 @@ void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
 		   enum est_verdict *verdict, enum est_phase *at);
 /* The same sentence from its parts (the peak, the card, the verdict at phase `at`), for a reader
  * that has only those: the UI's retry view, from the loop's events. */
+/* "training 26.8 GiB = 11.3 weights + ... + 0.5 context and rounding": a phase's terms. */
+void estimate_terms_words(const struct estimate *e, enum est_phase p, char *buf, size_t sz);
 void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,
 			 enum est_verdict v, enum est_phase at, char *buf, size_t sz);
 

@@ -37,8 +37,10 @@ static void estimate_help(FILE *fp)
 		"a measurement: each phase has a band and says how many reported runs stand\n"
 		"behind it.\n"
 		"\n"
-		"  --vram GB   the card by the size it is sold as (24 for an RTX 4090, 80 for an\n"
-		"              H100), or a capacity with a unit (23.5GiB, 24000MiB)\n"
+		"  --vram GB   the card by the size it is sold as (24, 24GB or 24G: taken as an\n"
+		"              RTX 4090's 23.99 GiB; 80 for an H100), or an exact capacity\n"
+		"              (23.5GiB, 24000MiB): an RTX 3090 reports about 23.7 GiB, a cloud\n"
+		"              L4 or A10G about 22.5 GiB\n"
 		"  --gpu N     the card nvidia-smi lists as N (default: the web UI\n"
 		"              job's GPU, else 0)\n"
 		"  --log LOG   a log whose last OOM message gives the card's capacity (used when\n"
@@ -166,9 +168,11 @@ static void print_estimate(const struct estimate *est, int64_t card)
 		snprintf(band, sizeof band, "%.1f–%s", (double)ph->low / 1073741824.0, hi);
 		printf("%10s  ", b);
 		cell(band, 19, false);
-		printf(" %5.0f%%  %s (%d)\n",
-		       card > 0 ? 100.0 * (double)ph->bytes / (double)card : 0.0,
-		       basis_label(ph->basis), ph->points);
+		printf(" %5.0f%%  %s", card > 0 ? 100.0 * (double)ph->bytes / (double)card : 0.0,
+		       basis_label(ph->basis));
+		if (ph->points > 0) /* the measured peaks behind the band; none: a prior */
+			printf(" (%d)", ph->points);
+		printf("\n");
 	}
 }
 
@@ -227,9 +231,30 @@ static void json_phases(struct json *js, const struct estimate *est)
 		json_int(js, ph->points);
 		json_key(js, "basis");
 		json_str(js, est_basis_name(ph->basis));
+		/* why the phase is the size it is: its terms add up to bytes */
+		static const char *const term_names[] = { "weights", "encoders", "adapter",
+							  "activations", "vae", "overhead" };
+		const int64_t terms[] = { ph->terms.weights, ph->terms.encoders, ph->terms.adapter,
+					  ph->terms.activations, ph->terms.vae, ph->terms.overhead };
+		json_key(js, "terms");
+		json_obj_begin(js);
+		for (size_t t = 0; t < sizeof terms / sizeof *terms; t++) {
+			json_key(js, term_names[t]);
+			json_int(js, terms[t]);
+		}
+		json_obj_end(js);
 		json_obj_end(js);
 	}
 	json_arr_end(js);
+	/* where the training step's activations come from: the arch's own counted row, or a
+	 * sibling's per-block form at this arch's dimensions */
+	json_key(js, "activations");
+	json_obj_begin(js);
+	json_key(js, "counted_from");
+	json_str(js, est->sim);
+	json_key(js, "own");
+	json_bool(js, est->counted);
+	json_obj_end(js);
 	json_key(js, "peak_phase");
 	json_str(js, est_phase_name(est->peak));
 }
@@ -575,8 +600,8 @@ static void print_card(const struct est_args *o, const struct card *card)
 	char cb[32];
 	estimate_gib(card->bytes, cb, sizeof cb);
 	if (card->src == CARD_VRAM && card->table_gib > 0)
-		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %s GB)\n"), cb,
-		       o->vram, o->vram);
+		parap(0, _("Card: %s (--vram %s: what PyTorch reports for a card sold as %g GB)\n"), cb,
+		       o->vram, strtod(o->vram, NULL));
 	else if (card->src == CARD_VRAM && card->approx)
 		parap(0, _("Card: %s (--vram %s: not in the table of cards; 0.98 GiB per GB assumed)\n"),
 		       cb, o->vram);
@@ -627,6 +652,14 @@ static void print_path(const struct est_result *r, bool apply)
 			 "smaller model.\n"), est_phase_label(r->path.stuck));
 }
 
+/* Why a phase is the size it is: its terms. */
+static void print_terms(const struct estimate *est, enum est_phase p)
+{
+	char line[512];
+	estimate_terms_words(est, p, line, sizeof line);
+	para_hang(line, 2, 4);
+}
+
 static void print_text(const struct est_args *o, const struct card *card,
 		       const struct est_result *r)
 {
@@ -634,6 +667,16 @@ static void print_text(const struct est_args *o, const struct card *card,
 	print_card(o, card);
 	printf("\n");
 	print_estimate(&r->est, card->bytes);
+	printf("\n");
+	print_terms(&r->est, r->est.peak);
+	if (r->verdict != EST_V_FITS && r->verdict != EST_V_UNKNOWN && r->at != r->est.peak)
+		print_terms(&r->est, r->at);
+	if (!r->est.counted) {
+		char line[256];
+		snprintf(line, sizeof line, _("(activations: %s's counted form at this arch's "
+					      "dimensions)"), r->est.sim);
+		para_hang(line, 2, 4);
+	}
 	printf("\n");
 	print_verdict(r->verdict, r->at);
 	print_notes(&r->est);
@@ -722,7 +765,7 @@ static enum est_phase phase_of(enum diag_phase p)
 	switch (p) {
 	case DIAG_P_MODEL_LOAD: return EST_MODEL_LOAD;
 	case DIAG_P_CACHING: return EST_CACHING;
-	case DIAG_P_BASELINE_SAMPLING:
+	case DIAG_P_BASELINE_SAMPLING: return EST_BASELINE_SAMPLE;
 	case DIAG_P_SAMPLING: return EST_SAMPLING;
 	default: return EST_TRAINING;
 	}

@@ -19,6 +19,7 @@ enum load_tr { LT_GPU, LT_GPU_UNLESS_LOW_VRAM, LT_CPU };
 enum load_te { LE_GPU_BF16, LE_CPU_QUANT };
 enum with_te { WT_YES, WT_NO, WT_UNLESS_LOW_VRAM, WT_TE_FIRST };
 
+/* One row of data/arch-memory.tsv with its counted activations (data/activations-sim.tsv). */
 struct est_arch {
 	const char *arch, *variant, *family;
 	double tr_b, hidden;
@@ -32,33 +33,23 @@ struct est_arch {
 	bool te_qtype_te;        /* it reads qtype_te, else qtype */
 	double tok_px, tok_mult, frame_div;
 	bool cfg, nominal;
+	/* GiB per latent token and per text token that a training step keeps for backward:
+	 * without checkpointing (sv), with it (ck), and the largest block's own (bl). */
+	double sv_img, sv_txt, ck_img, ck_txt, bl_img, bl_txt;
+	double txt_tok;          /* the text tokens the trainer feeds the denoiser */
+	bool counted;            /* its own counted row; false: a sibling's form at its dimensions */
+	const char *sim;         /* the counted arch it takes them from */
+	double max_bucket, max_frames; /* the largest shapes among its family's data points */
 };
 
-struct est_family {
-	const char *name;
-	double act;          /* GiB per latent token at batch 1, gradient checkpointing on */
-	double samp;         /* GiB per latent token of one sampling pass */
-	double dec;          /* GiB per output pixel (× frames) of the VAE decode */
-	double enc;          /* GiB per input pixel (× frames) of the VAE encode */
-	double lo, hi;       /* band: relative spread of the training estimate */
-	int points;          /* data points behind the coefficients */
-	double max_bucket;   /* largest bucket among them */
-	double max_frames;   /* longest clip among them */
+struct est_band {
+	double lo, hi;           /* −lo, +hi of the phase */
+	int points;              /* left-out residuals behind it */
 };
 
 #include "estimate_table.h"
 
 #define GIB 1073741824.0
-
-/* Constants of the model (the same in scripts/calibrate.py). */
-static const double CONTEXT_GIB = 0.45;     /* CUDA context and cuBLAS workspace */
-static const double GC_OFF_MULT = 8.0;      /* activations without gradient checkpointing (one
-						* point, H05: rough) */
-static const double KEPT_BF16 = 0.02;       /* share of weights a quantizer leaves in bf16 */
-static const double BLOCK_SHARE = 0.03;     /* one transformer block, quantized on the GPU */
-static const double LORA_PER_RANK = 1.4;    /* LoRA parameters per rank per (params / hidden) */
-static const double LOAD_BAND = 0.04;       /* weights are arithmetic: a few percent */
-static const double ROUGH_BAND = 0.3;
 
 /* The row model.name_or_path chooses within an arch ("1.3b", "flex"), "-" for the base row. */
 static const char *variant_of(const struct job *j)
@@ -94,14 +85,6 @@ static const struct est_arch *find_row(const struct est_input *in)
 			base = &est_archs[i];
 	}
 	return base;
-}
-
-static const struct est_family *find_family(const char *name)
-{
-	for (size_t i = 0; i < sizeof est_families / sizeof *est_families; i++)
-		if (!strcmp(est_families[i].name, name))
-			return &est_families[i];
-	return NULL;
 }
 
 /* Bytes per weight of a qtype (memory-reference §1), the ARA part after '|' ignored. */
@@ -273,18 +256,46 @@ static int64_t to_bytes(double gib)
 	return (int64_t)llround(b);
 }
 
-/* A phase of `gib`, of which `weights` is arithmetic (± LOAD_BAND) and the rest calibrated
- * (−lo, +hi of itself). */
-static void set_phase(struct est_phase_est *p, double gib, double weights, double lo, double hi,
-		      int points, enum est_basis basis)
+/* A phase's parts in GiB before the fitted constants: `base` (weights, adapter, encoders, VAE)
+ * and `act` (the counted activations, scaled by K_ACT_GC or K_ACT_NOGC); the phase is
+ * K_TOTAL × (base + k × act) + CONTEXT_GIB (scripts/calibrate.py's value()). */
+struct est_parts {
+	double weights, encoders, adapter, act, vae;
+	double work;             /* a sample's working set (not scaled: no saved tensors) */
+	bool gc;
+	double arith;            /* the part that is arithmetic (weights and state a loader
+				  * places): ± est_load_band beside the band of the rest */
+};
+
+static double parts_gib(const struct est_parts *p)
 {
-	double rest = gib - weights;
-	p->on = true;
-	p->bytes = to_bytes(gib);
-	p->low = to_bytes(weights * (1.0 - LOAD_BAND) + rest * (1.0 - lo));
-	p->high = to_bytes(weights * (1.0 + LOAD_BAND) + rest * (1.0 + hi));
-	p->points = points;
-	p->basis = basis;
+	double k = p->gc ? K_ACT_GC : K_ACT_NOGC;
+	return K_TOTAL * (p->weights + p->encoders + p->adapter + k * p->act + p->work + p->vae) +
+	       CONTEXT_GIB;
+}
+
+/* The phase from its parts, with its band (−lo, +hi of the whole) and its terms in bytes: each
+ * part as the constants scale it, the rest (context, rounding) as overhead. */
+static void set_phase(struct est_phase_est *ph, const struct est_parts *p, struct est_band b,
+		      enum est_basis basis)
+{
+	double gib = parts_gib(p);
+	double k = p->gc ? K_ACT_GC : K_ACT_NOGC;
+	ph->on = true;
+	ph->bytes = to_bytes(gib);
+	double arith = K_TOTAL * p->arith, rest = gib - arith;
+	ph->low = to_bytes(arith * (1.0 - est_load_band.lo) + rest * (1.0 - b.lo));
+	ph->high = to_bytes(arith * (1.0 + est_load_band.hi) + rest * (1.0 + b.hi));
+	ph->points = b.points;
+	ph->basis = basis;
+	ph->terms.weights = to_bytes(K_TOTAL * p->weights);
+	ph->terms.encoders = to_bytes(K_TOTAL * p->encoders);
+	ph->terms.adapter = to_bytes(K_TOTAL * p->adapter);
+	ph->terms.activations = to_bytes(K_TOTAL * (k * p->act + p->work));
+	ph->terms.vae = to_bytes(K_TOTAL * p->vae);
+	int64_t parts = ph->terms.weights + ph->terms.encoders + ph->terms.adapter +
+			ph->terms.activations + ph->terms.vae;
+	ph->terms.overhead = ph->bytes > parts ? ph->bytes - parts : 0;
 }
 
 /* The weights on the GPU (GiB) and how the job places them. */
@@ -323,22 +334,27 @@ static void weights_of(const struct est_input *in, const struct est_arch *a, str
 	w->te_gpu = in->te_gpu;
 }
 
-/* What one training step sees: the largest bucket, the longest clip, the largest batch. */
-struct est_shape {
-	double res, pixels, tokens;
-	long long frames, batch;
-	bool cache_latents;
-};
-
-static void shape_of(const struct est_input *in, const struct est_arch *a, struct est_shape *s)
+static bool is_video(const struct est_arch *a)
 {
-	s->res = in->res;
-	s->frames = in->frames;
-	s->batch = in->batch;
-	s->cache_latents = in->cache_latents;
-	double lframes = s->frames > 1 ? floor((double)(s->frames - 1) / a->frame_div) + 1 : 1;
-	s->tokens = (s->res / a->tok_px) * (s->res / a->tok_px) * a->tok_mult * lframes;
-	s->pixels = s->res * s->res * (double)s->frames;
+	return !strcmp(a->family, "wan") || !strcmp(a->family, "ltx");
+}
+
+/* Latent tokens of one sample of w × h pixels and `frames` frames; a control image joins the
+ * sequence (× 2) where the row does not count it already. */
+static double tokens_of(const struct est_arch *a, const struct est_input *in, double w, double h,
+			double frames)
+{
+	double lf = frames > 1 ? floor((frames - 1) / a->frame_div) + 1 : 1;
+	double mult = in->control ? fmax(a->tok_mult, 2.0) : a->tok_mult;
+	return (w / a->tok_px) * (h / a->tok_px) * mult * lf;
+}
+
+/* What one training step keeps for backward (GiB), as data/activations-sim.tsv counts it. */
+static double activations_of(const struct est_arch *a, const struct est_input *in, double frames)
+{
+	double ti = tokens_of(a, in, in->res, in->res, frames), tt = a->txt_tok;
+	double b = (double)in->batch;
+	return in->gc ? b * (a->ck_img * ti + a->ck_txt * tt) : b * (a->sv_img * ti + a->sv_txt * tt);
 }
 
 /* The adapter and its optimizer state: p parameters, w and state in GiB. */
@@ -364,14 +380,20 @@ static void adapter_of(const struct est_input *in, const struct est_arch *a, str
 	}
 }
 
-/* Model load: the worst moment of the loader (memory-reference §4); *resident is what it leaves
- * on the GPU. */
-static double load_gib(const struct est_arch *a, const struct est_weights *w, double *resident)
+/* Model load: the loader's worst moment (memory-reference §4); *resident_tr and *resident are
+ * what it leaves on the GPU (the transformer, and it with the text encoder). */
+static double load_gib(const struct est_input *in, const struct est_arch *a,
+		       const struct est_weights *w, double *resident_tr, double *resident)
 {
 	double step_tr;
 	if (w->quant) {
 		bool on_gpu = a->load_tr == LT_GPU || (a->load_tr == LT_GPU_UNLESS_LOW_VRAM && !w->low);
 		step_tr = on_gpu ? w->tr_bf16 + w->tq * (a->experts - 1) : w->tr_bf16 * BLOCK_SHARE;
+		/* An accuracy-recovery or assistant adapter on a two-expert model quantized on the
+		 * GPU: both experts are built in bf16 before either is quantized
+		 * (wan22_14b_model.py); low_vram keeps them on the CPU. */
+		if ((w->ara || in->assistant) && a->experts > 1 && on_gpu)
+			step_tr = fmax(step_tr, w->tr_bf16 * a->experts);
 	} else {
 		step_tr = w->low && a->park ? 0 : w->tr_bf16 * a->experts;
 	}
@@ -384,56 +406,31 @@ static double load_gib(const struct est_arch *a, const struct est_weights *w, do
 	else
 		te_step = w->te_quant || w->low ? 0 : w->te_bf16;
 	double step_te = (tr_during_te ? w->tq * w->tr_share * a->experts : 0) + te_step * w->te_share;
-	*resident = (w->low && a->park ? 0 : w->tq * w->tr_share * w->experts_train) +
-		    w->eq * w->te_share;
-	return fmax(fmax(step_tr, step_te), *resident) + w->aux + CONTEXT_GIB;
+	*resident_tr = w->low && a->park ? 0 : w->tq * w->tr_share * w->experts_train;
+	*resident = *resident_tr + w->eq * w->te_share;
+	return fmax(fmax(step_tr, step_te), *resident);
 }
 
-/* Sampling (the baseline sample before step 1 and the periodic ones); *s_weights is its weights'
- * part. Call only for a job that samples. */
-static double sample_gib(const struct est_input *in, const struct est_arch *a,
-			 const struct est_family *f, const struct est_weights *w,
-			 const struct est_adapter *ad, double *s_weights)
+/* The training step's band and basis: its own counted row or a sibling's form; a step beyond
+ * the calibrated shapes is extrapolated (wider); a full fine-tune or an unknown qtype rough. */
+static enum est_basis training_band(const struct est_input *in, const struct est_arch *a,
+				    unsigned notes, struct est_band *b)
 {
-	double s_w = in->sample_w, s_h = in->sample_h, s_frames = in->sample_frames;
-	double s_lf = s_frames > 1 ? floor((s_frames - 1) / a->frame_div) + 1 : 1;
-	double s_tokens = s_w / a->tok_px * s_h / a->tok_px * a->tok_mult * s_lf;
-	double cfg = a->cfg && in->guidance ? 2.0 : 1.0;
-	int experts_sample = w->low && a->one_expert ? 1 : a->experts;
-	*s_weights = w->tq * w->tr_share * experts_sample + (w->te_gpu ? w->eq * w->te_share : 0) +
-		     w->aux;
-	/* Gradients are freed by then; the optimizer state stays. With low_vram the archs that
-	 * park the transformer offload it for the VAE decode (wan21.py's
-	 * AggressiveWanUnloadPipeline; qwen_image tiles the decode). */
-	double s_opt = ad->w + ad->p * opt_bytes(ad->opt) / GIB;
-	double denoise = *s_weights + s_opt + cfg * s_tokens * f->samp;
-	double decode = s_w * s_h * s_frames * f->dec;
-	return (w->low && a->park ? fmax(denoise, w->aux + s_opt + decode) : denoise + decode) +
-	       CONTEXT_GIB;
-}
-
-/* The training phase's band (−*lo, +*hi of what is not weights) and basis: few data points or
- * a nominal row are rough, a step beyond the calibrated shapes is extrapolated. */
-static enum est_basis training_band(const struct est_arch *a, const struct est_family *f,
-				    const struct est_shape *s, unsigned notes, double *lo, double *hi)
-{
-	bool few = f->points < 3 || a->nominal;
-	bool extra = s->res > f->max_bucket * 1.25 || (double)s->frames > f->max_frames * 1.25;
-	enum est_basis tb = few ? EST_ROUGH : extra ? EST_EXTRAPOLATED : EST_CALIBRATED;
-	*lo = f->lo;
-	*hi = f->hi;
-	if (few) {
-		*lo = fmax(*lo, ROUGH_BAND);
-		*hi = fmax(*hi, ROUGH_BAND);
-	}
-	if (extra) {
-		*lo *= 1.5;
-		*hi *= 1.5;
+	bool own = a->counted && !a->nominal;
+	enum est_basis tb = own ? EST_CALIBRATED : EST_ROUGH;
+	*b = est_train_band[own ? 0 : 1];
+	for (size_t i = 0; est_family_band[i].family; i++)
+		if (!strcmp(est_family_band[i].family, a->family))
+			*b = est_family_band[i].b;
+	if (in->res > a->max_bucket * 1.25 || (double)in->frames > a->max_frames * 1.25) {
+		tb = EST_EXTRAPOLATED;
+		b->lo = fmin(b->lo * 1.5, 0.9);
+		b->hi *= 1.5;
 	}
 	if (notes & (EST_NOTE_FULL_FT | EST_NOTE_QTYPE)) {
 		tb = tb == EST_CALIBRATED ? EST_ROUGH : tb;
-		*hi = fmax(*hi, ROUGH_BAND);
-		*lo = fmax(*lo, ROUGH_BAND);
+		b->lo = fmax(b->lo, est_rough_band.lo);
+		b->hi = fmax(b->hi, est_rough_band.hi);
 	}
 	return tb;
 }
@@ -445,62 +442,101 @@ int estimate_job(const struct job *j, struct estimate *out)
 	return estimate_input(&in, out);
 }
 
+/* Mirrors estimate() in scripts/calibrate.py; tests/estimate holds the two together. */
 int estimate_input(const struct est_input *in, struct estimate *out)
 {
 	memset(out, 0, sizeof *out);
 	snprintf(out->arch, sizeof out->arch, "%s", in->arch);
 	const struct est_arch *a = find_row(in);
-	const struct est_family *f = a ? find_family(a->family) : NULL;
-	if (!a || !f)
+	if (!a)
 		return ERR_OK;
 	out->known = true;
 	out->row = a->variant[0] == '-' ? a->arch : a->variant;
-	out->family = f->name;
+	out->family = a->family;
+	out->counted = a->counted;
+	out->sim = a->sim;
 	if (a->nominal)
 		out->notes |= EST_NOTE_NOMINAL;
 	struct est_weights w;
-	struct est_shape s;
 	struct est_adapter ad;
 	weights_of(in, a, out, &w);
-	shape_of(in, a, &s);
 	adapter_of(in, a, out, &ad);
+	bool video = is_video(a);
+	double frames = video ? (double)in->frames : 1;
+	double enc = video ? VIDEO_ENC : IMAGE_ENC, dec = video ? VIDEO_DEC : IMAGE_DEC;
+	double pixels = in->res * in->res * frames;
+	double ara_hi = w.ara ? est_rough_band.hi : 0;
 
-	/* Training. */
-	double w_train = w.tq * w.tr_share * w.experts_train + (w.te_gpu ? w.eq * w.te_share : 0) +
-			 w.aux;
-	double act = s.batch * s.tokens * f->act * (in->gc ? 1.0 : GC_OFF_MULT);
-	if (!s.cache_latents)
-		act += s.batch * s.pixels * f->enc;
-	double train = w_train + ad.w + ad.state + act + CONTEXT_GIB;
-	out->weights = to_bytes(w_train);
-	out->adapter = to_bytes(ad.w + ad.state);
-	out->activations = to_bytes(act);
+	/* Training: the weights kept, the adapter with its state, what the step keeps. */
+	struct est_parts tr = {
+		.weights = w.tq * w.tr_share * w.experts_train,
+		.encoders = (w.te_gpu ? w.eq * w.te_share : 0) + w.aux,
+		.adapter = ad.w + ad.state,
+		.act = activations_of(a, in, frames),
+		.vae = in->cache_latents ? 0 : (double)in->batch * pixels * enc,
+		.gc = in->gc,
+	};
+	struct est_band tband;
+	enum est_basis tb = training_band(in, a, out->notes, &tband);
+	tband.hi += ara_hi;
+	set_phase(&out->phase[EST_TRAINING], &tr, tband, tb);
+	out->weights = out->phase[EST_TRAINING].terms.weights;
+	out->adapter = out->phase[EST_TRAINING].terms.adapter;
+	out->activations = out->phase[EST_TRAINING].terms.activations;
 	out->context = to_bytes(CONTEXT_GIB);
+	out->counted_gib = tr.act;
 
-	double resident, load = load_gib(a, &w, &resident);
-	/* Caching: the VAE encoding the largest bucket (× frames) beside what the load left. */
-	double cache = resident + w.aux + s.pixels * f->enc + CONTEXT_GIB;
-	double s_weights = 0, sample = 0;
-	bool sampling = in->sampling;
-	if (sampling)
-		sample = sample_gib(in, a, f, &w, &ad, &s_weights);
+	/* Model load. Nominal parameter counts are not arithmetic: the rough band. */
+	double resident_tr, resident;
+	double load = load_gib(in, a, &w, &resident_tr, &resident);
+	bool own = a->counted && !a->nominal, arith = !a->nominal;
+	struct est_parts ld = { .weights = load, .encoders = w.aux, .gc = true,
+				.arith = arith ? load + w.aux : 0 };
+	struct est_band lband = own ? est_load_band : est_rough_band;
+	lband.hi += ara_hi;
+	set_phase(&out->phase[EST_MODEL_LOAD], &ld, lband, a->nominal ? EST_ROUGH : EST_CALIBRATED);
 
-	double lo, hi;
-	enum est_basis tb = training_band(a, f, &s, out->notes, &lo, &hi);
-	/* Nominal parameter counts are not arithmetic: the weights take the rough band too. */
-	double wl = a->nominal ? ROUGH_BAND / 2 : 0;
-	double ara_hi = w.ara ? ROUGH_BAND : 0;
-	set_phase(&out->phase[EST_MODEL_LOAD], load, a->nominal ? 0 : load - CONTEXT_GIB, wl,
-		  wl + ara_hi, f->points, a->nominal ? EST_ROUGH : EST_CALIBRATED);
-	/* Without cached latents or text embeddings there is no caching pass: the VAE encodes in
-	 * the training step (counted there). */
-	if (s.cache_latents || !w.te_gpu)
-		set_phase(&out->phase[EST_CACHING], cache, resident + w.aux, ROUGH_BAND, ROUGH_BAND,
-			  f->points, EST_ROUGH);
-	set_phase(&out->phase[EST_TRAINING], train, w_train, lo, hi + ara_hi, f->points, tb);
-	if (sampling)
-		set_phase(&out->phase[EST_SAMPLING], sample, s_weights, ROUGH_BAND, ROUGH_BAND,
-			  f->points, EST_ROUGH);
+	/* Caching: the VAE encoding the largest bucket beside what the load left; only when the
+	 * latents or the text embeddings are cached (else the VAE encodes in the step). */
+	if (in->cache_latents || !w.te_gpu) {
+		struct est_parts ca = { .weights = resident_tr,
+					.encoders = w.eq * w.te_share + w.aux,
+					.vae = pixels * enc, .gc = true,
+					.arith = arith ? resident_tr + w.eq * w.te_share + w.aux : 0 };
+		set_phase(&out->phase[EST_CACHING], &ca, est_rough_band, EST_ROUGH);
+	}
+
+	/* Sampling: one sample (× 2 with guidance) and its decode; the baseline sample before
+	 * step 1 has no optimizer state yet. With low_vram the archs that park the transformer
+	 * offload it for the decode (wan21.py's AggressiveWanUnloadPipeline). */
+	if (in->sampling) {
+		double sw = in->sample_w, sh = in->sample_h, sf = video ? in->sample_frames : 1;
+		double cfg = a->cfg && in->guidance ? 2.0 : 1.0;
+		double s_ti = tokens_of(a, in, sw, sh, sf);
+		double s_act = cfg * (a->bl_img * s_ti + a->bl_txt * a->txt_tok) * SAMP_BLOCK;
+		int experts_sample = w.low && a->one_expert ? 1 : a->experts;
+		double s_w = w.tq * w.tr_share * experts_sample;
+		double s_e = (w.te_gpu ? w.eq * w.te_share : 0) + w.aux;
+		double decode = sw * sh * sf * dec;
+		for (int k = 0; k < 2; k++) {
+			enum est_phase ph = k ? EST_BASELINE_SAMPLE : EST_SAMPLING;
+			double state = k ? ad.w : ad.w + ad.p * opt_bytes(ad.opt) / GIB;
+			if (k && !in->baseline)
+				continue;
+			struct est_parts sp = { .weights = s_w, .encoders = s_e, .adapter = state,
+						.work = s_act, .vae = decode, .gc = true,
+						.arith = arith ? s_w + s_e + state : 0 };
+			if (w.low && a->park) {
+				if (w.aux + state + decode > s_w + s_e + state + s_act)
+					sp = (struct est_parts){ .encoders = w.aux, .adapter = state,
+								 .vae = decode, .gc = true,
+								 .arith = arith ? w.aux + state : 0 };
+				else
+					sp.vae = 0;
+			}
+			set_phase(&out->phase[ph], &sp, est_rough_band, EST_ROUGH);
+		}
+	}
 	out->peak = EST_MODEL_LOAD;
 	for (int p = 1; p < EST_NPHASES; p++)
 		if (out->phase[p].on && out->phase[p].bytes > out->phase[out->peak].bytes)
@@ -618,6 +654,27 @@ void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
 	estimate_peak_words(e->phase[e->peak].bytes, e->peak, card, v, a, buf, sz);
 }
 
+void estimate_terms_words(const struct estimate *e, enum est_phase p, char *buf, size_t sz)
+{
+	const struct est_phase_est *ph = &e->phase[p];
+	const char *names[] = { _("weights"), _("text encoder and VAE"), _("adapter and optimizer"),
+				p == EST_TRAINING ? _("activations") : _("working set"),
+				_("VAE pass"), _("context and rounding") };
+	const int64_t terms[] = { ph->terms.weights, ph->terms.encoders, ph->terms.adapter,
+				  ph->terms.activations, ph->terms.vae, ph->terms.overhead };
+	char b[32];
+	estimate_gib(ph->bytes, b, sizeof b);
+	int n = snprintf(buf, sz, _("%s %s ="), est_phase_label(p), b);
+	bool first = true;
+	for (size_t t = 0; t < sizeof terms / sizeof *terms && n > 0 && (size_t)n < sz; t++) {
+		if ((double)terms[t] < 0.05 * GIB) /* the parts under 0.05 GiB are left out */
+			continue;
+		n += snprintf(buf + n, sz - (size_t)n, "%s %.1f %s", first ? "" : " +",
+			      (double)terms[t] / GIB, names[t]);
+		first = false;
+	}
+}
+
 void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,
 			 enum est_verdict v, enum est_phase at, char *buf, size_t sz)
 {
@@ -634,13 +691,6 @@ void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,
 }
 
 /* ---- the card ---------------------------------------------------------------------------- */
-
-/* What PyTorch reports as the total capacity of cards sold by these sizes (GiB). */
-static const struct { double sold, gib; } card_table[] = {
-	{ 6, 5.79 }, { 8, 7.63 }, { 10, 9.77 }, { 11, 10.75 }, { 12, 11.76 }, { 16, 15.70 },
-	{ 20, 19.70 }, { 24, 23.99 }, { 32, 31.36 }, { 40, 39.39 }, { 48, 47.53 }, { 80, 79.10 },
-	{ 94, 93.10 }, { 96, 94.97 }, { 141, 139.72 }, { 180, 178.35 },
-};
 
 int estimate_parse_vram(const char *arg, int64_t *bytes, double *table_gib, bool *approx,
 			struct err *e)
@@ -659,8 +709,10 @@ int estimate_parse_vram(const char *arg, int64_t *bytes, double *table_gib, bool
 	}
 	while (*end == ' ')
 		end++;
+	/* A bare number, GB or G is the card as it is sold (24, 24GB, 24 GB, 24G: a 24 GB card,
+	 * which PyTorch reports as 23.99 GiB); GiB and MiB are exact capacities. */
 	double gib;
-	if (!*end) {
+	if (!*end || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) {
 		gib = 0;
 		for (size_t i = 0; i < sizeof card_table / sizeof *card_table; i++)
 			if (fabs(card_table[i].sold - v) < 0.01)
@@ -673,16 +725,14 @@ int estimate_parse_vram(const char *arg, int64_t *bytes, double *table_gib, bool
 			if (approx)
 				*approx = true;
 		}
-	} else if (!strcasecmp(end, "GiB") || !strcasecmp(end, "G")) {
+	} else if (!strcasecmp(end, "GiB")) {
 		gib = v;
-	} else if (!strcasecmp(end, "GB")) {
-		gib = v * 1e9 / GIB;
 	} else if (!strcasecmp(end, "MiB") || !strcasecmp(end, "M")) {
 		gib = v / 1024.0;
 	} else {
 		err_set(e, ERR_USAGE, NULL, 0, 0,
-			_("--vram: unknown unit '%s' (use GiB, GB or MiB, or a bare number of GB "
-			  "as the card is sold)"), end);
+			_("--vram: unknown unit '%s' (a card as sold: 24, 24GB; an exact capacity: "
+			  "23.5GiB or 24000MiB)"), end);
 		return ERR_USAGE;
 	}
 	*bytes = to_bytes(gib);

@@ -163,12 +163,19 @@ int ui_fit_draw(const struct ui_session *s, WINDOW *win, struct ui_rect r)
 	fit_words(s, j, &l, r.w - 2, &est);
 	int nw = r.h >= 12 && l.n > 1 ? 2 : 1;
 	int cells = r.h >= 16 && est.known ? bar_cells(&est, r.w - 3) : 0;
-	int n = nw + (cells ? 1 : 0);
+	/* With room to spare, why the peak is the size it is: its terms, on one row. */
+	char terms[512] = "";
+	if (r.h >= 30 && est.known)
+		estimate_terms_words(&est, est.peak, terms, sizeof terms);
+	bool show_terms = terms[0] && text_width(terms, strlen(terms)) <= r.w - 3;
+	int n = nw + (cells ? 1 : 0) + (show_terms ? 1 : 0);
 	for (int i = 0; i < nw && i < (int)l.n; i++)
 		ui_draw_line(win, r.y + r.h - n + i, r.x + 1, r.w - 1, &l.v[i], false);
 	ui_lines_free(&l);
 	if (cells)
-		draw_bars(win, r.y + r.h - 1, r.x + 2, r.w - 3, &est, card_of(s), cells);
+		draw_bars(win, r.y + r.h - n + nw, r.x + 2, r.w - 3, &est, card_of(s), cells);
+	if (show_terms)
+		ui_put(win, r.y + r.h - 1, r.x + 3, r.w - 3, UI_R_DIM, terms);
 	return n;
 }
 

@@ -115,7 +115,7 @@ import uidb
 uidb.create(sys.argv[1], "wal", [{"name": "flux mug", "gpu_ids": "1"}])
 PY
 run "$tmp/bin" estimate --aitk "$tmp/ai" "aitk:flux mug"
-check "web UI job: its gpu_ids (1) picks the card" '[ $rc -eq 0 ] && grep -q "GPU 1 NVIDIA GeForce RTX 4090" "$tmp/out" && grep -q "will not fit at training" "$tmp/out"'
+check "web UI job: its gpu_ids (1) picks the card" '[ $rc -eq 0 ] && grep -q "GPU 1 NVIDIA GeForce RTX 4090" "$tmp/out" && grep -Eq "(will not fit|tight) at training" "$tmp/out"'
 run "$tmp/bin" estimate --aitk "$tmp/ai" --apply -i "aitk:flux mug"
 run "$tmp/bin" estimate --aitk "$tmp/ai" "aitk:flux mug"
 check "web UI job: --apply -i saved the path in the database" 'grep -q "Verdict: fits" "$tmp/out"'
@@ -176,9 +176,30 @@ check "unknown arch: no number, said plainly" '[ $rc -eq 0 ] && grep -q "No esti
 # FLUX at batch 4 on 24 GB: the path; --apply -o writes it, -i saves with backup and journal.
 cp "$tmp/flux4.yaml" "$tmp/orig.yaml"
 run "$tmp/nosmi" estimate --vram 24 "$tmp/flux4.yaml"
-check "batch 4: will not fit, batch_size first" '[ $rc -eq 0 ] && grep -q "will not fit at training" "$tmp/out" && grep -q "1. batch_size" "$tmp/out"'
+check "batch 4: does not fit (its band is over the card or straddles it), batch_size first" '[ $rc -eq 0 ] && grep -Eq "(will not fit|tight) at training" "$tmp/out" && grep -q "1. batch_size" "$tmp/out"'
 run "$tmp/nosmi" estimate --vram 24 --json "$tmp/flux4.yaml"
-check "batch 4: JSON change and path" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"verdict\"]==\"no\" and d[\"change\"][\"fix\"]==\"batch_size\" and d[\"path_fits\"] is True" "$tmp/out"'
+check "batch 4: JSON change and path" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"verdict\"] in (\"no\", \"tight\") and d[\"verdict_phase\"]==\"training\" and d[\"change\"][\"fix\"]==\"batch_size\" and d[\"path_fits\"] is True" "$tmp/out"'
+check "JSON: every phase's terms add up to it; the activations say where they are counted" 'python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+names={p[\"phase\"] for p in d[\"phases\"]}
+assert {\"model_load\",\"baseline_sample\",\"training\",\"sampling\"} <= names, names
+for p in d[\"phases\"]:
+    t=p[\"terms\"]
+    assert set(t)=={\"weights\",\"encoders\",\"adapter\",\"activations\",\"vae\",\"overhead\"}
+    assert abs(sum(t.values())-p[\"bytes\"])<=8, p
+tr=[p for p in d[\"phases\"] if p[\"phase\"]==\"training\"][0]
+assert tr[\"terms\"][\"activations\"]>2**30 and tr[\"terms\"][\"weights\"]>10*2**30
+assert d[\"activations\"]==dict(counted_from=\"flux\", own=True), d[\"activations\"]
+" "$tmp/out"'
+for v in 24GB "24 GB" 24G; do
+	run "$tmp/nosmi" estimate --vram "$v" --json "$tmp/flux4.yaml"
+	check "--vram $v is the card sold as 24 GB" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert abs(d[\"card\"]/2**30-23.99)<0.001" "$tmp/out"'
+done
+run "$tmp/nosmi" estimate --vram 24GiB --json "$tmp/flux4.yaml"
+check "--vram 24GiB is exact" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"card\"]==24*2**30" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 24GB "$tmp/flux4.yaml"
+check "the card line names the sold size once" 'grep -q "sold as 24 GB)" "$tmp/out"'
 check "without --apply the job is untouched" 'cmp -s "$tmp/flux4.yaml" "$tmp/orig.yaml"'
 run "$tmp/nosmi" estimate --vram 24 --apply -o "$tmp/new.yaml" "$tmp/flux4.yaml"
 check "--apply -o writes the path" '[ $rc -eq 0 ] && grep -q "batch_size: 1" "$tmp/new.yaml" && cmp -s "$tmp/flux4.yaml" "$tmp/orig.yaml"'

@@ -466,11 +466,11 @@ check "a second Ctrl-C does not wait for the 30 s grace" sigterm_twice
 estimate_rungs() {
 	local dir="$WORK/rungs"
 	mkdir -p "$dir" && cp "$JOBS/zimage_largest_bucket.yaml" "$dir/job.yaml"
-	(cd "$dir" && "$OOMFIX" retry --vram 86GiB --probe 5 --events 3 job.yaml -- python3 "$STANDIN" \
+	(cd "$dir" && "$OOMFIX" retry --vram 96GiB --probe 5 --events 3 job.yaml -- python3 "$STANDIN" \
 		--vram 11.5 job.yaml 3>ev.jsonl >/dev/null 2>err.txt) || { cat "$dir/err.txt"; return 1; }
-	[ "$(grep -c "Estimate of this try's job: peak [0-9.]* GiB at training, 86.0 GiB card:" "$dir/err.txt")" -eq 2 ] || { echo "no estimate per try"; cat "$dir/err.txt"; return 1; }
+	[ "$(grep -c "Estimate of this try's job: peak [0-9.]* GiB at training, 96.0 GiB card:" "$dir/err.txt")" -eq 2 ] || { echo "no estimate per try"; cat "$dir/err.txt"; return 1; }
 	grep -q 'resolution: \[512, 768, 1024\] → \[512\]' "$dir/err.txt" || { echo "not two rungs"; cat "$dir/err.txt"; return 1; }
-	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -qF "drop_largest_bucket: 2 rungs at once: the estimate says [512, 768] would not fit the 86.0 GiB card." || { echo "not said"; return 1; }
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -qF "drop_largest_bucket: 2 rungs at once: the estimate says [512, 768] would not fit the 96.0 GiB card." || { echo "not said"; return 1; }
 	[ "$(jq -r 'select(.event == "fix") | .ruled_out' "$dir/ev.jsonl")" = "[512, 768]" ] || return 1
 	[ "$(jq -r 'select(.event == "try") | .estimate.verdict' "$dir/ev.jsonl" | tr '\n' ' ')" = "tight fits " ] || { cat "$dir/ev.jsonl"; return 1; }
 	[ "$(jq -r 'select(.event == "fix") | .rungs' "$dir/ev.jsonl")" = 2 ] || return 1

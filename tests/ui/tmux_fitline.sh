@@ -11,7 +11,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 FIX=$HERE/fixtures
 TMUX_TEST=fitline
 . "$HERE/../tmux-lib.sh"
-cp "$FIX/job.yaml" "$WORK/"
+# batch 4, so that training is the peak phase (at batch 2 the load of the bf16 transformer is)
+sed 's/batch_size: 2 /batch_size: 4 /' "$FIX/job.yaml" > "$WORK/job.yaml"
+grep -q "batch_size: 4 " "$WORK/job.yaml" || { echo "Bail out! the fixture's batch_size line moved"; exit 1; }
 cp "$FIX/shared-card.log" "$WORK/train.log"
 sed 's/arch: "flux"/arch: "nosuchmodel"/' "$FIX/job.yaml" > "$WORK/odd.yaml"
 # An nvidia-smi that fails stands for none (a machine with a card would give its size).
