@@ -82,7 +82,7 @@ _oomfix() {
 	plan) words=(--log --json --help) ;;
 	fix) words=(--log --diff --keep-batch --no-keep-batch -o --output -i --in-place --force --list --help) ;;
 	get | set) words=(-o --output -i --in-place --help) ;;
-	estimate) words=(--vram --gpu --log --json --apply -o --output -i --in-place --force --help) ;;
+	estimate) words=(--vram --gpu --log --json --steps --apply -o --output -i --in-place --force --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
 	queue) words=(--aitk --help) ;;
 	restore) words=(--force --first --aitk --help) ;;

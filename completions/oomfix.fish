@@ -86,6 +86,7 @@ complete -c oomfix -n '__fish_seen_subcommand_from fix get set estimate' -s i -l
 complete -c oomfix -n '__fish_seen_subcommand_from jobs' -l names -d 'names only'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l vram -x -a '8 12 16 24 32 40 48 80 96' -d 'the card as sold, or a capacity'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l gpu -x -d 'the card nvidia-smi lists as N'
+complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l steps -x -d 'at most N fixes of the path'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l apply -d 'write the path to a fitting job'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l force -d 'overwrite even if JOB changed'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l max-tries -x -d 'tries before giving up'

@@ -215,13 +215,18 @@ struct est_path {
 	bool exhausted;               /* stopped while it does not fit: nothing left that acts on
 				       * the phase */
 	enum est_phase stuck;         /* that phase, when exhausted */
+	bool short_clip;              /* it ends with a clip under about a second */
+	bool low_bucket;              /* it ends with nothing above a 512 bucket */
 	struct doc *doc;              /* the job after the path (owned; NULL when n == 0) */
 	struct job *job;              /* its typed view (owned; NULL when n == 0) */
 };
 /* j must have a known estimate. keep_batch as `fix --keep-batch`. ERR_OK, or an error from
  * applying an edit. Free with estimate_path_free. */
-int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est_path *out,
-		  struct err *e);
+/* Frames under which a clip is under about a second (Wan and LTX run at 16 to 25 fps). */
+#define EST_SHORT_CLIP 17
+/* The shortest path of fixes to a job that fits `card`: at most max_steps (0: no limit). */
+int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max_steps,
+		  struct est_path *out, struct err *e);
 void estimate_path_free(struct est_path *p);
 
 /* For retry: a step fix (num_frames, drop_largest_bucket) may go down several rungs at once, to

@@ -29,7 +29,7 @@
 static void estimate_help(FILE *fp)
 {
 	fputs(_("Usage: oomfix estimate [--vram GB | --gpu N] [--log LOG] [--json]\n"
-		"                       [--apply [-o OUT | -i [--force]]] JOB\n"
+		"                       [--steps N] [--apply [-o OUT | -i [--force]]] JOB\n"
 		"\n"
 		"Estimates the peak GPU memory of each phase of JOB (model load, caching,\n"
 		"training, sampling) before the run, says whether it fits the card and, when it\n"
@@ -46,13 +46,16 @@ static void estimate_help(FILE *fp)
 		"  --log LOG   a log whose last OOM message gives the card's capacity (used when\n"
 		"              there is no --vram and no nvidia-smi)\n"
 		"  --json      machine-readable output\n"
+		"  --steps N   at most N fixes of the path (to stop at a tight rung)\n"
 		"  --apply     write the path as one change: to stdout, to OUT with -o, or to\n"
 		"              JOB with -i (JOB~ keeps the previous version, the journal gets\n"
-		"              an entry)\n"
+		"              an entry); nothing is written when it does not reach a job that\n"
+		"              fits\n"
 		"\n"
-		"Exit status: 0 success (whatever the verdict); 64 usage or no card known (give\n"
-		"--vram); 65 invalid job; 66 cannot open input; 73 cannot create output; 74 I/O\n"
-		"error; 75 JOB changed on disk (use --force).\n"), fp);
+		"Exit status: 0 success (whatever the verdict); 1 --apply found no path to a job\n"
+		"that fits (nothing written); 64 usage or no card known (give --vram); 65 invalid\n"
+		"job; 66 cannot open input; 73 cannot create output; 74 I/O error; 75 JOB\n"
+		"changed on disk (use --force).\n"), fp);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -294,10 +297,22 @@ static void print_step(size_t i, const struct est_step *s)
 	       est_phase_label(s->after.peak), pb, v);
 }
 
+/* The estimate against the card: its verdict, the path when it does not fit, and the verdict
+ * beside what other processes hold on the card now (nvidia-smi). */
+struct est_result {
+	struct estimate est;
+	enum est_verdict verdict, verdict_now;
+	enum est_phase at;
+	struct est_path path;
+	int64_t others, free_now;
+	int64_t card;               /* the card it was estimated for (bytes) */
+};
+
 /* Writes the job after the path: stdout, OUT, or JOB itself with a journal entry. */
-static int write_result(struct source *src, const struct doc *orig, const struct est_path *path,
+static int write_result(struct source *src, const struct doc *orig, const struct est_result *r,
 			const char *label, const char *out, bool inplace, bool force)
 {
+	const struct est_path *path = &r->path;
 	struct err e;
 	err_clear(&e);
 	size_t nlen;
@@ -321,7 +336,11 @@ static int write_result(struct source *src, const struct doc *orig, const struct
 		fixes[i] = fix_name(path->step[i].fix);
 	char **changes;
 	size_t nchanges = doc_changes(orig, path->doc, &changes);
-	if (source_journal(src, fixes, path->n, (const char *const *)changes, nchanges, &e))
+	char note[128], cb[32];
+	estimate_gib(r->card, cb, sizeof cb);
+	snprintf(note, sizeof note, _("oomfix estimate, for a %s card"), cb);
+	if (source_journal_note(src, note, fixes, path->n, (const char *const *)changes, nchanges,
+				&e))
 		err_print(&e, stderr); /* saved; a journal that cannot be written is a warning */
 	doc_changes_free(changes, nchanges);
 	fprintf(stderr, _("%s: saved (previous version in %s~)\n"), label, source_path(src));
@@ -333,12 +352,13 @@ struct est_args {
 	const char *vram, *log, *out, *path;
 	int gpu; /* --gpu, or -1 */
 	bool json, apply, inplace, force;
+	size_t steps; /* --steps: at most this many fixes of the path (0: until it fits) */
 };
 
 /* Reads the options into *o: -1 to go on, else the exit status (help, usage). */
 static int estimate_options(int argc, char **argv, struct est_args *o)
 {
-	enum { O_FORCE = 256, O_APPLY };
+	enum { O_FORCE = 256, O_APPLY, O_STEPS };
 	static const struct option opts[] = {
 		{ "vram", required_argument, NULL, 'v' },
 		{ "gpu", required_argument, NULL, 'g' },
@@ -348,6 +368,7 @@ static int estimate_options(int argc, char **argv, struct est_args *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "in-place", no_argument, NULL, 'i' },
 		{ "force", no_argument, NULL, O_FORCE },
+		{ "steps", required_argument, NULL, O_STEPS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -372,6 +393,15 @@ static int estimate_options(int argc, char **argv, struct est_args *o)
 		case 'o': o->out = optarg; break;
 		case 'i': o->inplace = true; break;
 		case O_FORCE: o->force = true; break;
+		case O_STEPS: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 1 || v > EST_MAX_PATH)
+				return usage_error(_("--steps wants a number of fixes from 1 to 16, "
+						     "not '%s'"), optarg);
+			o->steps = (size_t)v;
+			break;
+		}
 		case 'h': estimate_help(stdout); return 0;
 		default:
 			return usage_error(_("unknown or incomplete option '%s'"), argv[optind - 1]);
@@ -498,15 +528,6 @@ static void print_unknown(const struct job *j, const struct card *card, bool jso
 	json_finish(&js);
 }
 
-/* The estimate against the card: its verdict, the path when it does not fit, and the verdict
- * beside what other processes hold on the card now (nvidia-smi). */
-struct est_result {
-	struct estimate est;
-	enum est_verdict verdict, verdict_now;
-	enum est_phase at;
-	struct est_path path;
-	int64_t others, free_now;
-};
 
 /* --apply: writes the path (write_result) and sets *status; true when nothing more is to be
  * printed. */
@@ -523,10 +544,15 @@ static bool apply_path(const struct est_args *o, struct source *src, const struc
 		*status = r->verdict == EST_V_NO ? ERR_DATA : 0;
 		return true;
 	}
-	if (!r->path.fits)
-		fprintf(stderr, "%s\n", _("oomfix estimate: the path does not reach a fitting "
-					  "job; writing it anyway."));
-	*status = write_result(src, d, &r->path, o->path, o->out, o->inplace, o->force);
+	if (!r->path.fits) {
+		char cb[32];
+		estimate_gib(r->card, cb, sizeof cb);
+		fprintf(stderr, _("oomfix estimate: the changes oomfix knows do not reach a job that "
+				  "fits the %s card; nothing written.\n"), cb);
+		*status = 1;
+		return true;
+	}
+	*status = write_result(src, d, r, o->path, o->out, o->inplace, o->force);
 	return !o->out && !o->inplace;
 }
 
@@ -589,6 +615,11 @@ static void print_json(const struct card *card, const struct est_result *r)
 		json_bool(&js, r->path.fits);
 	else
 		json_null(&js);
+	/* what the path leaves that a user should be told: clips under a second, only 512 */
+	json_key(&js, "path_short_clip");
+	json_bool(&js, r->path.short_clip);
+	json_key(&js, "path_low_bucket");
+	json_bool(&js, r->path.low_bucket);
 	json_card_now(&js, card, r->verdict_now);
 	json_obj_end(&js);
 	json_finish(&js);
@@ -635,8 +666,12 @@ static void print_others(const struct card *card, const struct est_result *r)
 }
 
 /* The changes that act on a job that does not fit, and what is left when none is. */
-static void print_path(const struct est_result *r, bool apply)
+static void print_path(const struct est_result *r, bool apply, const char *path_job,
+		       const char *path_vram, size_t steps)
 {
+	char steps_arg[32] = "";
+	if (steps)
+		snprintf(steps_arg, sizeof steps_arg, " --steps %zu", steps);
 	if (r->path.n) {
 		enum est_verdict last = r->path.step[r->path.n - 1].verdict;
 		printf("\n%s\n", last == EST_V_FITS ? _("Shortest path to a job that fits:")
@@ -644,8 +679,29 @@ static void print_path(const struct est_result *r, bool apply)
 						       : _("Changes that act on it (still not enough):"));
 		for (size_t i = 0; i < r->path.n; i++)
 			print_step(i, &r->path.step[i]);
-		if (!apply)
-			para(_("Write it with: oomfix estimate --apply -i JOB"), 0);
+		/* The rungs before the last that are tight with their centre under the card: a
+		 * choice to stop there, at some risk. */
+		size_t tight = 0;
+		for (size_t i = 0; i + 1 < r->path.n && !tight; i++)
+			if (r->path.step[i].verdict == EST_V_TIGHT &&
+			    r->path.step[i].after.phase[r->path.step[i].after.peak].bytes <= r->card)
+				tight = i + 1;
+		if (tight && last == EST_V_FITS)
+			parap(0, _("After step %zu it is tight: the estimate fits, the top of its band "
+				   "does not. --steps %zu stops there.\n"), tight, tight);
+		if (r->path.short_clip)
+			para(_("The path ends with clips under about a second: too short for most "
+			       "motion LoRAs. A bigger card keeps them longer."), 0);
+		if (r->path.low_bucket)
+			para(_("The path ends with nothing above a 512 bucket: the model learns less "
+			       "fine detail."), 0);
+		if (!apply) {
+			char line[1200];
+			snprintf(line, sizeof line, _("Write it with: oomfix estimate%s%s%s --apply -i %s"),
+				 path_vram ? " --vram " : "", path_vram ? path_vram : "",
+				 steps_arg, path_job);
+			para(line, 0);
+		}
 	}
 	if (r->path.exhausted)
 		parap(0, _("\nNothing oomfix knows is left that shrinks %s: a bigger card, or a "
@@ -683,7 +739,7 @@ static void print_text(const struct est_args *o, const struct card *card,
 	if (card->gpu && r->others > 0)
 		print_others(card, r);
 	if (r->verdict != EST_V_FITS)
-		print_path(r, o->apply);
+		print_path(r, o->apply, o->path, o->vram, o->steps);
 }
 
 /* The estimate of the job on the card, its verdict and path, and what of them is printed or
@@ -699,8 +755,10 @@ static int estimate_on(const struct est_args *o, struct source *src, const struc
 		return 0;
 	}
 	r->verdict = estimate_verdict(&r->est, card->bytes, &r->at);
+	r->card = card->bytes;
 	int rc;
-	if (r->verdict != EST_V_FITS && (rc = estimate_path(j, card->bytes, true, &r->path, &e))) {
+	if (r->verdict != EST_V_FITS &&
+	    (rc = estimate_path(j, card->bytes, true, o->steps, &r->path, &e))) {
 		err_print(&e, stderr);
 		return rc;
 	}

@@ -829,19 +829,20 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
 
 /* ---- the path to a fitting job ------------------------------------------------------------ */
 
+/* SPEC §3.4's decision, asked as if the run had failed in that phase. */
+static const struct {
+	enum diag_timing timing;
+	enum diag_phase phase;
+} as_failure[EST_NPHASES] = {
+	[EST_MODEL_LOAD] = { DIAG_T_BEFORE_TRAINING, DIAG_P_MODEL_LOAD },
+	[EST_CACHING] = { DIAG_T_BEFORE_TRAINING, DIAG_P_CACHING },
+	[EST_BASELINE_SAMPLE] = { DIAG_T_SAMPLING, DIAG_P_BASELINE_SAMPLING },
+	[EST_TRAINING] = { DIAG_T_FIRST_STEPS, DIAG_P_TRAINING },
+	[EST_SAMPLING] = { DIAG_T_SAMPLING, DIAG_P_SAMPLING },
+};
+
 enum fix_id est_next_fix(const struct job *j, enum est_phase at)
 {
-	/* SPEC §3.4's decision, asked as if the run had failed in that phase. */
-	static const struct {
-		enum diag_timing timing;
-		enum diag_phase phase;
-	} as_failure[EST_NPHASES] = {
-		[EST_MODEL_LOAD] = { DIAG_T_BEFORE_TRAINING, DIAG_P_MODEL_LOAD },
-		[EST_CACHING] = { DIAG_T_BEFORE_TRAINING, DIAG_P_CACHING },
-		[EST_BASELINE_SAMPLE] = { DIAG_T_SAMPLING, DIAG_P_BASELINE_SAMPLING },
-		[EST_TRAINING] = { DIAG_T_FIRST_STEPS, DIAG_P_TRAINING },
-		[EST_SAMPLING] = { DIAG_T_SAMPLING, DIAG_P_SAMPLING },
-	};
 	struct diag_result *v = calloc(1, sizeof *v);
 	if (!v)
 		return FIX_NONE;
@@ -865,8 +866,8 @@ void estimate_path_free(struct est_path *p)
 	p->n = 0;
 }
 
-int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est_path *out,
-		  struct err *e)
+int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max_steps,
+		  struct est_path *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	const struct job *cur = j;
@@ -875,15 +876,18 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 	enum est_phase at;
 	enum est_verdict v = estimate_verdict(&est, card, &at);
 	/* Until it fits: a tight job takes the next change too, while one is left. */
-	while (v != EST_V_FITS && out->n < EST_MAX_PATH) {
+	size_t limit = max_steps && max_steps < EST_MAX_PATH ? max_steps : EST_MAX_PATH;
+	while (v != EST_V_FITS && out->n < limit) {
 		enum fix_id id = est_next_fix(cur, at);
 		if (id == FIX_NONE) {
 			out->exhausted = v == EST_V_NO;
 			out->stuck = at;
 			break;
 		}
+		/* The fix as after a failure in that phase: a training step's frames are halved,
+		 * the previews keep theirs. */
 		struct fix_edit_list l;
-		int rc = fix_edits(cur, id, keep_batch, &l, e);
+		int rc = fix_edits_after(cur, id, keep_batch, (int)as_failure[at].phase, &l, e);
 		if (rc)
 			return rc;
 		struct doc *nd = NULL;
@@ -916,6 +920,16 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, struct est
 		at = s->at;
 	}
 	out->fits = v == EST_V_FITS || v == EST_V_TIGHT;
+	out->short_clip = out->low_bucket = false;
+	if (out->n && out->job) {
+		/* what the path leaves that a user would not train on without being told */
+		for (size_t i = 0; i < out->job->ndatasets; i++)
+			if (out->job->datasets[i].num_frames > 1 &&
+			    out->job->datasets[i].num_frames < EST_SHORT_CLIP &&
+			    out->job->kind == JOB_KIND_VIDEO)
+				out->short_clip = true;
+		out->low_bucket = job_max_bucket(out->job) <= 512 && job_max_bucket(j) > 512;
+	}
 	return ERR_OK;
 }
 

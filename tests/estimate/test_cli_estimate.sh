@@ -210,5 +210,39 @@ check "--apply -i saves, keeps JOB~ and writes the journal" '[ $rc -eq 0 ] && gr
 run "$tmp/nosmi" estimate --vram 24 -i "$tmp/flux4.yaml"
 check "-i without --apply is a usage error" '[ $rc -eq 64 ]'
 
+# The journal of a saved path names the command and the card.
+check "the journal names oomfix estimate and the card" 'grep -q "oomfix estimate, for a 24.0 GiB card" "$tmp/flux4.yaml.oomfix.md"'
+
+# A path that does not reach a fitting job: --apply writes nothing and exits 1 (review 4, E22).
+cp "$EX/train_lora_flux_24gb.yaml" "$tmp/f12.yaml"
+cp "$tmp/f12.yaml" "$tmp/f12.orig"
+run "$tmp/nosmi" estimate --vram 12 --apply -i "$tmp/f12.yaml"
+check "no path to a fitting job: --apply -i exits 1, writes nothing, says so" '[ $rc -eq 1 ] && cmp -s "$tmp/f12.yaml" "$tmp/f12.orig" && [ ! -e "$tmp/f12.yaml~" ] && grep -q "nothing written" "$tmp/err"'
+run "$tmp/nosmi" estimate --vram 12 "$tmp/f12.yaml"
+check "... and the report names the file to write, not a placeholder" '! grep -q "apply -i JOB" "$tmp/out"'
+
+# A Wan 2.2 video job at 81 frames on 24 GB (review 4, E5): the training step's frames are
+# halved, the previews keep theirs; a path to clips under a second is named; --steps stops early.
+sed -e 's/^          num_frames: 1$/          num_frames: 81/' \
+	-e 's/^        num_frames: 1$/        num_frames: 81/' \
+	-e 's/resolution: \[ 512, 768, 1024\]/resolution: [512]/' \
+	"$EX/train_lora_wan22_14b_24gb.yaml" >"$tmp/wan.yaml"
+run "$tmp/nosmi" estimate --vram 24 --json "$tmp/wan.yaml"
+check "video: the path halves the clips, not the previews, and names a clip under a second" 'python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+fixes=[s[\"fix\"] for s in d[\"path\"]]
+assert \"num_frames\" in fixes, fixes
+assert d[\"path_fits\"] is True
+assert d[\"path_short_clip\"] is True, d
+" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 24 --apply -o "$tmp/wan-after.yaml" "$tmp/wan.yaml"
+check "video: the written job's clips are shorter, its previews are not halved with them" 'grep -Eq "^          num_frames: (9|5)$" "$tmp/wan-after.yaml" && grep -Eq "^        num_frames: (81|41|33)$" "$tmp/wan-after.yaml"'
+check "video: the text names the short clips" 'tr "\n" " " <"$tmp/out" | grep -q "clips under about a second"'
+run "$tmp/nosmi" estimate --vram 24 --steps 1 --json "$tmp/wan.yaml"
+check "--steps 1: one fix" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d[\"path\"])==1, d[\"path\"]" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 24 --steps 0 "$tmp/wan.yaml"
+check "--steps 0 is a usage error" '[ $rc -eq 64 ]'
+
 echo "1..$n"
 [ $failed -eq 0 ]

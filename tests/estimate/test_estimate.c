@@ -678,7 +678,7 @@ static void test_path(void **state)
 	assert_int_not_equal(estimate_verdict(&est, card, &at), EST_V_FITS);
 	assert_int_equal(at, EST_TRAINING);
 	struct est_path p;
-	assert_int_equal(estimate_path(l.j, card, true, &p, &e), ERR_OK);
+	assert_int_equal(estimate_path(l.j, card, true, 0, &p, &e), ERR_OK);
 	assert_true(p.n >= 1);
 	assert_true(p.fits);
 	assert_int_equal(p.step[0].fix, FIX_BATCH_SIZE); /* gradient checkpointing is on already */
@@ -752,7 +752,7 @@ static void test_path(void **state)
 		 "        cache_text_embeddings: true\n", "",
 		 "");
 	load_text(job, &l);
-	assert_int_equal(estimate_path(l.j, card, true, &p, &e), ERR_OK);
+	assert_int_equal(estimate_path(l.j, card, true, 0, &p, &e), ERR_OK);
 	assert_true(p.exhausted);
 	assert_int_equal(p.stuck, EST_MODEL_LOAD);
 	assert_false(p.fits);
