@@ -1,4 +1,5 @@
-/* estimate.c — each phase's GPU memory from the job, before the run (SPEC §12).
+/* estimate.c — each phase's GPU memory from an est_input, before the run (SPEC §12); the input
+ * is read in estimate_input.c, the card in estimate_card.c, the path in estimate_path.c.
  *
  * Units inside are GiB as doubles; the results are bytes. scripts/calibrate.py holds the same
  * model in Python to fit the family coefficients; tests/estimate checks that both agree on every
@@ -14,6 +15,7 @@
 #include "oomfix/doc.h"
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
+#include "estimate_int.h"
 
 enum load_tr { LT_GPU, LT_GPU_UNLESS_LOW_VRAM, LT_CPU };
 enum load_te { LE_GPU_BF16, LE_CPU_QUANT };
@@ -50,28 +52,6 @@ struct est_band {
 #include "estimate_table.h"
 
 #define GIB 1073741824.0
-
-/* The row model.name_or_path chooses within an arch ("1.3b", "flex"), "-" for the base row. */
-static const char *variant_of(const struct job *j)
-{
-	char name[256] = "";
-	const struct doc_node *n;
-	char path[320];
-
-	snprintf(path, sizeof path, "%s.model.name_or_path", j->process_path);
-	n = doc_get(j->doc, path);
-	if (n && (n = doc_deref(n)) && n->kind == DOC_SCALAR && n->value) {
-		size_t i;
-		for (i = 0; n->value[i] && i + 1 < sizeof name; i++)
-			name[i] = (char)tolower((unsigned char)n->value[i]);
-		name[i] = 0;
-	}
-	if (strstr(name, "1.3b") || strstr(name, "1_3b") || strstr(name, "1-3b"))
-		return "1.3b";
-	if (strstr(name, "flex"))
-		return "flex";
-	return "-";
-}
 
 static const struct est_arch *find_row(const struct est_input *in)
 {
@@ -146,104 +126,6 @@ static double opt_bytes(const char *o)
 	return 8.0;
 }
 
-static const struct doc_node *pget(const struct job *j, const char *rel)
-{
-	char path[320];
-	snprintf(path, sizeof path, "%s.%s", j->process_path, rel);
-	const struct doc_node *n = doc_get(j->doc, path);
-	return n && !doc_is_null(n) ? n : NULL;
-}
-
-static bool pbool(const struct job *j, const char *rel, bool def)
-{
-	const struct doc_node *n = pget(j, rel);
-	bool b;
-	return n && doc_as_bool(n, &b) ? b : def;
-}
-
-static double pnum(const struct job *j, const char *rel, double def)
-{
-	const struct doc_node *n = pget(j, rel);
-	double d;
-	return n && doc_as_double(n, &d) ? d : def;
-}
-
-static const char *pstr(const struct job *j, const char *rel, const char *def)
-{
-	const struct doc_node *n = pget(j, rel);
-	if (n)
-		n = doc_deref(n);
-	return n && n->kind == DOC_SCALAR && n->value && n->value[0] ? n->value : def;
-}
-
-static void copy_str(char *dst, size_t sz, const char *src)
-{
-	snprintf(dst, sz, "%s", src ? src : "");
-}
-
-void est_input_of(const struct job *j, struct est_input *in)
-{
-	memset(in, 0, sizeof *in);
-	copy_str(in->arch, sizeof in->arch, j->arch);
-	copy_str(in->variant, sizeof in->variant, variant_of(j));
-	in->quantize = j->quantize;
-	copy_str(in->qtype, sizeof in->qtype, j->qtype);
-	in->quantize_te = j->quantize_te;
-	copy_str(in->qtype_te, sizeof in->qtype_te, pstr(j, "model.qtype_te", "qfloat8"));
-	in->low_vram = j->low_vram && j->arch_has_low_vram;
-	in->offload = j->layer_offloading && j->arch_has_layer_offloading;
-	if (in->offload) {
-		in->offload_tr = pnum(j, "model.layer_offloading_transformer_percent", 1.0);
-		in->offload_te = pnum(j, "model.layer_offloading_text_encoder_percent", 1.0);
-	}
-	in->assistant = pstr(j, "model.assistant_lora_path", NULL) != NULL;
-	in->res = (double)job_max_bucket(j);
-	if (in->res <= 0)
-		in->res = 512;
-	in->frames = 1;
-	in->batch = j->batch_size > 0 ? j->batch_size : 1;
-	in->cache_latents = j->ndatasets > 0;
-	for (size_t i = 0; i < j->ndatasets; i++) {
-		const struct job_dataset *d = &j->datasets[i];
-		char rel[64];
-		if (d->num_frames > in->frames)
-			in->frames = d->num_frames;
-		if (d->has_batch_size && d->batch_size > in->batch)
-			in->batch = d->batch_size;
-		in->cache_latents &= d->cache_latents;
-		snprintf(rel, sizeof rel, "datasets[%zu].control_path", i);
-		if (pstr(j, rel, NULL))
-			in->control = true;
-	}
-	if (j->kind != JOB_KIND_VIDEO)
-		in->frames = 1;
-	in->gc = j->gradient_checkpointing;
-	/* An adapter (redux, IP) trains about as much as a LoRA; no network and no adapter is a
-	 * full fine-tune. */
-	if (pget(j, "network") || pget(j, "adapter")) {
-		in->rank = pnum(j, "network.linear", pnum(j, "network.rank", 16));
-		if (!(in->rank >= 1) || !isfinite(in->rank))
-			in->rank = 16; /* 0, negative or not a number: the trainer would refuse it */
-	}
-	copy_str(in->optimizer, sizeof in->optimizer, pstr(j, "train.optimizer", "adamw"));
-	in->te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
-		       pbool(j, "train.cache_text_embeddings", false) ||
-		       pbool(j, "datasets[0].cache_text_embeddings", false));
-	in->sampling = !j->disable_sampling && j->has_sample;
-	in->baseline = in->sampling && !j->skip_first_sample;
-	in->sample_w = j->sample_width > 0 ? (double)j->sample_width : 1024;
-	in->sample_h = j->sample_height > 0 ? (double)j->sample_height : 1024;
-	for (size_t i = 0; j->prompts && i < j->nprompt_items; i++) {
-		if (j->prompts[i].has_width && (double)j->prompts[i].width > in->sample_w)
-			in->sample_w = (double)j->prompts[i].width;
-		if (j->prompts[i].has_height && (double)j->prompts[i].height > in->sample_h)
-			in->sample_h = (double)j->prompts[i].height;
-	}
-	in->sample_frames = j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1
-				    ? (double)j->sample_num_frames : 1;
-	in->guidance = pnum(j, "sample.guidance_scale", 4.0) > 1.0;
-}
-
 /* Bytes of `gib`, saturated: a job read from a file can ask for anything (a 25-megapixel bucket,
  * a rank of 1e300), and no number may wrap or turn NaN into a size. */
 static int64_t to_bytes(double gib)
@@ -296,6 +178,19 @@ static void set_phase(struct est_phase_est *ph, const struct est_parts *p, struc
 	int64_t parts = ph->terms.weights + ph->terms.encoders + ph->terms.adapter +
 			ph->terms.activations + ph->terms.vae;
 	ph->terms.overhead = ph->bytes > parts ? ph->bytes - parts : 0;
+}
+
+double est_sold_gib(double sold)
+{
+	for (size_t i = 0; i < sizeof card_table / sizeof *card_table; i++)
+		if (fabs(card_table[i].sold - sold) < 0.01)
+			return card_table[i].gib;
+	return 0;
+}
+
+int64_t est_gib_bytes(double gib)
+{
+	return to_bytes(gib);
 }
 
 /* The weights on the GPU (GiB) and how the job places them. */
@@ -690,311 +585,3 @@ void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,
 	snprintf(buf, sz, _("peak %s at %s, %s card: %s"), pk, est_phase_label(peak), cb, words);
 }
 
-/* ---- the card ---------------------------------------------------------------------------- */
-
-int estimate_parse_vram(const char *arg, int64_t *bytes, double *table_gib, bool *approx,
-			struct err *e)
-{
-	char *end;
-	double v = strtod(arg ? arg : "", &end);
-	if (table_gib)
-		*table_gib = 0;
-	if (approx)
-		*approx = false;
-	if (!arg || end == arg || !(v > 0) || v > 100000) {
-		err_set(e, ERR_USAGE, NULL, 0, 0,
-			_("--vram wants a card size, e.g. 24 (as sold) or 23.5GiB, not '%s'"),
-			arg ? arg : "");
-		return ERR_USAGE;
-	}
-	while (*end == ' ')
-		end++;
-	/* A bare number, GB or G is the card as it is sold (24, 24GB, 24 GB, 24G: a 24 GB card,
-	 * which PyTorch reports as 23.99 GiB); GiB and MiB are exact capacities. */
-	double gib;
-	if (!*end || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) {
-		gib = 0;
-		for (size_t i = 0; i < sizeof card_table / sizeof *card_table; i++)
-			if (fabs(card_table[i].sold - v) < 0.01)
-				gib = card_table[i].gib;
-		if (gib > 0) {
-			if (table_gib)
-				*table_gib = gib;
-		} else {
-			gib = v * 0.98;
-			if (approx)
-				*approx = true;
-		}
-	} else if (!strcasecmp(end, "GiB")) {
-		gib = v;
-	} else if (!strcasecmp(end, "MiB") || !strcasecmp(end, "M")) {
-		gib = v / 1024.0;
-	} else {
-		err_set(e, ERR_USAGE, NULL, 0, 0,
-			_("--vram: unknown unit '%s' (a card as sold: 24, 24GB; an exact capacity: "
-			  "23.5GiB or 24000MiB)"), end);
-		return ERR_USAGE;
-	}
-	*bytes = to_bytes(gib);
-	return ERR_OK;
-}
-
-/* The next comma-separated field of a line, trimmed, into buf. */
-static const char *csv_field(const char *s, const char *end, char *buf, size_t sz)
-{
-	const char *c = s;
-	while (c < end && *c != ',')
-		c++;
-	const char *a = s, *b = c;
-	while (a < b && isspace((unsigned char)*a))
-		a++;
-	while (b > a && isspace((unsigned char)b[-1]))
-		b--;
-	size_t n = (size_t)(b - a) < sz - 1 ? (size_t)(b - a) : sz - 1;
-	memcpy(buf, a, n);
-	buf[n] = 0;
-	return c < end ? c + 1 : NULL;
-}
-
-/* Splits the line at *l into at most `max` trimmed fields and moves *l to the next line (NULL at
- * the end). Returns the number of fields, or -1 when the line has more than `max`. */
-static int csv_line(const char **l, char f[][64], int max)
-{
-	const char *nl = strchr(*l, '\n');
-	const char *end = nl ? nl : *l + strlen(*l);
-	const char *p = *l;
-	int nf = 0;
-	while (p && nf < max)
-		p = csv_field(p, end, f[nf++], 64);
-	*l = nl ? nl + 1 : NULL;
-	return p ? -1 : nf;
-}
-
-static bool parse_mib(const char *s, int64_t *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v < 0 || v > 1e9)
-		return false;
-	while (isspace((unsigned char)*end))
-		end++;
-	if (*end && strcasecmp(end, "MiB"))
-		return false;
-	*out = (int64_t)llround(v * 1048576.0);
-	return true;
-}
-
-int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out, struct err *e)
-{
-	memset(out, 0, sizeof *out);
-	char f[5][64];
-	for (const char *l = gpus; l && *l && out->n < EST_MAX_GPUS;) {
-		int nf = csv_line(&l, f, 5);
-		struct est_gpu *g = &out->gpu[out->n];
-		char *ie;
-		long idx = nf == 5 ? strtol(f[0], &ie, 10) : -1;
-		if (nf == 5 && ie != f[0] && !*ie && idx >= 0 && parse_mib(f[3], &g->total) &&
-		    parse_mib(f[4], &g->used) && g->total > 0) {
-			g->index = (int)idx;
-			snprintf(g->uuid, sizeof g->uuid, "%s", f[1]);
-			snprintf(g->name, sizeof g->name, "%s", f[2]);
-			out->n++;
-		} else {
-			memset(g, 0, sizeof *g);
-		}
-	}
-	if (!out->n) {
-		err_set(e, ERR_DATA, NULL, 0, 0, "%s",
-			_("nvidia-smi gave no card this program can read"));
-		return ERR_DATA;
-	}
-	for (const char *l = apps; l && *l;) {
-		int nf = csv_line(&l, f, 3);
-		int64_t b;
-		char *pe;
-		long long pid = nf == 3 ? strtoll(f[1], &pe, 10) : -1;
-		if (nf == 3 && pe != f[1] && !*pe && parse_mib(f[2], &b))
-			for (size_t i = 0; i < out->n; i++) {
-				struct est_gpu *g = &out->gpu[i];
-				if (strcmp(g->uuid, f[0]) || g->napps >= EST_MAX_APPS)
-					continue;
-				g->app[g->napps].pid = pid;
-				g->app[g->napps].bytes = b;
-				g->napps++;
-				g->apps_total += b;
-			}
-	}
-	return ERR_OK;
-}
-
-/* ---- the path to a fitting job ------------------------------------------------------------ */
-
-/* SPEC §3.4's decision, asked as if the run had failed in that phase. */
-static const struct {
-	enum diag_timing timing;
-	enum diag_phase phase;
-} as_failure[EST_NPHASES] = {
-	[EST_MODEL_LOAD] = { DIAG_T_BEFORE_TRAINING, DIAG_P_MODEL_LOAD },
-	[EST_CACHING] = { DIAG_T_BEFORE_TRAINING, DIAG_P_CACHING },
-	[EST_BASELINE_SAMPLE] = { DIAG_T_SAMPLING, DIAG_P_BASELINE_SAMPLING },
-	[EST_TRAINING] = { DIAG_T_FIRST_STEPS, DIAG_P_TRAINING },
-	[EST_SAMPLING] = { DIAG_T_SAMPLING, DIAG_P_SAMPLING },
-};
-
-enum fix_id est_next_fix(const struct job *j, enum est_phase at)
-{
-	struct diag_result *v = calloc(1, sizeof *v);
-	if (!v)
-		return FIX_NONE;
-	v->oom = true;
-	v->timing = as_failure[at].timing;
-	v->phase = as_failure[at].phase;
-	v->failed_step = -1;
-	v->total_steps = -1;
-	v->model_kind = (int)j->kind;
-	struct plan p;
-	plan_build(j, v, &p);
-	struct plan_decision d = plan_decide(&p, v, false);
-	free(v);
-	return d.what == PLAN_NEXT_APPLY ? d.fix : FIX_NONE;
-}
-
-void estimate_path_free(struct est_path *p)
-{
-	job_free(&p->job);
-	doc_free(&p->doc);
-	p->n = 0;
-}
-
-int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max_steps,
-		  struct est_path *out, struct err *e)
-{
-	memset(out, 0, sizeof *out);
-	const struct job *cur = j;
-	struct estimate est;
-	estimate_job(cur, &est);
-	enum est_phase at;
-	enum est_verdict v = estimate_verdict(&est, card, &at);
-	/* Until it fits: a tight job takes the next change too, while one is left. */
-	size_t limit = max_steps && max_steps < EST_MAX_PATH ? max_steps : EST_MAX_PATH;
-	while (v != EST_V_FITS && out->n < limit) {
-		enum fix_id id = est_next_fix(cur, at);
-		if (id == FIX_NONE) {
-			out->exhausted = v == EST_V_NO;
-			out->stuck = at;
-			break;
-		}
-		/* The fix as after a failure in that phase: a training step's frames are halved,
-		 * the previews keep theirs. */
-		struct fix_edit_list l;
-		int rc = fix_edits_after(cur, id, keep_batch, (int)as_failure[at].phase, &l, e);
-		if (rc)
-			return rc;
-		struct doc *nd = NULL;
-		struct job *nj = NULL;
-		if (l.n) {
-			rc = doc_apply(cur->doc, l.edits, l.n, &nd, e);
-			if (!rc)
-				rc = job_from_doc(nd, &nj, e);
-		}
-		fix_edits_free(&l);
-		if (rc || !nj) {
-			doc_free(&nd);
-			if (rc)
-				return rc;
-			/* the fix changed nothing: stop rather than loop */
-			out->exhausted = v == EST_V_NO;
-			out->stuck = at;
-			break;
-		}
-		job_free(&out->job);
-		doc_free(&out->doc);
-		out->doc = nd;
-		out->job = nj;
-		cur = nj;
-		struct est_step *s = &out->step[out->n++];
-		s->fix = id;
-		s->phase = at;
-		estimate_job(cur, &s->after);
-		v = s->verdict = estimate_verdict(&s->after, card, &s->at);
-		at = s->at;
-	}
-	out->fits = v == EST_V_FITS || v == EST_V_TIGHT;
-	out->short_clip = out->low_bucket = false;
-	if (out->n && out->job) {
-		/* what the path leaves that a user would not train on without being told */
-		for (size_t i = 0; i < out->job->ndatasets; i++)
-			if (out->job->datasets[i].num_frames > 1 &&
-			    out->job->datasets[i].num_frames < EST_SHORT_CLIP &&
-			    out->job->kind == JOB_KIND_VIDEO)
-				out->short_clip = true;
-		out->low_bucket = job_max_bucket(out->job) <= 512 && job_max_bucket(j) > 512;
-	}
-	return ERR_OK;
-}
-
-/* Down the rungs of `step`: until one fits `card` (never when card <= 0), its floor, or `max`. */
-static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int max, int *rungs,
-		      bool *fits, struct doc **out, struct err *e)
-{
-	*rungs = 0;
-	*fits = false;
-	if (out)
-		*out = NULL;
-	if (step != FIX_NUM_FRAMES && step != FIX_DROP_LARGEST_BUCKET) {
-		err_set(e, ERR_DATA, NULL, 0, 0, "%s", _("only a step fix goes down by rungs"));
-		return ERR_DATA;
-	}
-	struct doc *cur_doc = NULL;
-	struct job *cur = NULL;
-	const struct job *at = j;
-	int rc = ERR_OK;
-	for (int i = 0; i < max; i++) {
-		struct fix_edit_list l;
-		if (fix_status(at, step, NULL, 0) != FIX_TODO)
-			break;
-		if ((rc = fix_edits(at, step, true, &l, e)))
-			break;
-		struct doc *nd = NULL;
-		struct job *nj = NULL;
-		if (l.n && !(rc = doc_apply(at->doc, l.edits, l.n, &nd, e)))
-			rc = job_from_doc(nd, &nj, e);
-		fix_edits_free(&l);
-		if (rc || !nj) {
-			doc_free(&nd);
-			break;
-		}
-		job_free(&cur);
-		doc_free(&cur_doc);
-		cur = nj;
-		cur_doc = nd;
-		at = cur;
-		(*rungs)++;
-		struct estimate est;
-		estimate_job(at, &est);
-		if (estimate_verdict(&est, card, NULL) == EST_V_FITS) {
-			*fits = true;
-			break;
-		}
-	}
-	job_free(&cur);
-	if (rc || !out)
-		doc_free(&cur_doc);
-	else
-		*out = cur_doc;
-	return rc;
-}
-
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
-		   struct doc **out, struct err *e)
-{
-	return walk_rungs(j, step, card, 32, rungs, fits, out, e);
-}
-
-int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
-		      struct err *e)
-{
-	int rungs;
-	bool fits;
-	return walk_rungs(j, step, 0, n, &rungs, &fits, out, e);
-}

@@ -1,6 +1,6 @@
 /* estimate_gpu.c — the cards nvidia-smi sees and the processes holding them (SPEC §12), for the
  * estimate's card. The one part of the estimate that runs a program; its answers are read by
- * estimate_parse_smi (estimate.c), which tests feed directly. */
+ * estimate_parse_smi (estimate_card.c), which tests feed directly. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,0 +1,179 @@
+/* estimate_path.c — the path to a fitting job (SPEC §12): the fixes the plan would choose for the
+ * phase that does not fit, applied to a copy and estimated again; the rungs of a step fix. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "oomfix/diag.h"
+#include "oomfix/doc.h"
+#include "oomfix/estimate.h"
+#include "oomfix/i18n.h"
+
+/* SPEC §3.4's decision, asked as if the run had failed in that phase. */
+static const struct {
+	enum diag_timing timing;
+	enum diag_phase phase;
+} as_failure[EST_NPHASES] = {
+	[EST_MODEL_LOAD] = { DIAG_T_BEFORE_TRAINING, DIAG_P_MODEL_LOAD },
+	[EST_CACHING] = { DIAG_T_BEFORE_TRAINING, DIAG_P_CACHING },
+	[EST_BASELINE_SAMPLE] = { DIAG_T_SAMPLING, DIAG_P_BASELINE_SAMPLING },
+	[EST_TRAINING] = { DIAG_T_FIRST_STEPS, DIAG_P_TRAINING },
+	[EST_SAMPLING] = { DIAG_T_SAMPLING, DIAG_P_SAMPLING },
+};
+
+enum fix_id est_next_fix(const struct job *j, enum est_phase at)
+{
+	struct diag_result *v = calloc(1, sizeof *v);
+	if (!v)
+		return FIX_NONE;
+	v->oom = true;
+	v->timing = as_failure[at].timing;
+	v->phase = as_failure[at].phase;
+	v->failed_step = -1;
+	v->total_steps = -1;
+	v->model_kind = (int)j->kind;
+	struct plan p;
+	plan_build(j, v, &p);
+	struct plan_decision d = plan_decide(&p, v, false);
+	free(v);
+	return d.what == PLAN_NEXT_APPLY ? d.fix : FIX_NONE;
+}
+
+void estimate_path_free(struct est_path *p)
+{
+	job_free(&p->job);
+	doc_free(&p->doc);
+	p->n = 0;
+}
+
+int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max_steps,
+		  struct est_path *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	const struct job *cur = j;
+	struct estimate est;
+	estimate_job(cur, &est);
+	enum est_phase at;
+	enum est_verdict v = estimate_verdict(&est, card, &at);
+	/* Until it fits: a tight job takes the next change too, while one is left. */
+	size_t limit = max_steps && max_steps < EST_MAX_PATH ? max_steps : EST_MAX_PATH;
+	while (v != EST_V_FITS && out->n < limit) {
+		enum fix_id id = est_next_fix(cur, at);
+		if (id == FIX_NONE) {
+			out->exhausted = v == EST_V_NO;
+			out->stuck = at;
+			break;
+		}
+		/* The fix as after a failure in that phase: a training step's frames are halved,
+		 * the previews keep theirs. */
+		struct fix_edit_list l;
+		int rc = fix_edits_after(cur, id, keep_batch, (int)as_failure[at].phase, &l, e);
+		if (rc)
+			return rc;
+		struct doc *nd = NULL;
+		struct job *nj = NULL;
+		if (l.n) {
+			rc = doc_apply(cur->doc, l.edits, l.n, &nd, e);
+			if (!rc)
+				rc = job_from_doc(nd, &nj, e);
+		}
+		fix_edits_free(&l);
+		if (rc || !nj) {
+			doc_free(&nd);
+			if (rc)
+				return rc;
+			/* the fix changed nothing: stop rather than loop */
+			out->exhausted = v == EST_V_NO;
+			out->stuck = at;
+			break;
+		}
+		job_free(&out->job);
+		doc_free(&out->doc);
+		out->doc = nd;
+		out->job = nj;
+		cur = nj;
+		struct est_step *s = &out->step[out->n++];
+		s->fix = id;
+		s->phase = at;
+		estimate_job(cur, &s->after);
+		v = s->verdict = estimate_verdict(&s->after, card, &s->at);
+		at = s->at;
+	}
+	out->fits = v == EST_V_FITS || v == EST_V_TIGHT;
+	out->short_clip = out->low_bucket = false;
+	if (out->n && out->job) {
+		/* what the path leaves that a user would not train on without being told */
+		for (size_t i = 0; i < out->job->ndatasets; i++)
+			if (out->job->datasets[i].num_frames > 1 &&
+			    out->job->datasets[i].num_frames < EST_SHORT_CLIP &&
+			    out->job->kind == JOB_KIND_VIDEO)
+				out->short_clip = true;
+		out->low_bucket = job_max_bucket(out->job) <= 512 && job_max_bucket(j) > 512;
+	}
+	return ERR_OK;
+}
+
+/* Down the rungs of `step`: until one fits `card` (never when card <= 0), its floor, or `max`. */
+static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int max, int *rungs,
+		      bool *fits, struct doc **out, struct err *e)
+{
+	*rungs = 0;
+	*fits = false;
+	if (out)
+		*out = NULL;
+	if (step != FIX_NUM_FRAMES && step != FIX_DROP_LARGEST_BUCKET) {
+		err_set(e, ERR_DATA, NULL, 0, 0, "%s", _("only a step fix goes down by rungs"));
+		return ERR_DATA;
+	}
+	struct doc *cur_doc = NULL;
+	struct job *cur = NULL;
+	const struct job *at = j;
+	int rc = ERR_OK;
+	for (int i = 0; i < max; i++) {
+		struct fix_edit_list l;
+		if (fix_status(at, step, NULL, 0) != FIX_TODO)
+			break;
+		if ((rc = fix_edits(at, step, true, &l, e)))
+			break;
+		struct doc *nd = NULL;
+		struct job *nj = NULL;
+		if (l.n && !(rc = doc_apply(at->doc, l.edits, l.n, &nd, e)))
+			rc = job_from_doc(nd, &nj, e);
+		fix_edits_free(&l);
+		if (rc || !nj) {
+			doc_free(&nd);
+			break;
+		}
+		job_free(&cur);
+		doc_free(&cur_doc);
+		cur = nj;
+		cur_doc = nd;
+		at = cur;
+		(*rungs)++;
+		struct estimate est;
+		estimate_job(at, &est);
+		if (estimate_verdict(&est, card, NULL) == EST_V_FITS) {
+			*fits = true;
+			break;
+		}
+	}
+	job_free(&cur);
+	if (rc || !out)
+		doc_free(&cur_doc);
+	else
+		*out = cur_doc;
+	return rc;
+}
+
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
+		   struct doc **out, struct err *e)
+{
+	return walk_rungs(j, step, card, 32, rungs, fits, out, e);
+}
+
+int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
+		      struct err *e)
+{
+	int rungs;
+	bool fits;
+	return walk_rungs(j, step, 0, n, &rungs, &fits, out, e);
+}
