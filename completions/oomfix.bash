@@ -66,7 +66,7 @@ _oomfix() {
 		return
 	fi
 
-	local subs="get set diagnose plan fix estimate jobs queue restore runs retry"
+	local subs="get set diagnose plan fix estimate measurements jobs queue restore runs retry"
 	case $sub in
 	"")
 		if [[ $cur == -* ]]; then
@@ -83,6 +83,7 @@ _oomfix() {
 	fix) words=(--log --diff --keep-batch --no-keep-batch -o --output -i --in-place --force --list --help) ;;
 	get | set) words=(-o --output -i --in-place --help) ;;
 	estimate) words=(--vram --gpu --log --json --steps --apply -o --output -i --in-place --force --help) ;;
+	measurements) words=(--json --export --help) ;;
 	jobs) words=(--aitk --json --names --help) ;;
 	queue) words=(--aitk --help) ;;
 	restore) words=(--force --first --aitk --help) ;;

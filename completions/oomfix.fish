@@ -1,7 +1,7 @@
 # fish completion for oomfix: subcommands, options, files, fix ids after `fix JOB` (from
 # `oomfix fix --list JOB`) and AI Toolkit jobs as aitk:NAME (from `oomfix jobs --names`).
 
-set -l __oomfix_subs get set diagnose plan fix estimate jobs queue restore runs retry
+set -l __oomfix_subs get set diagnose plan fix estimate measurements jobs queue restore runs retry
 
 function __oomfix_aitk_jobs
     set -l cmd (commandline -opc)
@@ -87,6 +87,8 @@ complete -c oomfix -n '__fish_seen_subcommand_from jobs' -l names -d 'names only
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l vram -x -a '8 12 16 24 32 40 48 80 96' -d 'the card as sold, or a capacity'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l gpu -x -d 'the card nvidia-smi lists as N'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l steps -x -d 'at most N fixes of the path'
+complete -c oomfix -n '__fish_seen_subcommand_from measurements' -l json -d 'JSON output'
+complete -c oomfix -n '__fish_seen_subcommand_from measurements' -l export -d 'rows in the columns of the public data points'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l apply -d 'write the path to a fitting job'
 complete -c oomfix -n '__fish_seen_subcommand_from estimate' -l force -d 'overwrite even if JOB changed'
 complete -c oomfix -n '__fish_seen_subcommand_from retry' -l max-tries -x -d 'tries before giving up'

@@ -31,7 +31,7 @@ enum est_phase {
 /* How much stands behind a phase's number: calibrated on enough points of its family and inside
  * their settings; rough (few or no points for that part, or nominal parameter counts);
  * extrapolated (settings far outside the points: a bucket or a clip longer than any of them). */
-enum est_basis { EST_CALIBRATED, EST_ROUGH, EST_EXTRAPOLATED };
+enum est_basis { EST_CALIBRATED, EST_ROUGH, EST_EXTRAPOLATED, EST_MEASURED };
 
 enum est_verdict { EST_V_UNKNOWN = 0, EST_V_FITS, EST_V_TIGHT, EST_V_NO };
 
@@ -47,6 +47,8 @@ struct est_terms {
 	int64_t activations;    /* what the step keeps for backward, or a sample's working set */
 	int64_t vae;            /* the VAE encode or decode at its size */
 	int64_t overhead;       /* the CUDA context, the allocator's rounding and workspace */
+	int64_t measured;       /* what a measurement of the user's run adds to the model's parts
+				 * (negative: it is under them); 0 when none */
 };
 
 struct est_phase_est {
@@ -67,6 +69,19 @@ enum {
 	EST_NOTE_OFFLOAD = 1u << 4,      /* layer offloading: weights mostly in host RAM */
 };
 
+/* A measurement of the user's own run that a phase uses (SPEC §12.2, measure.h). */
+struct est_measured {
+	bool on;
+	bool same;              /* the same settings; else nearby (the model's difference added) */
+	bool lower;             /* an OOM: it needed at least `bytes`; else a peak it held */
+	int64_t bytes;          /* what the run measured */
+	int64_t adjusted;       /* carried to these settings */
+	int64_t card;           /* its card (bytes), 0 when not known */
+	long long at;           /* when (seconds since the epoch) */
+	int rows;               /* measurements of this phase at these or nearby settings */
+	char differs[96];       /* how its settings differ ("batch 2, 1024 px"), "" when the same */
+};
+
 struct estimate {
 	bool known;                       /* the arch has a row; false: no number at all */
 	char arch[64];                    /* the job's arch */
@@ -82,6 +97,7 @@ struct estimate {
 	double counted_gib;               /* the training step's activations as counted (GiB),
 					   * before the fitted constants */
 	unsigned notes;                   /* EST_NOTE_* */
+	struct est_measured measured[EST_NPHASES];
 };
 
 /* The job's settings that the estimate reads, read from the job once (est_input_of). The one seam
@@ -119,10 +135,29 @@ void est_input_of(const struct job *j, struct est_input *in);
 
 /* Estimates every phase of the input. Returns ERR_OK; out->known is false when the arch has no
  * row (then nothing else is set). */
+/* The input as text ("arch=flux;variant=-;quantize=1;..."), every field, or without the sizes a
+ * nearby run may differ in (res, frames, batch, rank, the sample's) when !shape; returns the
+ * length it needs. est_input_parse reads it back: false when a field is missing or bad. */
+size_t est_input_key(const struct est_input *in, bool shape, char *buf, size_t sz);
+bool est_input_parse(const char *key, struct est_input *in);
+
 int estimate_input(const struct est_input *in, struct estimate *out);
 
 /* est_input_of, then estimate_input. */
+/* The estimate of job j: its est_input through the model, corrected by the measurements the
+ * user's runs left in the store (measure.h) — what every front end shows. */
 int estimate_job(const struct job *j, struct estimate *out);
+
+struct measurement;
+/* Corrects e (the model's estimate of `in`) by the measurements m[0..n): for each phase the
+ * nearest with the same settings but sizes; the same settings win, nearby ones carry the
+ * model's difference; an OOM's lower bound raises the band's floor. */
+void estimate_apply_measured(struct estimate *e, const struct est_input *in,
+			     const struct measurement *m, size_t n);
+
+/* "training: at least 21.3 GiB measured (an OOM, batch 2, 1024 px)": what phase p takes from a
+ * run, for reports; "" when it takes nothing. */
+void estimate_measured_words(const struct estimate *e, enum est_phase p, char *buf, size_t sz);
 
 /* The verdict on a card of `card` bytes (SPEC §12): fits (every phase's band top is under it),
  * tight (a band straddles it), no (a phase's band bottom is over it). *at (may be NULL) receives

@@ -21,6 +21,7 @@ int cmd_queue(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
+int cmd_measurements(int argc, char **argv);
 
 /* Shared by the subcommands (cmd_aitk.c). */
 struct source;
@@ -44,6 +45,11 @@ int cli_save_failed(const struct source *s, const struct err *e);
 struct diag_result;
 struct json;
 void cli_estimate_text(const struct job *j, const struct diag_result *v);
+/* Keeps what the OOM of `log` measured of job j (SPEC §12.2) and says a problem with the store
+ * once, on stderr; never fails. */
+struct source;
+void cli_measure(const struct source *src, const struct job *j, const struct diag_result *v,
+		 const char *log);
 void cli_estimate_json(struct json *js, const struct job *j, const struct diag_result *v);
 
 /* The width reports are wrapped to (cmd_diag.c): the terminal's, kept within 60..100; 80 when

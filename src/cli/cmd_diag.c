@@ -591,6 +591,8 @@ static int diagnose_once(const struct diag_args *o, const struct diag_job *dj,
 			err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write the report"));
 			rc = fail(&e);
 		}
+		if (dj->j && !dj->bad) /* after the report: it shows the estimate before it */
+			cli_measure(dj->src, dj->j, r, o->log);
 	} else {
 		rc = fail(&e);
 	}

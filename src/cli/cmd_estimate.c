@@ -15,6 +15,7 @@
 #include "oomfix/diag.h"
 #include "oomfix/doc.h"
 #include "oomfix/err.h"
+#include "oomfix/measure.h"
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/job.h"
@@ -143,7 +144,8 @@ static void parap(int indent, const char *fmt, ...)
 /* The basis of a phase's number, in the reader's language (est_basis_name is the JSON word). */
 static const char *basis_label(enum est_basis b)
 {
-	return b == EST_CALIBRATED ? _("calibrated") : b == EST_ROUGH ? _("rough") : _("extrapolated");
+	return b == EST_CALIBRATED ? _("calibrated") : b == EST_ROUGH ? _("rough")
+		: b == EST_MEASURED ? _("measured") : _("extrapolated");
 }
 
 static void print_estimate(const struct estimate *est, int64_t card)
@@ -236,9 +238,10 @@ static void json_phases(struct json *js, const struct estimate *est)
 		json_str(js, est_basis_name(ph->basis));
 		/* why the phase is the size it is: its terms add up to bytes */
 		static const char *const term_names[] = { "weights", "encoders", "adapter",
-							  "activations", "vae", "overhead" };
+							  "activations", "vae", "overhead", "measured" };
 		const int64_t terms[] = { ph->terms.weights, ph->terms.encoders, ph->terms.adapter,
-					  ph->terms.activations, ph->terms.vae, ph->terms.overhead };
+					  ph->terms.activations, ph->terms.vae, ph->terms.overhead,
+					  ph->terms.measured };
 		json_key(js, "terms");
 		json_obj_begin(js);
 		for (size_t t = 0; t < sizeof terms / sizeof *terms; t++) {
@@ -258,6 +261,38 @@ static void json_phases(struct json *js, const struct estimate *est)
 	json_key(js, "own");
 	json_bool(js, est->counted);
 	json_obj_end(js);
+	/* what the user's own runs measured and the phases took (SPEC §12.2) */
+	json_key(js, "measured");
+	json_arr_begin(js);
+	for (int p = 0; p < EST_NPHASES; p++) {
+		const struct est_measured *u = &est->measured[p];
+		if (!u->on)
+			continue;
+		json_obj_begin(js);
+		json_key(js, "phase");
+		json_str(js, est_phase_name((enum est_phase)p));
+		json_key(js, "kind");
+		json_str(js, u->lower ? "at_least" : "peak");
+		json_key(js, "bytes");
+		json_int(js, u->bytes);
+		json_key(js, "adjusted");
+		json_int(js, u->adjusted);
+		json_key(js, "same_settings");
+		json_bool(js, u->same);
+		json_key(js, "differs");
+		json_str(js, u->differs);
+		json_key(js, "card");
+		if (u->card > 0)
+			json_int(js, u->card);
+		else
+			json_null(js);
+		json_key(js, "at");
+		json_int(js, u->at);
+		json_key(js, "measurements");
+		json_int(js, u->rows);
+		json_obj_end(js);
+	}
+	json_arr_end(js);
 	json_key(js, "peak_phase");
 	json_str(js, est_phase_name(est->peak));
 }
@@ -727,6 +762,15 @@ static void print_text(const struct est_args *o, const struct card *card,
 	print_terms(&r->est, r->est.peak);
 	if (r->verdict != EST_V_FITS && r->verdict != EST_V_UNKNOWN && r->at != r->est.peak)
 		print_terms(&r->est, r->at);
+	for (int p = 0; p < EST_NPHASES; p++) {
+		char line[512];
+		estimate_measured_words(&r->est, (enum est_phase)p, line, sizeof line);
+		if (line[0]) {
+			char said[600];
+			snprintf(said, sizeof said, _("Measured: %s."), line);
+			para_hang(said, 2, 4);
+		}
+	}
 	if (!r->est.counted) {
 		char line[256];
 		snprintf(line, sizeof line, _("(activations: %s's counted form at this arch's "
@@ -836,6 +880,18 @@ static int64_t measured(const struct diag_result *v)
 	if (!v || !v->oom || !v->memory.present || v->memory.job < 0)
 		return -1;
 	return v->memory.job + (v->memory.requested > 0 ? v->memory.requested : 0);
+}
+
+void cli_measure(const struct source *src, const struct job *j, const struct diag_result *v,
+		 const char *log)
+{
+	/* a log older than the job's last saved change ran other settings: not this job's */
+	if (src && source_log_untried(src, log, NULL))
+		return;
+	measure_record_diag(j, v, log);
+	const char *n = measure_note();
+	if (n)
+		fprintf(stderr, "oomfix: %s\n", n);
 }
 
 void cli_estimate_text(const struct job *j, const struct diag_result *v)

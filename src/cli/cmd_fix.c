@@ -339,6 +339,8 @@ int cmd_plan(int argc, char **argv)
 		plan_json(j, &p, &cl, v, first, &dec);
 	else
 		plan_text(path, j, &p, &cl, v, &dec);
+	if (v) /* after the plan: it shows the estimate before it */
+		cli_measure(src, j, v, log);
 	free(v);
 	job_free(&j);
 	doc_free(&d);
@@ -567,6 +569,7 @@ static int fix_open(const struct fix_opts *o, struct fix_run *r)
 	}
 	if (run_diag(r->log, r->j, r->v, &r->e) != ERR_OK)
 		return fail(&r->e);
+	cli_measure(r->src, r->j, r->v, r->log); /* before any change is saved */
 	return 0;
 }
 

@@ -48,7 +48,10 @@ static void usage(FILE *fp)
 	fputs(_("\nBefore the run:\n"
 		"  oomfix estimate [--vram GB | --gpu N] [--json] [--apply [-o OUT | -i]] JOB\n"
 		"                                        will it fit the card, and if not,\n"
-		"                                        what to change\n"),
+		"                                        what to change\n"
+		"  oomfix measurements [--json | --export]\n"
+		"                                        what your own runs measured, for the\n"
+		"                                        next estimate\n"),
 	      fp);
 }
 
@@ -68,6 +71,7 @@ static const struct {
 	{ "restore", cmd_restore },
 	{ "runs", cmd_runs },
 	{ "estimate", cmd_estimate },
+	{ "measurements", cmd_measurements },
 };
 
 /* Takes `--aitk DIR` out of argv wherever it is (before a "--"), so every subcommand and the UI

@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "oomfix/doc.h"
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "estimate_int.h"
+#include "oomfix/measure.h"
 
 enum load_tr { LT_GPU, LT_GPU_UNLESS_LOW_VRAM, LT_CPU };
 enum load_te { LE_GPU_BF16, LE_CPU_QUANT };
@@ -334,7 +336,148 @@ int estimate_job(const struct job *j, struct estimate *out)
 {
 	struct est_input in;
 	est_input_of(j, &in);
-	return estimate_input(&in, out);
+	int rc = estimate_input(&in, out);
+	size_t n = 0;
+	const struct measurement *m = out->known ? measure_cached(&n) : NULL;
+	if (!rc && n)
+		estimate_apply_measured(out, &in, m, n);
+	return rc;
+}
+
+/* How the settings of a measured run differ from `in` in the sizes a nearby run may change. */
+static void differs_of(const struct est_input *in, const struct est_input *m, char *buf, size_t sz)
+{
+	size_t n = 0;
+	buf[0] = 0;
+#define PUT(...)                                                                                    \
+	do {                                                                                       \
+		int w_ = snprintf(buf + n, sz - n, __VA_ARGS__);                                   \
+		if (w_ > 0 && (size_t)w_ < sz - n)                                                 \
+			n += (size_t)w_;                                                           \
+	} while (0)
+	if (m->batch != in->batch)
+		PUT("%sbatch %lld", n ? ", " : "", m->batch);
+	if (m->res != in->res)
+		PUT("%s%.0f px", n ? ", " : "", m->res);
+	if (m->frames != in->frames)
+		PUT("%s%lld frames", n ? ", " : "", m->frames);
+	if (m->rank != in->rank)
+		PUT("%srank %.0f", n ? ", " : "", m->rank);
+	if (m->sample_w != in->sample_w || m->sample_h != in->sample_h ||
+	    m->sample_frames != in->sample_frames)
+		PUT("%ssample %.0fx%.0f", n ? ", " : "", m->sample_w, m->sample_h);
+#undef PUT
+}
+
+void estimate_apply_measured(struct estimate *e, const struct est_input *in,
+			     const struct measurement *m, size_t n)
+{
+	char base[1024], mbase[1024], key[1024], mkey[1024];
+	if (!e->known || est_input_key(in, false, base, sizeof base) >= sizeof base)
+		return;
+	est_input_key(in, true, key, sizeof key);
+	for (int p = 0; p < EST_NPHASES; p++) {
+		struct est_phase_est *ph = &e->phase[p];
+		if (!ph->on || ph->bytes <= 0)
+			continue;
+		/* the nearest: the same settings first, then the smallest change of the model */
+		const struct measurement *best = NULL;
+		struct estimate then, best_then;
+		bool best_same = false;
+		double best_d = 0;
+		int rows = 0;
+		for (size_t i = 0; i < n; i++) {
+			if ((int)m[i].phase != p)
+				continue;
+			est_input_key(&m[i].in, false, mbase, sizeof mbase);
+			if (strcmp(mbase, base))
+				continue;
+			est_input_key(&m[i].in, true, mkey, sizeof mkey);
+			bool same = !strcmp(mkey, key);
+			if (estimate_input(&m[i].in, &then) || !then.phase[p].on)
+				continue;
+			rows++;
+			double d = fabs((double)(then.phase[p].bytes - ph->bytes)) / (double)ph->bytes;
+			/* newest first in the list: ties keep the newer */
+			if (!best || (same && !best_same) || (same == best_same && d < best_d)) {
+				best = &m[i];
+				best_same = same;
+				best_d = d;
+				best_then = then;
+			}
+		}
+		if (!best)
+			continue;
+		int64_t diff = ph->bytes - best_then.phase[p].bytes;
+		int64_t adj = best->bytes + diff;
+		if (adj <= 0)
+			continue;
+		/* the model's spread, of the part carried across (none for the same settings) */
+		double spread = (double)(ph->high - ph->low) / 2.0 / (double)ph->bytes;
+		double carried = fabs((double)diff) * spread;
+		int64_t model = ph->bytes, above = ph->high - ph->bytes;
+		if (best->kind == MEASURE_LOWER) {
+			/* it needed at least adj: never less; above it the model's spread */
+			if (adj <= ph->low)
+				continue; /* under the band's floor already: it tells nothing more */
+			if (adj > ph->bytes)
+				ph->bytes = adj;
+			/* carried to other sizes the floor gives way by the whole change the model
+			 * makes: a lower bound proves nothing of a smaller job */
+			ph->low = adj - (int64_t)fabs((double)diff);
+			if (ph->high < ph->bytes + above)
+				ph->high = ph->bytes + above;
+		} else {
+			double half = 0.03 * (double)adj + carried;
+			ph->bytes = adj;
+			ph->low = adj - (int64_t)half;
+			ph->high = adj + (int64_t)half;
+		}
+		struct est_measured *u = &e->measured[p];
+		u->on = true;
+		u->same = best_same;
+		u->lower = best->kind == MEASURE_LOWER;
+		u->bytes = best->bytes;
+		u->adjusted = adj;
+		u->card = best->card;
+		u->at = (long long)best->at;
+		u->rows = rows;
+		differs_of(in, &best->in, u->differs, sizeof u->differs);
+		if (ph->low > ph->bytes)
+			ph->low = ph->bytes;
+		ph->basis = EST_MEASURED;
+		ph->points = rows;
+		ph->terms.measured = ph->bytes - model; /* the terms still add up to the phase */
+	}
+	e->peak = EST_MODEL_LOAD;
+	for (int p = 1; p < EST_NPHASES; p++)
+		if (e->phase[p].on && e->phase[p].bytes > e->phase[e->peak].bytes)
+			e->peak = (enum est_phase)p;
+}
+
+void estimate_measured_words(const struct estimate *e, enum est_phase p, char *buf, size_t sz)
+{
+	const struct est_measured *u = &e->measured[p];
+	buf[0] = 0;
+	if (!u->on)
+		return;
+	char b[32], a[32], when[32] = "";
+	estimate_gib(u->bytes, b, sizeof b);
+	estimate_gib(u->adjusted, a, sizeof a);
+	time_t t = (time_t)u->at;
+	struct tm tm;
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d", &tm);
+	if (u->same)
+		snprintf(buf, sz, u->lower ? _("%s: at least %s, measured by an OOM of this job on %s")
+					   : _("%s: %s, measured in a run of this job on %s"),
+			 est_phase_label(p), b, when);
+	else
+		snprintf(buf, sz, u->lower ? _("%s: at least %s here (%s measured by an OOM on %s at "
+					       "%s, the model's difference added)")
+					   : _("%s: %s here (%s measured on %s at %s, the model's "
+					       "difference added)"),
+			 est_phase_label(p), a, b, when, u->differs);
 }
 
 /* Mirrors estimate() in scripts/calibrate.py; tests/estimate holds the two together. */
@@ -496,7 +639,8 @@ const char *est_phase_label(enum est_phase p)
 
 const char *est_basis_name(enum est_basis b)
 {
-	return b == EST_CALIBRATED ? "calibrated" : b == EST_ROUGH ? "rough" : "extrapolated";
+	return b == EST_CALIBRATED ? "calibrated" : b == EST_ROUGH ? "rough"
+		: b == EST_MEASURED ? "measured" : "extrapolated";
 }
 
 const char *est_verdict_name(enum est_verdict v)
@@ -547,6 +691,20 @@ void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
 		return;
 	}
 	estimate_peak_words(e->phase[e->peak].bytes, e->peak, card, v, a, buf, sz);
+	/* a phase that takes the user's own measurement says so: the number is not the model's */
+	enum est_phase mp = e->measured[a].on ? a : e->peak;
+	for (int p = 0; p < EST_NPHASES && !e->measured[mp].on; p++)
+		if (e->measured[p].on)
+			mp = (enum est_phase)p;
+	if (e->measured[mp].on) {
+		size_t n = strlen(buf);
+		char b[32];
+		estimate_gib(e->measured[mp].bytes, b, sizeof b);
+		snprintf(buf + n, n < sz ? sz - n : 0,
+			 e->measured[mp].lower ? _(" (measured: %s needed at least %s)")
+					       : _(" (measured: %s held %s)"),
+			 est_phase_label(mp), b);
+	}
 }
 
 void estimate_terms_words(const struct estimate *e, enum est_phase p, char *buf, size_t sz)
@@ -568,6 +726,10 @@ void estimate_terms_words(const struct estimate *e, enum est_phase p, char *buf,
 			      (double)terms[t] / GIB, names[t]);
 		first = false;
 	}
+	if (ph->terms.measured && n > 0 && (size_t)n < sz)
+		snprintf(buf + n, sz - (size_t)n, _(" %s %.1f measured beyond the model"),
+			 ph->terms.measured > 0 ? "+" : "-",
+			 fabs((double)ph->terms.measured) / GIB);
 }
 
 void estimate_peak_words(int64_t peak_bytes, enum est_phase peak, int64_t card,

@@ -3,7 +3,9 @@
  * same struct from each public report, and tests/estimate feeds both models the same inputs. */
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oomfix/doc.h"
@@ -127,4 +129,118 @@ void est_input_of(const struct job *j, struct est_input *in)
 	in->sample_frames = j->kind == JOB_KIND_VIDEO && j->sample_num_frames > 1
 				    ? (double)j->sample_num_frames : 1;
 	in->guidance = pnum(j, "sample.guidance_scale", 4.0) > 1.0;
+}
+
+/* ---- the input as text: a store's key (measure.c) ----------------------------------------- */
+
+enum fkind { F_STR, F_BOOL, F_DBL, F_LL };
+
+/* Every field of struct est_input, in one order; `shape` marks the sizes a nearby run may differ
+ * in (the model's difference carries a measurement across them). */
+static const struct {
+	const char *name;
+	enum fkind kind;
+	size_t off, size;
+	bool shape;
+} fields[] = {
+#define S(f) { #f, F_STR, offsetof(struct est_input, f), sizeof ((struct est_input *)0)->f, false }
+#define B(f) { #f, F_BOOL, offsetof(struct est_input, f), 0, false }
+#define D(f, sh) { #f, F_DBL, offsetof(struct est_input, f), 0, sh }
+#define L(f, sh) { #f, F_LL, offsetof(struct est_input, f), 0, sh }
+	S(arch), S(variant), B(quantize), S(qtype), B(quantize_te), S(qtype_te), B(low_vram),
+	B(offload), D(offload_tr, false), D(offload_te, false), B(assistant), D(res, true),
+	L(frames, true), L(batch, true), B(gc), D(rank, true), S(optimizer), B(te_gpu),
+	B(cache_latents), B(control), B(sampling), B(baseline), D(sample_w, true),
+	D(sample_h, true), D(sample_frames, true), B(guidance),
+#undef S
+#undef B
+#undef D
+#undef L
+};
+
+static size_t put_field(char *buf, size_t sz, size_t n, const struct est_input *in, size_t i)
+{
+	const char *p = (const char *)in + fields[i].off;
+	char v[80];
+	switch (fields[i].kind) {
+	case F_STR: {
+		/* the separators cannot occur in a value: they are replaced */
+		size_t k;
+		for (k = 0; p[k] && k + 1 < sizeof v; k++)
+			v[k] = p[k] == ';' || p[k] == '=' ? '_' : p[k];
+		v[k] = 0;
+		break;
+	}
+	case F_BOOL: snprintf(v, sizeof v, "%d", *(const bool *)p ? 1 : 0); break;
+	case F_DBL: snprintf(v, sizeof v, "%.6g", *(const double *)p); break;
+	case F_LL: snprintf(v, sizeof v, "%lld", *(const long long *)p); break;
+	}
+	int w = snprintf(buf + (n < sz ? n : sz), n < sz ? sz - n : 0, "%s=%s;", fields[i].name, v);
+	return n + (w > 0 ? (size_t)w : 0);
+}
+
+size_t est_input_key(const struct est_input *in, bool shape, char *buf, size_t sz)
+{
+	size_t n = 0;
+	if (sz)
+		buf[0] = 0;
+	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+		if (shape || !fields[i].shape)
+			n = put_field(buf, sz, n, in, i);
+	return n;
+}
+
+bool est_input_parse(const char *key, struct est_input *in)
+{
+	memset(in, 0, sizeof *in);
+	size_t seen = 0;
+	for (const char *s = key; s && *s;) {
+		const char *eq = strchr(s, '='), *end = eq ? strchr(eq, ';') : NULL;
+		if (!eq || !end)
+			return false;
+		size_t i;
+		for (i = 0; i < sizeof fields / sizeof *fields; i++)
+			if (strlen(fields[i].name) == (size_t)(eq - s) &&
+			    !memcmp(fields[i].name, s, (size_t)(eq - s)))
+				break;
+		if (i < sizeof fields / sizeof *fields) {
+			char v[80];
+			size_t len = (size_t)(end - eq - 1);
+			if (len >= sizeof v)
+				return false;
+			memcpy(v, eq + 1, len);
+			v[len] = 0;
+			char *p = (char *)in + fields[i].off, *e;
+			switch (fields[i].kind) {
+			case F_STR:
+				if (len >= fields[i].size)
+					return false;
+				memcpy(p, v, len + 1);
+				break;
+			case F_BOOL: *(bool *)p = v[0] == '1'; break;
+			case F_DBL:
+				*(double *)p = strtod(v, &e);
+				if (e == v || !isfinite(*(double *)p))
+					return false;
+				break;
+			case F_LL:
+				*(long long *)p = strtoll(v, &e, 10);
+				if (e == v)
+					return false;
+				break;
+			}
+			seen++;
+		}
+		s = end + 1;
+	}
+	if (seen != sizeof fields / sizeof *fields)
+		return false;
+	/* sizes a job can have: a store edited by hand cannot ask the model for less */
+	bool sane = in->res > 0 && in->res <= 1e6 && in->frames >= 1 && in->frames <= 1000000 &&
+		    in->batch >= 1 && in->batch <= 1000000 && in->rank >= 0 && in->rank <= 1e6 &&
+		    in->sample_w >= 0 && in->sample_w <= 1e6 && in->sample_h >= 0 &&
+		    in->sample_h <= 1e6 && in->sample_frames >= 0 && in->sample_frames <= 1e6 &&
+		    in->offload_tr >= 0 && in->offload_tr <= 1 && in->offload_te >= 0 &&
+		    in->offload_te <= 1;
+	return sane;
 }

@@ -13,6 +13,7 @@
 #include "oomfix/doc.h"
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
+#include "oomfix/measure.h"
 #include "oomfix/job.h"
 #include "oomfix/retry.h"
 #include "oomfix/save.h"
@@ -576,6 +577,11 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 	}
 	if (L->card <= 0 && v->memory.present && v->memory.capacity > 0)
 		L->card = v->memory.capacity; /* no --vram, no nvidia-smi: the OOM message's card */
+	/* what the try's OOM measured, for the estimate of the next try and of every later run */
+	measure_record_diag(l->j, v, t->log);
+	const char *mnote = measure_note();
+	if (mnote)
+		retry_tell_note(L->sinks, t, mnote);
 	char words[400], label[64], summary[1024], text[1024];
 	verdict_words(v, words, sizeof words);
 	try_label(t, label, sizeof label);

@@ -9,6 +9,7 @@
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/i18n.h"
+#include "oomfix/measure.h"
 #include "session.h"
 
 /* ---- the log is read by a worker thread ---------------------------------------------------
@@ -142,6 +143,10 @@ static void verdict_taken(struct ui_session *s)
 {
 	s->verdict_pos = s->pos;
 	s->untried_saved = s->src && s->log_path && source_log_untried(s->src, s->log_path, NULL);
+	/* What the OOM measured is kept for the next estimate (SPEC §12.2), for the job as it
+	 * ran: the one on disk, when no change was saved since the log. */
+	if (s->have_diag && s->log_path && !s->untried_saved && s->base_job)
+		measure_record_diag(s->base_job, &s->diag, s->log_path);
 }
 
 void ui_session_job_failed(struct ui_session *s, const struct err *e)

@@ -6,6 +6,7 @@
 set -u
 
 OOMFIX=${OOMFIX:?OOMFIX must point at the built binary}
+export OOMFIX_MEASUREMENTS=off # the user's store stays out; the measurement checks name their own
 TESTS_DIR=${TESTS_DIR:?}
 EX="$TESTS_DIR/estimate/examples"
 
@@ -186,7 +187,7 @@ names={p[\"phase\"] for p in d[\"phases\"]}
 assert {\"model_load\",\"baseline_sample\",\"training\",\"sampling\"} <= names, names
 for p in d[\"phases\"]:
     t=p[\"terms\"]
-    assert set(t)=={\"weights\",\"encoders\",\"adapter\",\"activations\",\"vae\",\"overhead\"}
+    assert set(t)=={\"weights\",\"encoders\",\"adapter\",\"activations\",\"vae\",\"overhead\",\"measured\"}
     assert abs(sum(t.values())-p[\"bytes\"])<=8, p
 tr=[p for p in d[\"phases\"] if p[\"phase\"]==\"training\"][0]
 assert tr[\"terms\"][\"activations\"]>2**30 and tr[\"terms\"][\"weights\"]>10*2**30
@@ -243,6 +244,68 @@ run "$tmp/nosmi" estimate --vram 24 --steps 1 --json "$tmp/wan.yaml"
 check "--steps 1: one fix" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d[\"path\"])==1, d[\"path\"]" "$tmp/out"'
 run "$tmp/nosmi" estimate --vram 24 --steps 0 "$tmp/wan.yaml"
 check "--steps 0 is a usage error" '[ $rc -eq 64 ]'
+
+# The user's own runs (SPEC §12.2): an OOM read with its job is kept, and the next estimate of
+# that job uses it. A store of this test's own; the suite's is off.
+M="$TESTS_DIR/diag/cases-memory-trainers/m-torch25-this-process-step-4"
+cp "$M/job.yaml" "$tmp/mj.yaml"
+cp "$M/train.log" "$tmp/mj.log"
+export OOMFIX_MEASUREMENTS="$tmp/measure/m.db"
+mkdir -p "$tmp/measure"
+run "$tmp/nosmi" estimate --vram 23.52GiB "$tmp/mj.yaml"
+check "before any run: the model's verdict, nothing measured" '[ $rc -eq 0 ] && ! grep -q "Measured:" "$tmp/out" && ! grep -q "will not fit" "$tmp/out"'
+run "$tmp/nosmi" diagnose --job "$tmp/mj.yaml" "$tmp/mj.log"
+run "$tmp/nosmi" measurements
+check "measurements: the OOM of the diagnosed log is kept" '[ $rc -eq 0 ] && grep -q "training  *>=  *24.1 GiB" "$tmp/out" && grep -q "1 measurements in" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 23.52GiB "$tmp/mj.yaml"
+check "the next estimate takes it: at least 24.1 GiB in training, will not fit" '[ $rc -eq 0 ] && grep -q "Measured: training: at least 24.1 GiB" "$tmp/out" && grep -q "will not fit at training" "$tmp/out" && grep -q "measured (1)" "$tmp/out"'
+run "$tmp/nosmi" estimate --vram 23.52GiB --json "$tmp/mj.yaml"
+check "estimate --json: the measured array and the terms that add up" 'python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+m=d[\"measured\"]
+assert len(m)==1 and m[0][\"phase\"]==\"training\" and m[0][\"kind\"]==\"at_least\" and m[0][\"same_settings\"], m
+tr=[p for p in d[\"phases\"] if p[\"phase\"]==\"training\"][0]
+assert tr[\"basis\"]==\"measured\" and tr[\"low\"]>=m[0][\"bytes\"] and abs(sum(tr[\"terms\"].values())-tr[\"bytes\"])<=8
+assert d[\"verdict\"]==\"no\"
+" "$tmp/out"'
+# batch 1 is a nearby job: the measurement with the model's difference; the path ends fitting
+sed 's/batch_size: 2/batch_size: 1/' "$tmp/mj.yaml" >"$tmp/mj1.yaml"
+run "$tmp/nosmi" estimate --vram 23.52GiB --json "$tmp/mj1.yaml"
+check "a nearby job (batch 1): the measurement carried by the model's difference" 'python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+m=d[\"measured\"]
+assert len(m)==1 and not m[0][\"same_settings\"] and \"batch 2\" in m[0][\"differs\"] and m[0][\"adjusted\"]<m[0][\"bytes\"], m
+" "$tmp/out"'
+run "$tmp/nosmi" measurements --export
+check "measurements --export: the data points' columns, no path" '[ $rc -eq 0 ] && head -1 "$tmp/out" | grep -q "^id	trainer	arch	quantize" && [ "$(wc -l <"$tmp/out")" -eq 2 ] && ! grep -q "$tmp" "$tmp/out" && ! grep -q "/" "$tmp/out"'
+run "$tmp/nosmi" measurements --json
+check "measurements --json: the row with its settings and log" 'python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1])); r=d[\"measurements\"]
+assert len(r)==1 and r[0][\"log\"].endswith(\"mj.log\") and \"batch=2;\" in r[0][\"settings\"]
+" "$tmp/out"'
+# plan --log keeps what its log measured too
+P="$TESTS_DIR/diag/cases-memory-trainers/f-timestamp-info-prefix"
+cp "$P/job.yaml" "$tmp/pj.yaml"
+cp "$P/train.log" "$tmp/pj.log"
+run "$tmp/nosmi" plan --log "$tmp/pj.log" "$tmp/pj.yaml"
+run "$tmp/nosmi" measurements --json
+check "plan --log keeps its OOM's measurement" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d[\"measurements\"])==2, d" "$tmp/out"'
+# a log older than the job's last saved change ran other settings: it is not kept for the job
+run "$tmp/nosmi" set -i "$tmp/mj.yaml" config.process[0].train.batch_size=1
+touch -d "2 hours ago" "$tmp/mj.log"
+run "$tmp/nosmi" plan --log "$tmp/mj.log" "$tmp/mj.yaml"
+run "$tmp/nosmi" measurements --json
+check "a log that predates the last saved change is not kept" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d[\"measurements\"])==2" "$tmp/out"'
+# a damaged store: set aside, said once, the command goes on
+printf 'not a database at all %.0s' $(seq 1 300) >"$tmp/measure/m.db"
+run "$tmp/nosmi" diagnose --job "$tmp/mj1.yaml" "$tmp/mj.log"
+check "a damaged store is set aside, said once, the diagnosis printed" '[ $rc -eq 0 ] && grep -q "Verdict\|GPU" "$tmp/out" && [ "$(grep -c "damaged" "$tmp/err")" -eq 1 ] && ls "$tmp/measure" | grep -q "m.db.damaged-"'
+OOMFIX_MEASUREMENTS=off run "$tmp/nosmi" measurements
+check "OOMFIX_MEASUREMENTS=off: none kept, said" 'grep -q "measurements are off" "$tmp/out"'
+export OOMFIX_MEASUREMENTS=off
 
 echo "1..$n"
 [ $failed -eq 0 ]

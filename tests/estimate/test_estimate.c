@@ -237,7 +237,7 @@ static void test_points(void **state)
 			/* the terms add up to the phase */
 			const struct est_terms *tm = &est.phase[p].terms;
 			int64_t sum = tm->weights + tm->encoders + tm->adapter + tm->activations +
-				      tm->vae + tm->overhead;
+				      tm->vae + tm->overhead + tm->measured;
 			if (llabs(sum - est.phase[p].bytes) > 8)
 				fail_msg("%s: the terms of %s add up to %lld, not %lld", id, name,
 					 (long long)sum, (long long)est.phase[p].bytes);

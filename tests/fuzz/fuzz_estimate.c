@@ -6,7 +6,11 @@
  *    the largest;
  *  - the verdict is monotone in the card: a job that fits a card fits one twice as large;
  *  - the training estimate never falls when the batch, the largest bucket, the clip length
- *    (video) or the LoRA rank doubles, and the caching estimate never falls with the bucket.
+ *    (video) or the LoRA rank doubles, and the caching estimate never falls with the bucket;
+ *  - the input read as a measurement store's key (est_input_parse, what measure.c reads back
+ *    from a store that may have been edited) either is refused or reads back to the same key,
+ *    and a measurement of it applied to its estimate keeps every phase sane.
+ * The user's own store is never read here: OOMFIX_MEASUREMENTS=off.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +22,7 @@
 #include "oomfix/err.h"
 #include "oomfix/estimate.h"
 #include "oomfix/job.h"
+#include "oomfix/measure.h"
 
 #include "fuzz.h"
 
@@ -140,6 +145,32 @@ static void check_rank(const struct doc *d, const struct job *j, const struct es
 	doc_free(&d2);
 }
 
+/* The input as a store's key: refused, or read back to itself; its measurement kept sane. */
+static void check_key(const uint8_t *data, size_t size)
+{
+	char key[1100], again[1100];
+	if (size >= sizeof key)
+		return;
+	memcpy(key, data, size);
+	key[size] = 0;
+	struct est_input in;
+	if (!est_input_parse(key, &in))
+		return;
+	est_input_key(&in, true, again, sizeof again);
+	struct est_input back;
+	FUZZ_CHECK(est_input_parse(again, &back));
+	char third[1100];
+	est_input_key(&back, true, third, sizeof third);
+	FUZZ_CHECK(!strcmp(again, third));
+	struct estimate e;
+	if (estimate_input(&in, &e) != ERR_OK || !e.known)
+		return;
+	struct measurement m = { .in = in, .phase = EST_TRAINING, .bytes = (int64_t)size << 28,
+				 .kind = size & 1 ? MEASURE_PEAK : MEASURE_LOWER };
+	estimate_apply_measured(&e, &in, &m, 1);
+	check_sane(&e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct doc *d = NULL;
@@ -147,6 +178,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct estimate e;
 	struct err er;
 
+	setenv("OOMFIX_MEASUREMENTS", "off", 1);
+	check_key(data, size);
 	err_clear(&er);
 	if (doc_load("fuzz.yaml", (const char *)data, size, &d, &er) != ERR_OK)
 		return 0;

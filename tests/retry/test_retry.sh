@@ -484,6 +484,19 @@ estimate_rungs() {
 }
 check "--vram: each try tells its estimate; a step fix goes down two rungs at once" estimate_rungs
 
+# Each try's OOM is kept (SPEC §12.2): the next try's estimate names what it measured, and
+# `oomfix measurements` lists it.
+measured_tries() {
+	local dir="$WORK/measured"
+	mkdir -p "$dir" && cp "$JOBS/wan_video.yaml" "$dir/job.yaml"
+	(cd "$dir" && OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" retry --vram 24 --max-tries 3 job.yaml \
+		-- python3 "$STANDIN" --vram 24 job.yaml >/dev/null 2>err.txt)
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 2 of at most 3.*Estimate of this try's job:.*(measured: caching needed at least [0-9.]* GiB)" || { cat "$dir/err.txt"; return 1; }
+	OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" measurements --json >"$dir/m.json" || return 1
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['measurements']; assert len(r)==1 and r[0]['phase']=='caching' and r[0]['log'].endswith('1.log'), r" "$dir/m.json"
+}
+check "retry: a try's OOM is kept, and the next try's estimate names it" measured_tries
+
 sed 's/^/# /' "$WORK/tries" 2>/dev/null
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -20,7 +20,7 @@ sed 's/arch: "flux"/arch: "nosuchmodel"/' "$FIX/job.yaml" > "$WORK/odd.yaml"
 mkdir -p "$WORK/bin"
 printf '#!/bin/sh\nexit 9\n' > "$WORK/bin/nvidia-smi"
 chmod +x "$WORK/bin/nvidia-smi"
-echo "1..20"
+echo "1..22"
 start() { # start SESSION COLSxROWS LOCALE ARGS...
 	local s=$1 cols=${2%x*} rows=${2#*x} loc=$3
 	shift 3
@@ -113,4 +113,17 @@ check "nvidia-smi: the first screen does not wait for it, its card comes after" 
 start odd 80x24 C.UTF-8 --vram 24 odd.yaml
 wait_for odd "Estimate:" > /dev/null
 check "an arch without a table row: no estimate, said so" bash -c 'grep -qF "no estimate for arch '"'"'nosuchmodel'"'"'" <(tmux -L "$0" -f "$1" capture-pane -p -t odd)' "$SOCK" "$WORK/tmux.conf"
+# a run of this job that ran out of memory (the CLI read its log with the job): the fit line
+# shows what it measured, and the verdict follows it
+mkdir -p "$WORK/own"
+sed 's/batch_size: 4 /batch_size: 2 /' "$WORK/job.yaml" > "$WORK/own/job.yaml"
+cp "$HERE/../diag/cases-memory-trainers/m-torch25-this-process-step-4/train.log" "$WORK/own/oom.log"
+OOMFIX_MEASUREMENTS="$WORK/own/m.db" "$OOMFIX" diagnose --job "$WORK/own/job.yaml" "$WORK/own/oom.log" > /dev/null
+T new-session -d -s own -x 100 -y 30 -c "$WORK/own" \
+	"exec env PATH='$WORK/bin:$PATH' OOMFIX_MEASUREMENTS='$WORK/own/m.db' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' --vram 23.52GiB job.yaml"
+wait_for own "Estimate:" > /dev/null
+check "a measured run: the fit line names what it measured" \
+	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t own | tr -s " \n" " " | grep -qF "(measured: training needed at least"' "$SOCK" "$WORK/tmux.conf"
+check "... and the verdict follows it: will not fit at training" \
+	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t own | tr -s " \n" " " | grep -qF "card: will not fit at training"' "$SOCK" "$WORK/tmux.conf"
 exit $((fails > 0))
