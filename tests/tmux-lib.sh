@@ -18,7 +18,13 @@ tmux_cleanup() {
 	j=$(jobs -p)
 	[ -n "$j" ] && kill $j 2> /dev/null
 	T kill-server 2> /dev/null
-	rm -rf "$WORK"
+	# a UI killed with unsaved changes writes its emergency save as it goes: until it is done
+	# the folder may refill, so try again a few times
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		rm -rf "$WORK" 2> /dev/null && break
+		sleep 0.3
+	done
 }
 trap tmux_cleanup EXIT
 # remain-on-exit keeps a pane readable after the program ends.

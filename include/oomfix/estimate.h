@@ -231,6 +231,19 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
  * program (tens of milliseconds): the UI asks it once, not on every edit. */
 int estimate_query_gpus(struct est_gpus *out, struct err *e);
 
+/* One card for every front end (SPEC §12.2): what other processes hold on the card the job is
+ * judged on — nvidia-smi's memory in use on card g now, else what the OOM message m shows held
+ * by others (their processes, and memory no process accounts for above half a GiB); 0 when
+ * neither says. estimate_verdict_beside: the verdict on what they leave of `card`. */
+struct memacct;
+int64_t est_card_others(const struct est_gpu *g, const struct memacct *m);
+enum est_verdict estimate_verdict_beside(const struct estimate *e, int64_t card, int64_t others,
+					 enum est_phase *at);
+/* "; beside the 6.2 GiB other processes hold: will not fit at training" when that verdict is
+ * not the one alone; "" otherwise. */
+void estimate_beside_words(const struct estimate *e, int64_t card, int64_t others, char *buf,
+			   size_t sz);
+
 /* The shortest path to a fitting job: the first change that acts on the phase that does not
  * fit (SPEC §3.4's decision, est_next_fix), applied to an in-memory copy of the job and estimated
  * again, until it fits or nothing that acts on that phase is left. A job that is tight takes

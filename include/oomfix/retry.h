@@ -38,6 +38,8 @@ struct retry_opts {
 	volatile sig_atomic_t *stop;  /* counts the stop requests (Ctrl-C, SIGTERM, SIGHUP) */
 	int64_t card;                 /* the card's capacity in bytes (--vram, nvidia-smi), 0 when
 				       * unknown: then the first OOM message's capacity is used */
+	bool ask_smi;                 /* nvidia-smi answers: before each try, ask it what other
+				       * processes hold on the job's card (one card, SPEC §12.2) */
 };
 
 /* One try, as the runner and the sinks see it. */

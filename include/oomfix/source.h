@@ -62,6 +62,9 @@ const char *source_run_dir(const struct source *s);
 
 /* The database row as loaded (NULL for a file). */
 const struct aitk_job *source_row(const struct source *s);
+/* The GPU a web UI job was given (its gpu_ids "0", "1,2"): the first index, or -1 (a file job,
+ * or none given). Every front end picks its card by it (SPEC §12.2, one card). */
+int source_gpu(const struct source *s);
 
 /* The file as loaded or last saved, to notice a change on disk (NULL for a database job, whose
  * changes source_changed reads from its row). Owned by the source. */

@@ -79,18 +79,8 @@ struct card {
 	char name[96];        /* nvidia-smi: the card's name */
 	int index;
 	const struct est_gpu *gpu; /* nvidia-smi: the chosen card (its processes) */
+	int64_t others_oom;   /* the log's OOM message: what others held at the failure */
 };
-
-/* The GPU a web UI job was given ("0", "1,2"): its first index, or -1. */
-static int job_gpu(const struct source *src)
-{
-	const struct aitk_job *row = source_row(src);
-	if (!row || !row->gpu_ids)
-		return -1;
-	char *end;
-	long v = strtol(row->gpu_ids, &end, 10);
-	return end != row->gpu_ids && v >= 0 && v < 1024 ? (int)v : -1;
-}
 
 /* Prints s padded with spaces to `cells` columns as the terminal draws them (Japanese labels
  * are two cells a character). */
@@ -466,7 +456,7 @@ static int card_from_smi(int gpu, const struct source *src, struct est_gpus *gpu
 	err_clear(&ge);
 	int s = gpus ? estimate_query_gpus(gpus, &ge) : ERR_SOFTWARE;
 	if (s == ERR_OK) {
-		int want = gpu >= 0 ? gpu : job_gpu(src) >= 0 ? job_gpu(src) : 0;
+		int want = gpu >= 0 ? gpu : source_gpu(src) >= 0 ? source_gpu(src) : 0;
 		for (size_t i = 0; i < gpus->n; i++)
 			if (gpus->gpu[i].index == want)
 				card->gpu = &gpus->gpu[i];
@@ -501,6 +491,7 @@ static void card_from_log(struct est_args *o, const struct source *src, const st
 	    v->memory.capacity > 0) {
 		card->src = CARD_LOG;
 		card->bytes = v->memory.capacity;
+		card->others_oom = est_card_others(NULL, &v->memory);
 	}
 	free(v);
 }
@@ -611,8 +602,10 @@ static void json_card_now(struct json *js, const struct card *card, enum est_ver
 		json_int(js, card->gpu->used);
 	else
 		json_null(js);
+	json_key(js, "others");
+	json_int(js, card->gpu ? est_card_others(card->gpu, NULL) : card->others_oom);
 	json_key(js, "verdict_now");
-	json_str(js, card->gpu ? est_verdict_name(verdict_now) : NULL);
+	json_str(js, card->gpu || card->others_oom > 0 ? est_verdict_name(verdict_now) : NULL);
 }
 
 static void print_json(const struct card *card, const struct est_result *r)
@@ -685,8 +678,11 @@ static void print_others(const struct card *card, const struct est_result *r)
 	char ob[32], fb[32];
 	estimate_gib(r->others, ob, sizeof ob);
 	estimate_gib(r->free_now > 0 ? r->free_now : 0, fb, sizeof fb);
-	printf(_("Other processes hold %s on this card now, leaving %s:"), ob, fb);
-	for (size_t i = 0; i < card->gpu->napps; i++) {
+	if (card->gpu)
+		printf(_("Other processes hold %s on this card now, leaving %s:"), ob, fb);
+	else
+		printf(_("The OOM message shows %s held by other processes, leaving %s."), ob, fb);
+	for (size_t i = 0; card->gpu && i < card->gpu->napps; i++) {
 		char pb[32];
 		estimate_gib(card->gpu->app[i].bytes, pb, sizeof pb);
 		printf(_(" pid %lld (%s)"), card->gpu->app[i].pid, pb);
@@ -780,7 +776,7 @@ static void print_text(const struct est_args *o, const struct card *card,
 	printf("\n");
 	print_verdict(r->verdict, r->at);
 	print_notes(&r->est);
-	if (card->gpu && r->others > 0)
+	if (r->others > 0)
 		print_others(card, r);
 	if (r->verdict != EST_V_FITS)
 		print_path(r, o->apply, o->path, o->vram, o->steps);
@@ -806,11 +802,15 @@ static int estimate_on(const struct est_args *o, struct source *src, const struc
 		err_print(&e, stderr);
 		return rc;
 	}
-	r->others = card->gpu ? card->gpu->used : 0;
+	/* one card for every front end: what others hold now (nvidia-smi), or held at the OOM the
+	 * card was read from */
+	r->others = est_card_others(card->gpu, NULL);
+	if (!card->gpu && card->src == CARD_LOG)
+		r->others = card->others_oom;
 	r->free_now = card->bytes - r->others;
 	enum est_phase at_now;
-	r->verdict_now = card->gpu && r->others > 0
-		? estimate_verdict(&r->est, r->free_now, &at_now) : r->verdict;
+	r->verdict_now = r->others > 0
+		? estimate_verdict_beside(&r->est, card->bytes, r->others, &at_now) : r->verdict;
 	int status = 0;
 	if (o->apply && apply_path(o, src, d, r, &status))
 		return status;

@@ -236,13 +236,14 @@ int cmd_retry(int argc, char **argv)
 		return status;
 	bool ui = source_is_aitk_arg(r.job);
 
-	if (!r.card) {
-		/* nvidia-smi once, before the first run; none is normal (the OOM message says it) */
+	{
+		/* nvidia-smi once, before the first run; none is normal (the OOM message says the
+		 * card). When it answers, each try asks it again for the job's card (the web UI
+		 * job's GPU, else 0) and what other processes hold on it. */
 		struct est_gpus *gpus = calloc(1, sizeof *gpus);
 		struct err ge;
 		err_clear(&ge);
-		if (gpus && estimate_query_gpus(gpus, &ge) == ERR_OK && gpus->n)
-			r.card = gpus->gpu[0].total;
+		r.ask_smi = gpus && estimate_query_gpus(gpus, &ge) == ERR_OK && gpus->n;
 		free(gpus);
 	}
 	struct sigaction sa;

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "oomfix/estimate.h"
+#include "oomfix/memacct.h"
 #include "oomfix/i18n.h"
 #include "estimate_int.h"
 
@@ -141,4 +142,42 @@ int estimate_parse_smi(const char *gpus, const char *apps, struct est_gpus *out,
 			}
 	}
 	return ERR_OK;
+}
+
+int64_t est_card_others(const struct est_gpu *g, const struct memacct *m)
+{
+	if (g)
+		return g->used > 0 ? g->used : 0;
+	if (!m || !m->present)
+		return 0;
+	int64_t others = m->others_total > 0 ? m->others_total : 0;
+	/* held by something the job cannot see (a container hides other tenants' pids); under half
+	 * a GiB it is the driver's own */
+	if (m->unaccounted > (int64_t)1 << 29)
+		others += m->unaccounted;
+	return others;
+}
+
+enum est_verdict estimate_verdict_beside(const struct estimate *e, int64_t card, int64_t others,
+					 enum est_phase *at)
+{
+	int64_t usable = card - (others > 0 ? others : 0);
+	return estimate_verdict(e, usable > 0 ? usable : 1, at);
+}
+
+void estimate_beside_words(const struct estimate *e, int64_t card, int64_t others, char *buf,
+			   size_t sz)
+{
+	buf[0] = 0;
+	if (!e->known || card <= 0 || others <= 0)
+		return;
+	enum est_phase at, at_beside;
+	enum est_verdict alone = estimate_verdict(e, card, &at);
+	enum est_verdict beside = estimate_verdict_beside(e, card, others, &at_beside);
+	if (beside == alone)
+		return;
+	char ob[32], words[128];
+	estimate_gib(others, ob, sizeof ob);
+	estimate_verdict_words(beside, at_beside, words, sizeof words);
+	snprintf(buf, sz, _("; beside the %s other processes hold: %s"), ob, words);
 }

@@ -721,6 +721,59 @@ static int start_from_log(struct loop *L)
 	return status;
 }
 
+/* Before a try: when other processes hold so much of the job's card now that a job that fits
+ * the card alone does not fit beside them, the settings are not what is wrong: the loop stops
+ * with the E answer (fresh_worker), naming them, instead of cutting the job. -1: go on. */
+static int card_taken(struct loop *L, const struct loaded *l, int index)
+{
+	struct est_gpus *g = L->o->ask_smi ? calloc(1, sizeof *g) : NULL;
+	struct err e;
+	err_clear(&e);
+	int status = -1;
+	if (!g || estimate_query_gpus(g, &e) != ERR_OK) {
+		free(g);
+		return -1;
+	}
+	int want = source_gpu(l->s) >= 0 ? source_gpu(l->s) : 0;
+	const struct est_gpu *gpu = NULL;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->gpu[i].index == want)
+			gpu = &g->gpu[i];
+	if (gpu && L->card <= 0)
+		L->card = gpu->total; /* no --vram: the job's card, as nvidia-smi lists it */
+	int64_t others = est_card_others(gpu, NULL);
+	if (gpu && others > 0) {
+		struct estimate est;
+		estimate_job(l->j, &est);
+		int64_t card = L->card > 0 ? L->card : gpu->total;
+		enum est_phase at;
+		enum est_verdict alone = estimate_verdict(&est, card, NULL);
+		enum est_verdict beside = estimate_verdict_beside(&est, card, others, &at);
+		if (est.known && alone != EST_V_NO && beside == EST_V_NO) {
+			char ob[32], procs[400] = "", head[900], text[900];
+			estimate_gib(others, ob, sizeof ob);
+			for (size_t i = 0; i < gpu->napps; i++) {
+				char pb[32], one[64];
+				estimate_gib(gpu->app[i].bytes, pb, sizeof pb);
+				snprintf(one, sizeof one, _("%spid %lld (%s)"), i ? ", " : "",
+					 gpu->app[i].pid, pb);
+				strncat(procs, one, sizeof procs - strlen(procs) - 1);
+			}
+			snprintf(head, sizeof head, _("before try %d: other processes hold %s on GPU %d "
+						      "now%s%s%s; the job fits the card alone but not "
+						      "beside them (%s) → %s; nothing changed"),
+				 index, ob, gpu->index, procs[0] ? " (" : "", procs,
+				 procs[0] ? ")" : "", est_phase_label(at), fix_name(FIX_FRESH_WORKER));
+			snprintf(text, sizeof text, _("Other processes hold %s of the card: stop them or "
+						      "use another card; the job's settings are not "
+						      "what is too big."), ob);
+			status = finish(L, RETRY_OUT_WORKER, ERR_UNAVAILABLE, head, text, text, NULL);
+		}
+	}
+	free(g);
+	return status;
+}
+
 /* One try: load the job as it is, open its log, run it, decide. -1: go on. */
 static int one_try(struct loop *L, const struct retry_runner_ops *rops, void *runner, int n,
 		   int index)
@@ -737,6 +790,8 @@ static int one_try(struct loop *L, const struct retry_runner_ops *rops, void *ru
 		status = refuse_running(L, l.s);
 		goto out;
 	}
+	if ((status = card_taken(L, &l, index)) != -1)
+		goto out;
 	if (asprintf(&logpath, "%s/%d.log", L->dir, n) < 0) {
 		logpath = NULL;
 		status = fail_err(L, (err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM)), &e));

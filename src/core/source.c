@@ -234,6 +234,16 @@ const struct aitk_job *source_row(const struct source *s)
 	return s->kind == SOURCE_AITK ? &s->row : NULL;
 }
 
+int source_gpu(const struct source *s)
+{
+	const struct aitk_job *row = source_row(s);
+	if (!row || !row->gpu_ids)
+		return -1;
+	char *end;
+	long v = strtol(row->gpu_ids, &end, 10);
+	return end != row->gpu_ids && v >= 0 && v < 1024 ? (int)v : -1;
+}
+
 const struct save_stamp *source_stamp(const struct source *s)
 {
 	return s->kind == SOURCE_FILE ? &s->stamp : NULL;

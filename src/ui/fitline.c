@@ -16,13 +16,14 @@
 #include <time.h>
 
 #include "oomfix/estimate.h"
+#include "oomfix/source.h"
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
 #include "view_diag.h"
 #include "view.h"
 
 static int64_t vram;                 /* --vram, 0 when not given */
-static int64_t smi_card;             /* nvidia-smi's first card, once the worker is done */
+static struct est_gpus *smi_gpus;    /* nvidia-smi's cards, once the worker is done (or NULL) */
 static atomic_int smi_state;         /* 0 not asked, 1 asking, 2 done (redraw), 3 taken */
 static time_t smi_started;           /* when it was asked (monotonic seconds) */
 
@@ -32,8 +33,9 @@ static void *smi_run(void *arg)
 	struct err e;
 	err_clear(&e);
 	if (g && estimate_query_gpus(g, &e) == ERR_OK && g->n)
-		smi_card = g->gpu[0].total;
-	free(g);
+		smi_gpus = g; /* read by the main thread after smi_state says 2 */
+	else
+		free(g);
 	atomic_store_explicit(&smi_state, 2, memory_order_release);
 	return arg;
 }
@@ -74,16 +76,43 @@ bool ui_fit_busy(const struct ui_env *v)
 	return atomic_load(&smi_state) == 1 && now.tv_sec - smi_started < 5;
 }
 
-/* The card: --vram, nvidia-smi once it answered, the OOM message's; 0 when none is known. */
-static int64_t card_of(const struct ui_session *s)
+/* nvidia-smi's card for the job: the web UI job's GPU, else 0 (as `oomfix estimate` and
+ * `retry` pick it); NULL before it answered or without one. */
+static const struct est_gpu *smi_card_of(const struct ui_session *s)
 {
+	if (atomic_load_explicit(&smi_state, memory_order_acquire) < 2 || !smi_gpus)
+		return NULL;
+	int want = s->src && source_gpu(s->src) >= 0 ? source_gpu(s->src) : 0;
+	for (size_t i = 0; i < smi_gpus->n; i++)
+		if (smi_gpus->gpu[i].index == want)
+			return &smi_gpus->gpu[i];
+	return NULL;
+}
+
+/* The card: --vram, nvidia-smi once it answered, the OOM message's; 0 when none is known. With
+ * it, *others: what other processes hold on it (now, or at the failure the card comes from). */
+static int64_t card_and_others(const struct ui_session *s, int64_t *others)
+{
+	const struct est_gpu *g = smi_card_of(s);
+	*others = 0;
 	if (vram > 0)
 		return vram;
-	if (atomic_load_explicit(&smi_state, memory_order_acquire) >= 2 && smi_card > 0)
-		return smi_card;
-	if (s->have_diag && s->diag.memory.present && s->diag.memory.capacity > 0)
+	if (g && g->total > 0) {
+		/* while the job's own run is being followed, what is in use is partly its own */
+		*others = s->growing ? 0 : est_card_others(g, NULL);
+		return g->total;
+	}
+	if (s->have_diag && s->diag.memory.present && s->diag.memory.capacity > 0) {
+		*others = est_card_others(NULL, &s->diag.memory);
 		return s->diag.memory.capacity;
+	}
 	return 0;
+}
+
+static int64_t card_of(const struct ui_session *s)
+{
+	int64_t others;
+	return card_and_others(s, &others);
 }
 
 static enum ui_role verdict_role(enum est_verdict v)
@@ -143,11 +172,16 @@ static void draw_bars(WINDOW *win, int y, int x, int width, const struct estimat
 static void fit_words(const struct ui_session *s, const struct job *j, struct ui_lines *l,
 		      int width, struct estimate *est)
 {
-	char words[400], line[512];
+	char words[400], beside[200], line[640];
 	enum est_verdict v;
+	int64_t others, card = card_and_others(s, &others);
 	estimate_job(j, est);
-	estimate_line(est, card_of(s), words, sizeof words, &v, NULL);
-	snprintf(line, sizeof line, _("Estimate: %s"), words);
+	estimate_line(est, card, words, sizeof words, &v, NULL);
+	/* the same card as every front end: what others hold is not the job's to fit */
+	estimate_beside_words(est, card, others, beside, sizeof beside);
+	if (beside[0])
+		v = estimate_verdict_beside(est, card, others, NULL);
+	snprintf(line, sizeof line, _("Estimate: %s%s"), words, beside);
 	ui_lines_wrap(l, est->known ? verdict_role(v) : UI_R_DIM, line, width, 2);
 }
 

@@ -245,6 +245,13 @@ check "--steps 1: one fix" 'python3 -c "import json,sys; d=json.load(open(sys.ar
 run "$tmp/nosmi" estimate --vram 24 --steps 0 "$tmp/wan.yaml"
 check "--steps 0 is a usage error" '[ $rc -eq 64 ]'
 
+# One card (SPEC §12.2): the card read from a log's OOM message comes with what others held.
+cp "$TESTS_DIR/ui/fixtures/shared-card.log" "$tmp/shared.log"
+run "$tmp/nosmi" estimate --log "$tmp/shared.log" "$EX/train_lora_flux_24gb.yaml"
+check "estimate --log: what the OOM message shows held by others is subtracted, and said" '[ $rc -eq 0 ] && grep -q "The OOM message shows .* GiB held by other processes" "$tmp/out" && grep -q "Beside them the job will not fit" "$tmp/out"'
+run "$tmp/nosmi" estimate --log "$tmp/shared.log" --json "$EX/train_lora_flux_24gb.yaml"
+check "estimate --log --json: others and verdict_now" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"others\"]>6*2**30 and d[\"verdict_now\"]==\"no\", d" "$tmp/out"'
+
 # The user's own runs (SPEC §12.2): an OOM read with its job is kept, and the next estimate of
 # that job uses it. A store of this test's own; the suite's is off.
 M="$TESTS_DIR/diag/cases-memory-trainers/m-torch25-this-process-step-4"

@@ -497,6 +497,34 @@ measured_tries() {
 }
 check "retry: a try's OOM is kept, and the next try's estimate names it" measured_tries
 
+# One card (SPEC §12.2, review 4 E2): another process holds 6 GiB of the 24 GB card; the job
+# fits the card alone but not beside it. retry asks nvidia-smi before the try and stops with the
+# E answer, naming the process; the job is not cut.
+shared_card() {
+	local dir="$WORK/shared"
+	mkdir -p "$dir/bin" && cp "$TESTS_DIR/estimate/examples/train_lora_flux_24gb.yaml" "$dir/job.yaml"
+	cp "$dir/job.yaml" "$dir/orig.yaml"
+	cat >"$dir/bin/nvidia-smi" <<'SH'
+#!/bin/sh
+case "$1" in
+--query-gpu=*) echo "0, GPU-aaa, NVIDIA GeForce RTX 3090, 24576, 6400" ;;
+--query-compute-apps=*) echo "GPU-aaa, 4242, 5837" ;;
+*) exit 9 ;;
+esac
+SH
+	chmod +x "$dir/bin/nvidia-smi"
+	local rc=0
+	(cd "$dir" && PATH="$dir/bin:$PATH" "$OOMFIX" retry job.yaml -- python3 "$STANDIN" \
+		--vram 24 --other-process 6 job.yaml >/dev/null 2>err.txt) || rc=$?
+	[ "$rc" -eq 69 ] || { echo "status $rc"; cat "$dir/err.txt"; return 1; }
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "before try 1: other processes hold 6.2 GiB on GPU 0 now (pid 4242 (5.7 GiB)); the job fits the card alone but not beside them" || { cat "$dir/err.txt"; return 1; }
+	grep -q "fresh_worker" "$dir/err.txt" || return 1
+	cmp -s "$dir/job.yaml" "$dir/orig.yaml" || { echo "the job was changed"; return 1; }
+	[ ! -e "$dir/job.yaml.oomfix-runs/1.log" ] || { echo "a try ran"; return 1; }
+	! grep -q "keep them" "$dir/err.txt"
+}
+check "retry on a card another process holds: stops before the try with E, naming it, job untouched" shared_card
+
 sed 's/^/# /' "$WORK/tries" 2>/dev/null
 echo "1..$n"
 [ $failed -eq 0 ]

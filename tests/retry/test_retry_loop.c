@@ -215,7 +215,7 @@ static void run_case(struct run *c, const char *jobfile, const char *from, const
 	free(text);
 	static volatile sig_atomic_t stop;
 	stop = 0;
-	struct retry_opts o = { c->job, max_tries, probe, NULL, &stop, case_card };
+	struct retry_opts o = { c->job, max_tries, probe, NULL, &stop, case_card, false };
 	c->fake = (struct fake){ tries, ntries, 0, false };
 	struct retry_text said = { 0 };
 	struct retry_sink sink[2] = { { &rec_ops, &c->rec }, { &retry_text_ops, &said } };

@@ -20,7 +20,7 @@ sed 's/arch: "flux"/arch: "nosuchmodel"/' "$FIX/job.yaml" > "$WORK/odd.yaml"
 mkdir -p "$WORK/bin"
 printf '#!/bin/sh\nexit 9\n' > "$WORK/bin/nvidia-smi"
 chmod +x "$WORK/bin/nvidia-smi"
-echo "1..22"
+echo "1..23"
 start() { # start SESSION COLSxROWS LOCALE ARGS...
 	local s=$1 cols=${2%x*} rows=${2#*x} loc=$3
 	shift 3
@@ -126,4 +126,15 @@ check "a measured run: the fit line names what it measured" \
 	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t own | tr -s " \n" " " | grep -qF "(measured: training needed at least"' "$SOCK" "$WORK/tmux.conf"
 check "... and the verdict follows it: will not fit at training" \
 	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t own | tr -s " \n" " " | grep -qF "card: will not fit at training"' "$SOCK" "$WORK/tmux.conf"
+# one card (SPEC §12.2, review 4 E3): nvidia-smi shows another process holding 6.2 GiB; the
+# fit line says the job fits alone but not beside it, as `oomfix estimate` and `retry` do
+mkdir -p "$WORK/tenant/bin"
+cp "$HERE/../estimate/examples/train_lora_flux_24gb.yaml" "$WORK/tenant/job.yaml"
+printf '#!/bin/sh\ncase "$1" in --query-gpu=*) echo "0, GPU-aaa, NVIDIA GeForce RTX 3090, 24576, 6400" ;; --query-compute-apps=*) echo "GPU-aaa, 4242, 5837" ;; esac\nexit 0\n' > "$WORK/tenant/bin/nvidia-smi"
+chmod +x "$WORK/tenant/bin/nvidia-smi"
+T new-session -d -s tenant -x 100 -y 30 -c "$WORK/tenant" \
+	"exec env PATH='$WORK/tenant/bin:$PATH' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' job.yaml"
+wait_for tenant "other processes hold" > /dev/null
+check "a card another process holds: the fit line says it fits alone, not beside it" \
+	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t tenant | tr -s " \n" " " | grep -qE "24.0 GiB card: fits; beside the 6.2 GiB other processes hold: will not fit at"' "$SOCK" "$WORK/tmux.conf"
 exit $((fails > 0))
