@@ -80,6 +80,17 @@ static bool damaged(int rc)
 	return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
 }
 
+/* A write that did not happen: busy (another oomfix holds the lock) or refused, said once. */
+static void note_not_kept(const char *path, int ext, const char *why)
+{
+	if ((ext & 0xff) == SQLITE_BUSY || (ext & 0xff) == SQLITE_LOCKED)
+		set_note(_("the measurement store %s is busy (another oomfix is writing it): "
+			   "this run's measurement is not kept%s"), path, "");
+	else
+		set_note(_("cannot write the measurement store %s (%s): measurements are not "
+			   "kept"), path, why);
+}
+
 /* A damaged store is moved aside (PATH.damaged-TIME) so that nothing in it is lost, and a new
  * one is started. */
 static void set_aside(const char *path)
@@ -129,12 +140,8 @@ static sqlite3 *open_store(const char *path, bool write)
 				continue; /* a new store in its place */
 			return NULL;
 		}
-		if ((ext & 0xff) == SQLITE_BUSY || (ext & 0xff) == SQLITE_LOCKED)
-			set_note(_("the measurement store %s is busy (another oomfix is writing it): "
-				   "this run's measurement is not kept%s"), path, "");
-		else if (write)
-			set_note(_("cannot write the measurement store %s (%s): measurements are not "
-				   "kept"), path, whybuf);
+		if (write || (ext & 0xff) == SQLITE_BUSY || (ext & 0xff) == SQLITE_LOCKED)
+			note_not_kept(path, ext, whybuf);
 		return NULL;
 	}
 	return NULL;
@@ -175,15 +182,7 @@ int measure_record(const struct est_input *in, int64_t card, enum est_phase phas
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
 	}
 	if (rc != SQLITE_OK) {
-		int ext = sqlite3_extended_errcode(db);
-		char why[256];
-		snprintf(why, sizeof why, "%s", sqlite3_errmsg(db));
-		if ((ext & 0xff) == SQLITE_BUSY || (ext & 0xff) == SQLITE_LOCKED)
-			set_note(_("the measurement store %s is busy (another oomfix is writing it): "
-				   "this run's measurement is not kept%s"), path, "");
-		else
-			set_note(_("cannot write the measurement store %s (%s): measurements are not "
-				   "kept"), path, why);
+		note_not_kept(path, sqlite3_extended_errcode(db), sqlite3_errmsg(db));
 	}
 	sqlite3_finalize(st);
 	sqlite3_close(db);
