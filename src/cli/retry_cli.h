@@ -38,6 +38,9 @@ struct retry_text_row {
 	char verdict[128];     /* "B first steps", "fits", ... ("" until known) */
 	long long step;        /* the step it failed at, -1 when none */
 	enum fix_id fix;       /* the fix saved after it, FIX_NONE when none */
+	int said;              /* the estimate's verdict on the card before it (enum est_verdict;
+				* 0: no card or no estimate) */
+	bool oom, fitted;      /* it ran out of GPU memory; it finished or passed its probe */
 };
 
 struct retry_text {

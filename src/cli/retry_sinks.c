@@ -90,6 +90,9 @@ static void keep_try(struct retry_text *rt, const struct retry_try *t)
 	r->verdict[0] = 0;
 	r->step = -1;
 	r->fix = FIX_NONE;
+	r->said = t->est && t->card > 0 ? (int)estimate_verdict(t->est, t->card, NULL)
+					: (int)EST_V_UNKNOWN;
+	r->oom = r->fitted = false;
 	rt->n++;
 }
 
@@ -133,6 +136,13 @@ static void tail_fit(const char *s, int cells, char *out, size_t size)
 	snprintf(out, size, "…%s", p);
 }
 
+/* The estimate's verdict before a try, in the table's few letters. */
+static const char *said_word(int v)
+{
+	return v == EST_V_FITS ? _("fits") : v == EST_V_TIGHT ? _("tight")
+		: v == EST_V_NO ? _("no") : "-";
+}
+
 static int max_cells(int w, const char *s)
 {
 	int c = text_width(s, strlen(s));
@@ -148,23 +158,24 @@ static void say_tries(const struct retry_text *rt)
 		runs += rt->rows[i].index > 0;
 	if (runs < 2)
 		return;
-	const char *h_try = _("TRY"), *h_log = _("LOG"), *h_verdict = _("VERDICT"), *h_step = _("STEP"),
-		   *h_fix = _("FIX SAVED AFTER IT");
+	const char *h_try = _("TRY"), *h_log = _("LOG"), *h_said = _("ESTIMATE"),
+		   *h_verdict = _("VERDICT"), *h_step = _("STEP"), *h_fix = _("FIX SAVED AFTER IT");
 	int wt = max_cells(0, h_try), wv = max_cells(0, h_verdict), ws = max_cells(0, h_step);
-	int wf = max_cells(0, h_fix), wl = max_cells(0, h_log);
+	int wf = max_cells(0, h_fix), wl = max_cells(0, h_log), we = max_cells(0, h_said);
 	char cell[64];
 	for (size_t i = 0; i < rt->n; i++) {
 		const struct retry_text_row *r = &rt->rows[i];
 		snprintf(cell, sizeof cell, "%d", r->index);
 		wt = max_cells(wt, cell);
 		wv = max_cells(wv, r->verdict[0] ? r->verdict : "-");
+		we = max_cells(we, said_word(r->said));
 		snprintf(cell, sizeof cell, "%lld", r->step);
 		ws = max_cells(ws, cell);
 		wf = max_cells(wf, r->fix != FIX_NONE ? fix_name(r->fix) : "-");
 		wl = max_cells(wl, r->log);
 	}
 	int width = rt->width > 0 ? rt->width : 80;
-	int room = width - 2 - (wt + 2) - (wv + 2) - (ws + 2) - wf - 2; /* the log column's */
+	int room = width - 2 - (wt + 2) - (we + 2) - (wv + 2) - (ws + 2) - wf - 2; /* the log's */
 	if (room < 12)
 		room = 12;
 	if (wl > room)
@@ -173,6 +184,7 @@ static void say_tries(const struct retry_text *rt)
 	fputs("  ", stderr);
 	put_cell(h_try, wt);
 	put_cell(h_log, wl);
+	put_cell(h_said, we);
 	put_cell(h_verdict, wv);
 	put_cell(h_step, ws);
 	fprintf(stderr, "%s\n", h_fix);
@@ -184,6 +196,7 @@ static void say_tries(const struct retry_text *rt)
 		snprintf(cell, sizeof cell, "%d", r->index);
 		put_cell(cell, wt);
 		put_cell(log, wl);
+		put_cell(said_word(r->said), we);
 		put_cell(r->verdict[0] ? r->verdict : "-", wv);
 		if (r->step > 0)
 			snprintf(cell, sizeof cell, "%lld", r->step);
@@ -207,6 +220,29 @@ static void end_row(struct retry_text_row *r, enum retry_outcome o)
 	}
 	if (w)
 		snprintf(r->verdict, sizeof r->verdict, "%s", w);
+	r->fitted = o == RETRY_OUT_FITS || o == RETRY_OUT_PROBE;
+}
+
+/* Each try's estimate beside what the run did, where they disagree (SPEC §12.2). */
+static void say_estimates(const struct retry_text *rt)
+{
+	for (size_t i = 0; i < rt->n; i++) {
+		const struct retry_text_row *r = &rt->rows[i];
+		char line[512];
+		if (r->index <= 0)
+			continue;
+		if (r->said == EST_V_NO && r->fitted)
+			snprintf(line, sizeof line, _("try %d: the estimate said it would not fit; the "
+						      "run fitted: the estimate is conservative here."),
+				 r->index);
+		else if (r->said == EST_V_FITS && r->oom)
+			snprintf(line, sizeof line, _("try %d: the estimate said it fits; the run ran out "
+						      "of memory: it was optimistic here, and what the run "
+						      "measured now corrects it."), r->index);
+		else
+			continue;
+		put_wrapped(line, 2);
+	}
 }
 
 static void text_try(void *d, const struct retry_try *t)
@@ -254,6 +290,7 @@ static void text_verdict(void *d, const struct retry_try *t, const struct retry_
 			snprintf(r->verdict, sizeof r->verdict, "%s",
 				 diag_other_name(dv->other) ? diag_other_name(dv->other) : _("no OOM"));
 		r->step = dv->failed_step > 0 ? dv->failed_step : -1;
+		r->oom = dv->oom;
 	}
 	if (v->exit0_over_oom && v->v->oom)
 		fprintf(stderr, _("oomfix retry: %s: the command exited 0, but its log shows the job "
@@ -301,6 +338,7 @@ static void text_end(void *d, const struct retry_try *t, const struct retry_end 
 		end_row(r, end->outcome);
 		fputs(gap, stderr);
 		say_tries(d);
+		say_estimates(d);
 		gap = "";
 	}
 	if (end->err)

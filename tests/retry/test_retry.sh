@@ -113,10 +113,16 @@ summary_table() { # scenario fixes...
 	local tries=$(( ${#fixes[@]} + 1 ))
 	sed -n '/^oomfix retry: the tries of this run, each with the fix saved after it:$/,$p' \
 		"$dir/err.txt" >"$dir/table.txt"
-	[ "$(sed -n 2p "$dir/table.txt" | tr -s ' ')" = " TRY LOG VERDICT STEP FIX SAVED AFTER IT" ] ||
+	[ "$(sed -n 2p "$dir/table.txt" | tr -s ' ')" = " TRY LOG ESTIMATE VERDICT STEP FIX SAVED AFTER IT" ] ||
 		{ echo "no table heading"; cat "$dir/err.txt"; return 1; }
-	[ "$(sed -n "$((tries + 3))p" "$dir/table.txt")" = "oomfix retry: try $tries: the run finished: the job fits." ] ||
+	# after the rows, where a try's estimate and its run disagree, a line says so; then the close
+	local close
+	close=$(sed -n "$((tries + 3)),\$p" "$dir/table.txt" | grep -v '^  ' | head -1)
+	[ "$close" = "oomfix retry: try $tries: the run finished: the job fits." ] ||
 		{ echo "the closing line does not follow the table"; cat "$dir/table.txt"; return 1; }
+	sed -n "$((tries + 3)),\$p" "$dir/table.txt" | sed '/^oomfix retry: try/,$d' |
+		grep -vqE '^  (try [0-9]+: the estimate said|[a-z])' &&
+		{ echo "something else between the table and the closing line"; cat "$dir/table.txt"; return 1; }
 	[ "$(head -n $((tries + 2)) "$dir/table.txt" | wc -L)" -le 80 ] || { echo "wider than 80"; cat "$dir/table.txt"; return 1; }
 	for f in "${fixes[@]}" -; do
 		row=$(sed -n "$((k + 2))p" "$dir/table.txt" | tr -s ' ')
@@ -127,7 +133,7 @@ summary_table() { # scenario fixes...
 				jq -r '{before_training:"A",first_steps:"B",sampling:"C",intermittent:"D",environment:"E"}[.timing]')
 			step=$("$OOMFIX" diagnose --json "$dir/job.yaml.oomfix-runs/$k.log" | jq -r '.failed_step // "-"')
 		fi
-		[[ $row == " $k "*"oomfix-runs/$k.log $letter"*" $step $f" ]] ||
+		[[ $row == " $k "*"runs/$k.log "@(fits|tight|no|-)" $letter"*" $step $f" ]] ||
 			{ echo "row $k: '$row', want try $k, $k.log, $letter, step $step, fix $f"; return 1; }
 		k=$((k + 1))
 	done
@@ -492,6 +498,9 @@ measured_tries() {
 	(cd "$dir" && OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" retry --vram 24 --max-tries 3 job.yaml \
 		-- python3 "$STANDIN" --vram 24 job.yaml >/dev/null 2>err.txt)
 	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 2 of at most 3.*Estimate of this try's job:.*(measured: caching needed at least [0-9.]* GiB)" || { cat "$dir/err.txt"; return 1; }
+	# the closing table sets the estimate beside what the run did: said no, it fitted
+	grep -q "^  TRY  *LOG  *ESTIMATE  *VERDICT" "$dir/err.txt" || return 1
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 2: the estimate said it would not fit; the run fitted: the estimate is conservative here." || { echo "no comparison"; return 1; }
 	OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" measurements --json >"$dir/m.json" || return 1
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['measurements']; assert len(r)==1 and r[0]['phase']=='caching' and r[0]['log'].endswith('1.log'), r" "$dir/m.json"
 }
