@@ -926,6 +926,16 @@ void cli_estimate_text(const struct job *j, const struct diag_result *v)
 			 ver == EST_V_FITS ? _("fits") : ver == EST_V_TIGHT ? _("tight")
 									   : _("does not fit"),
 			 est_phase_label(at));
+		/* one card: what the message shows held by others, as the fit line and retry say */
+		char beside[200];
+		estimate_beside_words(&est, card, est_card_others(NULL, &v->memory), beside,
+				      sizeof beside);
+		if (beside[0]) {
+			size_t n = strlen(line);
+			if (n && line[n - 1] == '.')
+				line[n - 1] = 0;
+			snprintf(line + strlen(line), sizeof line - strlen(line), "%s.", beside);
+		}
 		para_hang(line, 2, 4);
 	}
 	int64_t m = measured(v);
