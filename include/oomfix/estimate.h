@@ -51,6 +51,12 @@ struct est_terms {
 				 * (negative: it is under them); 0 when none */
 };
 
+/* The terms as one list, in this order, for whatever shows them: their JSON ids ("weights",
+ * "encoders", "adapter", "activations", "vae", "overhead", "measured") and values. */
+#define EST_NTERMS 7
+const char *est_term_id(int i);
+void est_terms_list(const struct est_terms *t, int64_t v[EST_NTERMS]);
+
 struct est_phase_est {
 	bool on;                /* the phase happens (sampling off → false) */
 	int64_t bytes;          /* the estimate */

@@ -227,15 +227,12 @@ static void json_phases(struct json *js, const struct estimate *est)
 		json_key(js, "basis");
 		json_str(js, est_basis_name(ph->basis));
 		/* why the phase is the size it is: its terms add up to bytes */
-		static const char *const term_names[] = { "weights", "encoders", "adapter",
-							  "activations", "vae", "overhead", "measured" };
-		const int64_t terms[] = { ph->terms.weights, ph->terms.encoders, ph->terms.adapter,
-					  ph->terms.activations, ph->terms.vae, ph->terms.overhead,
-					  ph->terms.measured };
+		int64_t terms[EST_NTERMS];
+		est_terms_list(&ph->terms, terms);
 		json_key(js, "terms");
 		json_obj_begin(js);
-		for (size_t t = 0; t < sizeof terms / sizeof *terms; t++) {
-			json_key(js, term_names[t]);
+		for (int t = 0; t < EST_NTERMS; t++) {
+			json_key(js, est_term_id(t));
 			json_int(js, terms[t]);
 		}
 		json_obj_end(js);

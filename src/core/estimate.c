@@ -707,19 +707,39 @@ void estimate_line(const struct estimate *e, int64_t card, char *buf, size_t sz,
 	}
 }
 
+const char *est_term_id(int i)
+{
+	static const char *const ids[EST_NTERMS] = { "weights", "encoders", "adapter", "activations",
+						     "vae", "overhead", "measured" };
+	return i >= 0 && i < EST_NTERMS ? ids[i] : NULL;
+}
+
+void est_terms_list(const struct est_terms *t, int64_t v[EST_NTERMS])
+{
+	v[0] = t->weights;
+	v[1] = t->encoders;
+	v[2] = t->adapter;
+	v[3] = t->activations;
+	v[4] = t->vae;
+	v[5] = t->overhead;
+	v[6] = t->measured;
+}
+
 void estimate_terms_words(const struct estimate *e, enum est_phase p, char *buf, size_t sz)
 {
 	const struct est_phase_est *ph = &e->phase[p];
-	const char *names[] = { _("weights"), _("text encoder and VAE"), _("adapter and optimizer"),
-				p == EST_TRAINING ? _("activations") : _("working set"),
-				_("VAE pass"), _("context and rounding") };
-	const int64_t terms[] = { ph->terms.weights, ph->terms.encoders, ph->terms.adapter,
-				  ph->terms.activations, ph->terms.vae, ph->terms.overhead };
+	const char *names[EST_NTERMS - 1] = {
+		_("weights"), _("text encoder and VAE"), _("adapter and optimizer"),
+		p == EST_TRAINING ? _("activations") : _("working set"), _("VAE pass"),
+		_("context and rounding") };
+	int64_t terms[EST_NTERMS];
+	est_terms_list(&ph->terms, terms);
 	char b[32];
 	estimate_gib(ph->bytes, b, sizeof b);
 	int n = snprintf(buf, sz, _("%s %s ="), est_phase_label(p), b);
 	bool first = true;
-	for (size_t t = 0; t < sizeof terms / sizeof *terms && n > 0 && (size_t)n < sz; t++) {
+	/* the parts the model adds up; the measured one last, signed */
+	for (size_t t = 0; t < EST_NTERMS - 1 && n > 0 && (size_t)n < sz; t++) {
 		if ((double)terms[t] < 0.05 * GIB) /* the parts under 0.05 GiB are left out */
 			continue;
 		n += snprintf(buf + n, sz - (size_t)n, "%s %.1f %s", first ? "" : " +",
