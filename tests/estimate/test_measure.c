@@ -312,6 +312,31 @@ static void test_unwritable(void **state)
 	assert_int_equal(rows(), 0);
 }
 
+/* A link planted where the store would be: refused, the file it points at untouched. */
+static void test_planted_link(void **state)
+{
+	(void)state;
+	fresh();
+	char victim[400];
+	snprintf(victim, sizeof victim, "%s/victim.txt", dir);
+	FILE *f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, store), 0);
+	assert_int_equal(in_child(record_one, NULL), 5);
+	char line[32] = "";
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof line, f));
+	assert_string_equal(line, "precious\n");
+	assert_null(fgets(line, sizeof line, f));
+	fclose(f);
+	struct stat st;
+	assert_int_equal(lstat(store, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+}
+
 static int full_disk(void *arg)
 {
 	(void)arg;
@@ -436,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip), cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_damaged),    cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_full_disk),  cmocka_unit_test(test_locked),
+		cmocka_unit_test(test_planted_link),
 		cmocka_unit_test(test_two_writers), cmocka_unit_test(test_bad_rows),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
