@@ -245,7 +245,7 @@ struct memacct;
 int64_t est_card_others(const struct est_gpu *g, const struct memacct *m);
 enum est_verdict estimate_verdict_beside(const struct estimate *e, int64_t card, int64_t others,
 					 enum est_phase *at);
-/* "; beside the 6.2 GiB other processes hold: will not fit at training" when that verdict is
+/* "; with the 6.2 GiB others hold: will not fit at training" when that verdict is
  * not the one alone; "" otherwise. */
 void estimate_beside_words(const struct estimate *e, int64_t card, int64_t others, char *buf,
 			   size_t sz);

@@ -179,5 +179,5 @@ void estimate_beside_words(const struct estimate *e, int64_t card, int64_t other
 	char ob[32], words[128];
 	estimate_gib(others, ob, sizeof ob);
 	estimate_verdict_words(beside, at_beside, words, sizeof words);
-	snprintf(buf, sz, _("; beside the %s other processes hold: %s"), ob, words);
+	snprintf(buf, sz, _("; with the %s others hold: %s"), ob, words);
 }

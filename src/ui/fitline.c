@@ -195,7 +195,8 @@ int ui_fit_draw(const struct ui_session *s, WINDOW *win, struct ui_rect r)
 	struct ui_lines l = { 0 };
 	struct estimate est;
 	fit_words(s, j, &l, r.w - 2, &est);
-	int nw = r.h >= 12 && l.n > 1 ? 2 : 1;
+	/* the words whole where there is room: a verdict cut short would say less than it is */
+	int nw = r.h >= 16 && l.n > 2 ? 3 : r.h >= 12 && l.n > 1 ? 2 : 1;
 	int cells = r.h >= 16 && est.known ? bar_cells(&est, r.w - 3) : 0;
 	/* With room to spare, why the peak is the size it is: its terms, on one row. */
 	char terms[512] = "";

@@ -250,7 +250,7 @@ cp "$TESTS_DIR/ui/fixtures/shared-card.log" "$tmp/shared.log"
 run "$tmp/nosmi" estimate --log "$tmp/shared.log" "$EX/train_lora_flux_24gb.yaml"
 check "estimate --log: what the OOM message shows held by others is subtracted, and said" '[ $rc -eq 0 ] && grep -q "The OOM message shows .* GiB held by other processes" "$tmp/out" && grep -q "Beside them the job will not fit" "$tmp/out"'
 run "$tmp/nosmi" plan --log "$tmp/shared.log" "$EX/train_lora_flux_24gb.yaml"
-check "plan --log: the estimate on the OOM card says what it is beside what others held" 'tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "beside the 39.9 GiB other processes hold: will not fit"'
+check "plan --log: the estimate on the OOM card says what it is beside what others held" 'tr "\n" " " <"$tmp/out" | tr -s " " | grep -q "with the 39.9 GiB others hold: will not fit"'
 run "$tmp/nosmi" estimate --log "$tmp/shared.log" --json "$EX/train_lora_flux_24gb.yaml"
 check "estimate --log --json: others and verdict_now" 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d[\"others\"]>6*2**30 and d[\"verdict_now\"]==\"no\", d" "$tmp/out"'
 

@@ -20,7 +20,7 @@ sed 's/arch: "flux"/arch: "nosuchmodel"/' "$FIX/job.yaml" > "$WORK/odd.yaml"
 mkdir -p "$WORK/bin"
 printf '#!/bin/sh\nexit 9\n' > "$WORK/bin/nvidia-smi"
 chmod +x "$WORK/bin/nvidia-smi"
-echo "1..23"
+echo "1..24"
 start() { # start SESSION COLSxROWS LOCALE ARGS...
 	local s=$1 cols=${2%x*} rows=${2#*x} loc=$3
 	shift 3
@@ -136,5 +136,11 @@ T new-session -d -s tenant -x 100 -y 30 -c "$WORK/tenant" \
 	"exec env PATH='$WORK/tenant/bin:$PATH' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' job.yaml"
 wait_for tenant "other processes hold" > /dev/null
 check "a card another process holds: the fit line says it fits alone, not beside it" \
-	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t tenant | tr -s " \n" " " | grep -qE "24.0 GiB card: fits; beside the 6.2 GiB other processes hold: will not fit at"' "$SOCK" "$WORK/tmux.conf"
+	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t tenant | tr -s " \n" " " | grep -qE "24.0 GiB card: fits; with the 6.2 GiB others hold: will not fit at"' "$SOCK" "$WORK/tmux.conf"
+# ... and at 60x20 the verdict is not cut short: the words take a third row
+T new-session -d -s tenant60 -x 60 -y 20 -c "$WORK/tenant" \
+	"exec env PATH='$WORK/tenant/bin:$PATH' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' job.yaml"
+wait_for tenant60 "others hold" > /dev/null
+check "60x20: the whole verdict beside the others, on three rows" \
+	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t tenant60 | tr -s " \n" " " | grep -qE "with the 6.2 GiB others hold: will not fit at model load"' "$SOCK" "$WORK/tmux.conf"
 exit $((fails > 0))
