@@ -283,14 +283,25 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max
 		  struct est_path *out, struct err *e);
 void estimate_path_free(struct est_path *p);
 
+/* What an OOM message measured beyond the card (SPEC §12.2): in phase `phase` the job needed at
+ * least `bytes` more than the card could give it (held + requested − usable). */
+struct est_shortfall {
+	enum est_phase phase;
+	int64_t bytes;
+	int64_t removed;   /* out: what the rungs taken off that phase, by the model */
+	bool covered;      /* out: removed >= bytes */
+};
+
 /* For retry: a step fix (num_frames, drop_largest_bucket) may go down several rungs at once, to
- * the first rung whose band top fits `card` (every phase's high under it). Applies the step to an
- * in-memory copy until then, or until its floor. *rungs gets the number of rungs (>= 1 when the
- * step changed anything, 0 when it is at its floor already), *fits whether the last rung fits;
- * *out (may be NULL) the job after them (the caller frees it with doc_free; NULL when rungs is
- * 0). ERR_DATA when `step` is not a step fix or does not apply to the job. */
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
-		   struct doc **out, struct err *e);
+ * the first rung whose band top fits `card` (every phase's high under it; never when card <= 0)
+ * and, with a shortfall `sf` (may be NULL), whose model takes off at least sf->bytes from its
+ * phase. When no rung does both, the first that covers the shortfall; when none covers it, the
+ * floor (*fits false, sf->covered false). Applies the step to an in-memory copy. *rungs gets the
+ * number of rungs (>= 1 when the step changed anything, 0 when it is at its floor already), *fits
+ * whether the last rung fits; *out (may be NULL) the job after them (the caller frees it with
+ * doc_free; NULL when rungs is 0). ERR_DATA when `step` is not a step fix or does not apply. */
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, struct est_shortfall *sf,
+		   int *rungs, bool *fits, struct doc **out, struct err *e);
 
 /* The job after n rungs of step fix `step` (fewer when its floor comes first), whatever the
  * estimate: for saying which rung the estimate ruled out. *out as estimate_rungs'. */

@@ -145,8 +145,13 @@ struct retry_fix {
 	const char *note;         /* the fix's note for this job ("" when none) */
 	int rungs;                /* a step fix: the rungs it went down at once (1 as a rule; more
 				   * when the estimate says the rungs between would not fit) */
-	int64_t card;             /* the card the estimate chose them on, 0 when none */
+	int64_t card;             /* the card whose band the last rung fits, 0 when none */
 	const char *ruled_out;    /* rungs > 1: the value of the last rung passed over ("41") */
+	int64_t shortfall;        /* what the OOM message measured beyond the card (held +
+				   * requested − usable), 0 when it did not say */
+	int64_t removed;          /* shortfall > 0: what the rungs take off that phase, by the
+				   * model */
+	bool covered;             /* removed >= shortfall */
 };
 
 struct retry_end {

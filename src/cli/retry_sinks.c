@@ -309,10 +309,38 @@ static void text_fix(void *d, const struct retry_try *t, const struct retry_fix 
 	for (size_t i = 0; i < f->nchanges; i++)
 		fprintf(stderr, "%s %s", i ? ";" : "", f->changes[i]);
 	fputc('\n', stderr);
-	if (f->rungs > 1) {
-		char line[512], cb[32];
-		estimate_gib(f->card, cb, sizeof cb);
-		if (f->ruled_out && f->ruled_out[0])
+	char line[768], cb[32], sb[32], rb[32];
+	estimate_gib(f->card, cb, sizeof cb);
+	estimate_gib(f->shortfall, sb, sizeof sb);
+	estimate_gib(f->removed, rb, sizeof rb);
+	bool said = false;
+	if (f->shortfall > 0 && f->removed > 0) {
+		said = f->rungs > 1;
+		/* how far the step went, from what the OOM message measured */
+		if (f->covered && f->rungs > 1)
+			snprintf(line, sizeof line, _("%s: %d rungs at once: the out-of-memory message "
+						      "says the job was %s short of the card; by the "
+						      "estimate they take off %s."),
+				 fix_name(f->id), f->rungs, sb, rb);
+		else if (f->covered)
+			snprintf(line, sizeof line, _("%s: the out-of-memory message says the job was %s "
+						      "short of the card; by the estimate one rung takes "
+						      "off %s."),
+				 fix_name(f->id), sb, rb);
+		else
+			snprintf(line, sizeof line, _("%s: the out-of-memory message says the job was %s "
+						      "short of the card; by the estimate even %d "
+						      "rungs take off only %s: the next fix may be needed "
+						      "too."),
+				 fix_name(f->id), sb, f->rungs, rb);
+		put_wrapped(line, 2);
+	}
+	if (f->rungs > 1 && f->card > 0) {
+		if (said && f->ruled_out && f->ruled_out[0])
+			snprintf(line, sizeof line, _("%s: the estimate says %s would not fit the %s "
+						      "card."),
+				 fix_name(f->id), f->ruled_out, cb);
+		else if (f->ruled_out && f->ruled_out[0])
 			snprintf(line, sizeof line, _("%s: %d rungs at once: the estimate says %s would "
 						      "not fit the %s card."),
 				 fix_name(f->id), f->rungs, f->ruled_out, cb);
@@ -480,6 +508,18 @@ static void json_fix(void *d, const struct retry_try *t, const struct retry_fix 
 	json_int(&j, f->rungs);
 	json_key(&j, "ruled_out");
 	json_str(&j, f->rungs > 1 && f->ruled_out && f->ruled_out[0] ? f->ruled_out : NULL);
+	json_key(&j, "shortfall"); /* bytes the OOM message measured beyond the card */
+	if (f->shortfall > 0)
+		json_int(&j, (long long)f->shortfall);
+	else
+		json_null(&j);
+	json_key(&j, "removed");
+	if (f->shortfall > 0)
+		json_int(&j, (long long)f->removed);
+	else
+		json_null(&j);
+	json_key(&j, "covered");
+	json_bool(&j, f->shortfall > 0 && f->covered);
 	json_key(&j, "note");
 	json_str(&j, f->note);
 	json_key(&j, "lesson");

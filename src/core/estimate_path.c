@@ -112,12 +112,36 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max
 	return ERR_OK;
 }
 
-/* Down the rungs of `step`: until one fits `card` (never when card <= 0), its floor, or `max`. */
-static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int max, int *rungs,
-		      bool *fits, struct doc **out, struct err *e)
+/* The model's bytes for phase p of job j, without the measurements: what a rung takes off is
+ * the model's difference, whatever a measurement moved the number to. */
+static int64_t model_bytes(const struct job *j, enum est_phase p)
+{
+	struct est_input in;
+	struct estimate est;
+	est_input_of(j, &in);
+	if (estimate_input(&in, &est) || !est.known || !est.phase[p].on)
+		return -1;
+	return est.phase[p].bytes;
+}
+
+/* Down the rungs of `step`: until one fits `card` (never when card <= 0) and, with a shortfall,
+ * has taken off what it measured; or its floor, or `max`. A walk that never does both ends at
+ * the first rung that covers the shortfall (at the floor when none does). */
+static int walk_rungs(const struct job *j, enum fix_id step, int64_t card,
+		      struct est_shortfall *sf, int max, int *rungs, bool *fits, struct doc **out,
+		      struct err *e)
 {
 	*rungs = 0;
 	*fits = false;
+	int64_t from = sf ? model_bytes(j, sf->phase) : -1;
+	if (sf) {
+		sf->removed = 0;
+		sf->covered = false;
+		if (from < 0)
+			sf = NULL; /* no model of that phase: the band alone decides */
+	}
+	int cover_rungs = 0; /* the first rung that covers the shortfall */
+	int64_t cover_removed = 0;
 	if (out)
 		*out = NULL;
 	if (step != FIX_NUM_FRAMES && step != FIX_DROP_LARGEST_BUCKET) {
@@ -151,12 +175,40 @@ static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int m
 		(*rungs)++;
 		struct estimate est;
 		estimate_job(at, &est);
-		if (estimate_verdict(&est, card, NULL) == EST_V_FITS) {
+		bool fit = estimate_verdict(&est, card, NULL) == EST_V_FITS;
+		int64_t removed = 0;
+		if (sf) {
+			int64_t now = model_bytes(at, sf->phase);
+			removed = now >= 0 ? from - now : 0;
+			if (removed >= sf->bytes && !cover_rungs) {
+				cover_rungs = *rungs;
+				cover_removed = removed;
+			}
+		}
+		if (fit && (!sf || removed >= sf->bytes)) {
 			*fits = true;
+			if (sf) {
+				sf->removed = removed;
+				sf->covered = true;
+			}
+			cover_rungs = 0;
 			break;
 		}
+		if (sf)
+			sf->removed = removed;
 	}
 	job_free(&cur);
+	if (sf && !*fits && cover_rungs && !rc) {
+		/* the measured shortfall is covered before the band fits: that far, and the next
+		 * run tells */
+		doc_free(&cur_doc);
+		int again;
+		bool f;
+		rc = walk_rungs(j, step, 0, NULL, cover_rungs, &again, &f, out ? &cur_doc : NULL, e);
+		*rungs = again;
+		sf->removed = cover_removed;
+		sf->covered = true;
+	}
 	if (rc || !out)
 		doc_free(&cur_doc);
 	else
@@ -164,10 +216,10 @@ static int walk_rungs(const struct job *j, enum fix_id step, int64_t card, int m
 	return rc;
 }
 
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, int *rungs, bool *fits,
-		   struct doc **out, struct err *e)
+int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, struct est_shortfall *sf,
+		   int *rungs, bool *fits, struct doc **out, struct err *e)
 {
-	return walk_rungs(j, step, card, 32, rungs, fits, out, e);
+	return walk_rungs(j, step, card, sf, 32, rungs, fits, out, e);
 }
 
 int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
@@ -175,5 +227,5 @@ int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc *
 {
 	int rungs;
 	bool fits;
-	return walk_rungs(j, step, 0, n, &rungs, &fits, out, e);
+	return walk_rungs(j, step, 0, NULL, n, &rungs, &fits, out, e);
 }

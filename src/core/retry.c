@@ -446,10 +446,27 @@ static void rung_value(const struct loaded *l, enum fix_id id, int n, char *buf,
 	doc_free(&d);
 }
 
+/* What the OOM message of v measured beyond the card: held + requested, less what the card could
+ * give the job (its capacity less what others and the unaccounted held). False when the message
+ * has no such numbers, its phase is not the estimate's, or the job asked for no more than that. */
+static bool shortfall_of(const struct diag_result *v, struct est_shortfall *sf)
+{
+	const struct memacct *m = &v->memory;
+	memset(sf, 0, sizeof *sf);
+	if (!v->oom || !m->present || m->job <= 0 || m->capacity <= 0 || !measure_phase_of(v, &sf->phase))
+		return false;
+	int64_t need = m->job + (m->requested > 0 ? m->requested : 0);
+	int64_t usable = m->capacity - m->others_total - (m->unaccounted > 0 ? m->unaccounted : 0);
+	sf->bytes = need - usable;
+	return sf->bytes > 0;
+}
+
 /* Applies fix `id` to the job, keeps the original the first time, saves with the careful save
- * and a journal entry naming the try, and tells the sinks. */
+ * and a journal entry naming the try, and tells the sinks. v is the try's verdict: a step fix
+ * goes far enough to cover the shortfall its OOM message measured (SPEC §12.2). */
 static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l, enum fix_id id,
-		     const char *label, const char *words, struct err *e)
+		     const char *label, const char *words, const struct diag_result *v,
+		     struct err *e)
 {
 	struct fix_edit_list fl;
 	int rc = fix_edits(l->j, id, true, &fl, e);
@@ -459,17 +476,22 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	int rungs = 1;
 	bool fits = false;
 	struct estimate now;
-	bool inside = estimate_job(l->j, &now) == ERR_OK && now.known &&
-		      now.phase[EST_TRAINING].basis != EST_EXTRAPOLATED;
-	if (L->card > 0 && inside && (id == FIX_NUM_FRAMES || id == FIX_DROP_LARGEST_BUCKET)) {
+	struct est_shortfall sf;
+	bool have_sf = shortfall_of(v, &sf);
+	bool known = estimate_job(l->j, &now) == ERR_OK && now.known;
+	bool inside = known && now.phase[EST_TRAINING].basis != EST_EXTRAPOLATED;
+	if (known && (L->card > 0 || have_sf) && (inside || have_sf) &&
+	    (id == FIX_NUM_FRAMES || id == FIX_DROP_LARGEST_BUCKET)) {
 		/* A step fix may go down several rungs at once: to the first whose band top fits
-		 * the card. The estimate chooses how far; what is changed is still the plan's. Not
-		 * on an extrapolated estimate (a clip longer, a bucket larger than any report): it
-		 * could take away more than the card needs, so one rung, and the next run tells. */
+		 * the card and that takes off what the OOM measured it was short by. The estimate
+		 * chooses how far; what is changed is still the plan's. On an extrapolated
+		 * estimate (a clip longer, a bucket larger than any report) the band is not
+		 * trusted: only the measured shortfall, else one rung, and the next run tells. */
 		struct err re;
 		err_clear(&re);
-		if (estimate_rungs(l->j, id, L->card, &rungs, &fits, &nd, &re) != ERR_OK ||
-		    !fits || rungs < 2) {
+		if (estimate_rungs(l->j, id, inside ? L->card : 0, have_sf ? &sf : NULL, &rungs, &fits,
+				   &nd, &re) != ERR_OK ||
+		    (!fits && !have_sf) || rungs < 2) {
 			doc_free(&nd);
 			rungs = 1;
 		}
@@ -503,7 +525,8 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	if (rungs > 1)
 		rung_value(l, id, rungs - 1, ruled_out, sizeof ruled_out);
 	struct retry_fix f = { id, label, words, changes, nchanges, note, rungs,
-			       rungs > 1 ? L->card : 0, ruled_out };
+			       rungs > 1 && fits ? L->card : 0, ruled_out,
+			       have_sf ? sf.bytes : 0, have_sf ? sf.removed : 0, have_sf && sf.covered };
 	TELL(L->sinks, on_fix, t, &f);
 	doc_changes_free(changes, nchanges);
 	doc_free(&nd);
@@ -638,7 +661,7 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 		snprintf(text, sizeof text, _("Stopped after %d tries; the next fix would be %s."),
 			 L->o->max_tries, fix_name(d.fix));
 		status = finish(L, RETRY_OUT_MAX_TRIES, ERR_UNAVAILABLE, head, NULL, text, NULL);
-	} else if (apply_fix(L, t, l, d.fix, label, words, &e) != ERR_OK) {
+	} else if (apply_fix(L, t, l, d.fix, label, words, v, &e) != ERR_OK) {
 		status = fail_err(L, &e);
 	} else {
 		L->prev_fail = v->failed_step > 0 ? v->failed_step : 0;

@@ -12,6 +12,7 @@ OOMFIX=${OOMFIX:?set OOMFIX to the built binary}
 TESTS_DIR=${TESTS_DIR:?}
 STANDIN="$TESTS_DIR/standin/aitk_standin.py"
 JOBS="$TESTS_DIR/retry/jobs"
+LOGS="$TESTS_DIR/retry/logs"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export LC_ALL=C.UTF-8 LANGUAGE=
@@ -489,6 +490,20 @@ estimate_rungs() {
 	tr '\n' ' ' <"$dir/none/err.txt" | grep -q "Estimate of this try's job: peak [0-9.]* GiB at training (--vram gives a *verdict)" || { cat "$dir/none/err.txt"; return 1; }
 }
 check "--vram: each try tells its estimate; a step fix goes down two rungs at once" estimate_rungs
+# SPEC §12.2: an OOM message with numbers measures how far short the job was (here held 79.12 GiB
+# of a 79.25 GiB card, asking 6 GiB more): the step fix goes far enough to cover it, by the
+# model's difference, and says so in words and in its event.
+shortfall_rungs() {
+	local dir="$WORK/shortfall"
+	mkdir -p "$dir" && cp "$JOBS/zimage_largest_bucket.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --max-tries 2 --events 3 job.yaml -- \
+		sh -c "cat '$LOGS/bucket_oom_short6.log'; exit 1" 3>ev.jsonl >/dev/null 2>err.txt)
+	[ $? -eq 69 ] || { echo "exit $?"; cat "$dir/err.txt"; return 1; }
+	grep -q 'resolution: \[512, 768, 1024\] → \[512\]' "$dir/err.txt" || { echo "not two rungs"; cat "$dir/err.txt"; return 1; }
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -qF "drop_largest_bucket: 2 rungs at once: the out-of-memory message says the job was 5.9 GiB short of the card; by the estimate they take off 7.4 GiB." || { echo "not said"; cat "$dir/err.txt"; return 1; }
+	[ "$(jq -r 'select(.event == "fix") | [.rungs, .covered, (.shortfall > 6000000000 and .shortfall < 6400000000), .removed >= .shortfall] | map(tostring) | join(" ")' "$dir/ev.jsonl" | head -1)" = "2 true true true" ] || { cat "$dir/ev.jsonl"; return 1; }
+}
+check "an OOM message's shortfall sizes the step fix: two rungs cover 5.9 GiB" shortfall_rungs
 
 # Each try's OOM is kept (SPEC §12.2): the next try's estimate names what it measured, and
 # `oomfix measurements` lists it.

@@ -127,6 +127,8 @@ struct rec {
 	char head[1024], detail[2048], text[2048];
 	int end_try;                /* the end's try number, -1 when none */
 	int rungs;                  /* the last fix's rungs */
+	int64_t shortfall, removed; /* ... what its OOM measured short, what the rungs take off */
+	bool covered;
 	char ruled_out[64];         /* ... and the rung the estimate passed over */
 	int estimates;              /* tries told with a known estimate */
 };
@@ -153,6 +155,9 @@ static void rec_fix(void *d, const struct retry_try *t, const struct retry_fix *
 	snprintf(r->fixes + n, sizeof r->fixes - n, "%s%s", n ? " " : "", fix_name(f->id));
 	r->nfix++;
 	r->rungs = f->rungs;
+	r->shortfall = f->shortfall;
+	r->removed = f->removed;
+	r->covered = f->covered;
 	snprintf(r->ruled_out, sizeof r->ruled_out, "%s", f->ruled_out ? f->ruled_out : "");
 }
 
@@ -397,6 +402,50 @@ static void step_fix_takes_rungs_the_estimate_rules_out(void **state)
 	run_case(&c, "zimage_largest_bucket.yaml", NULL, NULL, 5, 6, tries, 2);
 	assert_int_equal(c.rec.rungs, 1);
 	assert_true(file_has(c.job, "resolution: [512, 768]"));
+	cleanup(&c);
+}
+
+/* An OOM message with numbers in training (held 79.12 GiB of a 79.25 GiB card, asking 2 or 6 GiB
+ * more) measures how far short the job was: the step fix goes down as many rungs as the model
+ * says it takes to cover that (one rung takes off 4.3 GiB, two 7.4), with no --vram and a band
+ * that never fits the card, and no further. */
+static void step_fix_covers_the_shortfall(void **state)
+{
+	static const struct fake_try short2[] = {
+		{ "bucket_oom_short2.log", RETRY_RAN, false },
+		{ "safe_fits.log", RETRY_RAN, true },
+	};
+	static const struct fake_try short6[] = {
+		{ "bucket_oom_short6.log", RETRY_RAN, false },
+		{ "safe_fits.log", RETRY_RAN, true },
+	};
+	struct run c;
+	run_case(&c, "zimage_largest_bucket.yaml", NULL, NULL, 5, 6, short2, 2);
+	assert_string_equal(c.rec.fixes, "drop_largest_bucket");
+	/* 79.12 + 2.00 − (79.25 − 0.01 unaccounted) */
+	assert_true(c.rec.shortfall > (1900LL << 20) && c.rec.shortfall < (1950LL << 20));
+	assert_true(c.rec.covered);
+	assert_true(c.rec.removed >= c.rec.shortfall);
+	assert_int_equal(c.rec.rungs, 1);
+	assert_true(file_has(c.job, "resolution: [512, 768]"));
+	cleanup(&c);
+
+	run_case(&c, "zimage_largest_bucket.yaml", NULL, NULL, 5, 6, short6, 2);
+	assert_true(c.rec.shortfall > (5900LL << 20) && c.rec.shortfall < (6050LL << 20));
+	assert_true(c.rec.covered);
+	assert_true(c.rec.removed >= c.rec.shortfall);
+	assert_int_equal(c.rec.rungs, 2);
+	assert_true(file_has(c.job, "resolution: [512]"));
+	cleanup(&c);
+
+	/* a log without numbers (the trainer's skips) measures nothing: one rung, as ever */
+	static const struct fake_try skips[] = {
+		{ "bucket_skips.log", RETRY_RAN, true },
+		{ "safe_fits.log", RETRY_RAN, true },
+	};
+	run_case(&c, "zimage_largest_bucket.yaml", NULL, NULL, 5, 6, skips, 2);
+	assert_int_equal(c.rec.shortfall, 0);
+	assert_int_equal(c.rec.rungs, 1);
 	cleanup(&c);
 }
 
@@ -673,6 +722,7 @@ int main(void)
 		cmocka_unit_test(probe_skip_is_a_failure),
 		cmocka_unit_test(probe_skip_gets_its_fix),
 		cmocka_unit_test(step_fix_takes_rungs_the_estimate_rules_out),
+		cmocka_unit_test(step_fix_covers_the_shortfall),
 		cmocka_unit_test(extrapolated_takes_one_rung),
 		cmocka_unit_test(survived_without_probe),
 		cmocka_unit_test(worker_e),
