@@ -70,8 +70,9 @@ struct diag_result;
 /* The exit status of a followed run that ended: 0 without a GPU out-of-memory, 10-14 for an OOM
  * of timing A-E, 15 for an OOM whose timing the log does not show. */
 int cli_follow_status(const struct diag_result *r);
-/* src (may be NULL): a web UI job, whose status is followed too. */
+/* src (may be NULL): a web UI job, whose status is followed too. j (may be NULL): the job, whose
+ * run is watched through nvidia-smi and whose measurements are kept when it ends (SPEC §12.2). */
 int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
-			bool as_json);
+			const struct job *j, bool as_json);
 
 #endif

@@ -610,7 +610,7 @@ int cmd_diagnose(int argc, char **argv)
 	rc = open_diag_job(&o, &dj);
 	if (rc == ERR_OK) {
 		const struct diag_job_info *info = o.jobpath || dj.info.kind ? &dj.info : NULL;
-		rc = o.follow ? cli_diagnose_follow(o.log, info, dj.src, o.json)
+		rc = o.follow ? cli_diagnose_follow(o.log, info, dj.src, dj.bad ? NULL : dj.j, o.json)
 			      : diagnose_once(&o, &dj, info);
 	}
 	job_free(&dj.j);

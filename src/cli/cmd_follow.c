@@ -12,6 +12,8 @@
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
+#include "oomfix/gpuwatch.h"
+#include "oomfix/measure.h"
 #include "oomfix/i18n.h"
 #include "oomfix/source.h"
 #include "oomfix/json.h"
@@ -80,7 +82,7 @@ int cli_follow_status(const struct diag_result *r)
 }
 
 int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct source *src,
-			bool as_json)
+			const struct job *j, bool as_json)
 {
 	char status[sizeof ((struct aitk_status *)0)->status] = "";
 	struct diag_state *ds;
@@ -106,6 +108,8 @@ int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct
 		return ERR_USAGE;
 	}
 	rc = diag_state_new(job, &ds, &e);
+	/* what the trainer holds on the card, phase by phase: only for a job it can be kept for */
+	struct gpuwatch *gw = j ? gpuwatch_new(log, 0, job) : NULL;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
@@ -117,6 +121,7 @@ int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct
 		rc = diag_state_follow(ds, log, 0, &what, &e);
 		if (rc)
 			break;
+		gpuwatch_tick(gw);
 		struct aitk_status as;
 		bool moved = false;
 		if (src && source_status(src, &as) && strcmp(as.status, status) != 0) {
@@ -151,10 +156,21 @@ int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct
 	diag_state_free(&ds);
 	free(r);
 	if (rc) {
+		gpuwatch_free(&gw);
 		free(last);
 		err_print(&e, stderr);
 		return rc;
 	}
+	if (j && have_last) {
+		/* what the run measured: its OOM's lower bound, and each phase's peak */
+		cli_measure(src, j, last, log);
+		if (!src || !source_log_untried(src, log, NULL))
+			gpuwatch_record(gw, j);
+		const char *n = measure_note();
+		if (n)
+			fprintf(stderr, "oomfix: %s\n", n);
+	}
+	gpuwatch_free(&gw);
 	int status_code = stop_now ? 130 : have_last ? cli_follow_status(last) : 0;
 	free(last);
 	return status_code;
