@@ -30,6 +30,9 @@ struct gpuwatch;
  * started for it, or 0. j (may be NULL) gives the diagnosis its job. NULL when out of memory. */
 struct gpuwatch *gpuwatch_new(const char *log, pid_t root, const struct diag_job_info *j);
 
+/* The trainer's pid once it is known (a web UI job: the worker writes it to the job's row). */
+void gpuwatch_set_root(struct gpuwatch *w, pid_t root);
+
 /* Called at the follower's pace (several times a second is fine): reads nvidia-smi's answer when
  * it has come, and starts the next query when a second has passed since the last. */
 void gpuwatch_tick(struct gpuwatch *w);
@@ -40,8 +43,10 @@ int64_t gpuwatch_peak(const struct gpuwatch *w, enum est_phase p);
 unsigned gpuwatch_answers(const struct gpuwatch *w);
 
 /* Reads the log to its end and keeps each phase's peak in the measurement store, keyed by the
- * job j's settings (nothing when j is NULL); returns how many phases were kept. */
-int gpuwatch_record(struct gpuwatch *w, const struct job *j);
+ * job j's settings (nothing when j is NULL); returns how many phases were kept. `finished`: the
+ * run is known to have ended well (its command exited 0, the web UI says completed), besides
+ * what its log says. */
+int gpuwatch_record(struct gpuwatch *w, const struct job *j, bool finished);
 
 /* Stops a query still running. */
 void gpuwatch_free(struct gpuwatch **w);

@@ -165,7 +165,7 @@ int cli_diagnose_follow(const char *log, const struct diag_job_info *job, struct
 		/* what the run measured: its OOM's lower bound, and each phase's peak */
 		cli_measure(src, j, last, log);
 		if (!src || !source_log_untried(src, log, NULL))
-			gpuwatch_record(gw, j);
+			gpuwatch_record(gw, j, src && !strcmp(status, "completed"));
 		const char *n = measure_note();
 		if (n)
 			fprintf(stderr, "oomfix: %s\n", n);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "oomfix/aitkdb.h"
+#include "oomfix/gpuwatch.h"
 #include "oomfix/i18n.h"
 #include "oomfix/save.h"
 #include "oomfix/source.h"
@@ -115,6 +116,11 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 	double ended_at = 0, last_data = retry_now();
 	long long pid = -1;
 	sig_atomic_t seen = *stop;
+	/* what the run holds on the card, phase by phase (SPEC §12.2): the try's copy of the log
+	 * gives the phases, the job's row the trainer's pid */
+	struct diag_job_info info = { t->job ? t->job->name : NULL, t->job ? (int)t->job->kind : 0,
+				      t->job && job_is_conservative(t->job) ? 1 : 0 };
+	struct gpuwatch *gw = t->job ? gpuwatch_new(t->log, 0, &info) : NULL;
 
 	for (;;) {
 		if (*stop != seen) {
@@ -144,6 +150,8 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 					     (fd >= 0 && log_is_new(log, &cur)))) {
 			start_over(t, probe, sinks, log, &fd, &prev, &cur);
 			ur->taken = strcmp(as.status, "queued") != 0;
+			gpuwatch_free(&gw); /* that run is not the try's */
+			gw = t->job ? gpuwatch_new(t->log, 0, &info) : NULL;
 		}
 		if (ur->taken && fd < 0 && log_is_new(log, &prev)) {
 			fd = open(log, O_RDONLY | O_CLOEXEC);
@@ -169,6 +177,9 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 		 * trainer exited is missed. */
 		if (take_output(fd, t, probe, sinks))
 			last_data = retry_now();
+		if (ur->taken && as.pid > 0)
+			gpuwatch_set_root(gw, (pid_t)as.pid);
+		gpuwatch_tick(gw);
 		if (probe->state != RETRY_PROBE_WATCHING && !asked && !status_ended(as.status)) {
 			/* the run goes on a little until the trainer sees the flag */
 			bool stopping;
@@ -183,6 +194,9 @@ static int follow(struct retry_aitk *ra, const struct retry_try *t, struct retry
 	}
 	if (fd >= 0)
 		close(fd);
+	if (rc == ERR_OK && ur->taken)
+		retry_keep_peaks(&gw, t, !strcmp(ur->status, "completed"), sinks);
+	gpuwatch_free(&gw);
 	return rc;
 }
 

@@ -65,4 +65,10 @@ int retry_write_all(int fd, const char *p, size_t n);
 /* Seconds on the monotonic clock. */
 double retry_now(void);
 
+/* Keeps what the run's watch saw of the card, phase by phase (SPEC §12.2; finished: the run
+ * ended well), says a problem with the store to the sinks, and frees the watch. */
+struct gpuwatch;
+void retry_keep_peaks(struct gpuwatch **gw, const struct retry_try *t, bool finished,
+		      const struct retry_sinks *sinks);
+
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oomfix/gpuwatch.h"
 #include "oomfix/i18n.h"
 #include "retry_cli.h"
 
@@ -140,6 +141,10 @@ static int proc_run(void *rn, const struct retry_try *t, struct retry_probe *pro
 		return ERR_OK;
 	}
 	struct stopping st = { pid, 0, 0, rp->grace };
+	/* what the run holds on the card, phase by phase (SPEC §12.2) */
+	struct diag_job_info info = { t->job ? t->job->name : NULL, t->job ? (int)t->job->kind : 0,
+				      t->job && job_is_conservative(t->job) ? 1 : 0 };
+	struct gpuwatch *gw = t->job ? gpuwatch_new(t->log, pid, &info) : NULL;
 	sig_atomic_t seen = *stop;
 	bool eof = false, reaped = false, interrupted = false;
 	double reaped_at = 0;
@@ -159,6 +164,7 @@ static int proc_run(void *rn, const struct retry_try *t, struct retry_probe *pro
 			}
 		}
 		stop_escalate(&st, reaped);
+		gpuwatch_tick(gw);
 		if (!reaped && waitpid(pid, &wst, WNOHANG) == pid) {
 			reaped = true;
 			reaped_at = retry_now();
@@ -206,6 +212,7 @@ static int proc_run(void *rn, const struct retry_try *t, struct retry_probe *pro
 		signal_group(pid, SIGKILL);
 		wait_group_gone(pid, 5.0);
 	}
+	retry_keep_peaks(&gw, t, st.stage == 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == 0, sinks);
 	out->step = probe->step;
 	out->exited_zero = WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
 	if (interrupted) {

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include "oomfix/estimate.h"
+#include "oomfix/gpuwatch.h"
 #include "oomfix/i18n.h"
 #include "oomfix/json.h"
+#include "oomfix/measure.h"
 #include "oomfix/text.h"
 #include "retry_cli.h"
 
@@ -32,6 +34,18 @@ double retry_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void retry_keep_peaks(struct gpuwatch **gw, const struct retry_try *t, bool finished,
+		      const struct retry_sinks *sinks)
+{
+	if (!*gw)
+		return;
+	gpuwatch_record(*gw, t->job, finished);
+	gpuwatch_free(gw);
+	const char *n = measure_note();
+	if (n)
+		retry_tell_note(sinks, t, n);
 }
 
 void retry_say_probe(const struct retry_sinks *s, const struct retry_try *t,

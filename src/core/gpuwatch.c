@@ -27,6 +27,7 @@
 #define MAX_FAILS 3             /* queries in a row that fail: nvidia-smi is not asked again */
 #define MAX_KNOWN 32
 #define MAX_FDS 4096            /* a process's descriptors looked at for the log */
+#define READ_MAX (4u << 20)     /* bytes of the log read a tick */
 
 struct gpuwatch {
 	char *log;
@@ -96,16 +97,17 @@ struct gpuwatch *gpuwatch_new(const char *log, pid_t root, const struct diag_job
 	return w;
 }
 
-/* The log's phase now (the bytes appended since the last read only). */
+/* The log's phase now (the bytes appended since the last read only, READ_MAX at a time: a long
+ * log opened mid-run is caught up with over several ticks, its phase unknown until then). */
 static enum diag_phase read_phase(struct gpuwatch *w)
 {
 	enum diag_follow what;
 	struct err e;
 	err_clear(&e);
-	if (diag_state_follow(w->ds, w->log, 0, &what, &e) == ERR_OK && what != DIAG_FOLLOW_SAME &&
+	if (diag_state_follow(w->ds, w->log, READ_MAX, &what, &e) == ERR_OK && what != DIAG_FOLLOW_SAME &&
 	    diag_state_result(w->ds, w->res, &e) == ERR_OK)
 		w->phase = w->res->now_phase;
-	return w->phase;
+	return diag_state_pending(w->ds) ? DIAG_P_NONE : w->phase;
 }
 
 static void start_query(struct gpuwatch *w)
@@ -328,6 +330,12 @@ void gpuwatch_tick(struct gpuwatch *w)
 	start_query(w);
 }
 
+void gpuwatch_set_root(struct gpuwatch *w, pid_t root)
+{
+	if (w && root > 0)
+		w->root = root;
+}
+
 int64_t gpuwatch_peak(const struct gpuwatch *w, enum est_phase p)
 {
 	return w && p < EST_NPHASES ? w->peak[p] : -1;
@@ -338,18 +346,19 @@ unsigned gpuwatch_answers(const struct gpuwatch *w)
 	return w ? w->answers : 0;
 }
 
-int gpuwatch_record(struct gpuwatch *w, const struct job *j)
+int gpuwatch_record(struct gpuwatch *w, const struct job *j, bool ended_well)
 {
 	if (!w || !j)
 		return 0;
 	if (w->child > 0)
 		end_query(w, true);
-	read_phase(w);
+	for (int i = 0; i < 4096 && read_phase(w) == DIAG_P_NONE && diag_state_pending(w->ds); i++)
+		; /* to the end of the log (16 GiB at most) */
 	const struct diag_result *r = w->res;
 	if (diag_state_offset(w->ds) == 0)
 		return 0;
 	bool failed = r->oom && !r->survived;
-	bool finished = r->run_ended && !failed && r->other == DIAG_O_NONE;
+	bool finished = (ended_well || r->run_ended) && !failed && r->other == DIAG_O_NONE;
 	enum est_phase end = EST_NPHASES, oomp = EST_NPHASES;
 	if (!est_phase_of(r->now_phase, &end))
 		end = EST_NPHASES;

@@ -89,6 +89,7 @@ bool ui_follow_tick(struct ui_app *a)
 	bool was_ended = a->s.have_diag && a->s.diag.run_ended;
 	unsigned f = ui_session_follow(&a->s);
 	bool status = ui_session_job_status(&a->s); /* a web UI job's status, at the same pace */
+	ui_session_watch(&a->s); /* what the run holds on the card, after the log's new lines */
 
 	status |= pick_up_first_log(a);
 	if (!f)

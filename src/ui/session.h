@@ -24,6 +24,7 @@ struct ui_hist {
 };
 
 struct diag_worker; /* session_log.c */
+struct gpuwatch;
 
 struct ui_session {
 	char *job_path;                 /* NULL when no job was given; for a web UI job the path
@@ -66,6 +67,8 @@ struct ui_session {
 	char run_note[512];
 	bool log_from_runs;             /* no log was given: the newest run log was opened */
 	char reload_dropped[256];       /* the unsaved steps the last reload left out, by name */
+	struct gpuwatch *watch;         /* the growing log's run on the card (SPEC §12.2), or NULL */
+	bool watch_done;                /* ... kept already for this run */
 };
 
 /* What following the log found (ui_session_follow). */
@@ -100,6 +103,13 @@ bool ui_session_diag_poll(struct ui_session *s, bool wait);
  * replaced is read again from the start. Returns UI_F_* bits (0: nothing new). Cheap when
  * nothing changed (one stat). */
 unsigned ui_session_follow(struct ui_session *s);
+
+/* While the log grows (a run going on) and its job is known, asks nvidia-smi at most once a
+ * second what the trainer holds (gpuwatch.h); each phase's peak is kept when the run ends, the
+ * log is replaced or the session closes. Never waits; call it at the follower's pace. */
+void ui_session_watch(struct ui_session *s);
+/* Keeps the watched run's peaks now and stops watching (another log or job is opened). */
+void ui_session_watch_end(struct ui_session *s);
 
 /* For a web UI job: reads its status from the database (one indexed SELECT) into job_status.
  * True when it changed. False at once for a file job. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "oomfix/aitkdb.h"
+#include "oomfix/gpuwatch.h"
 #include "oomfix/i18n.h"
 #include "oomfix/measure.h"
 #include "session.h"
@@ -139,14 +140,19 @@ bool ui_session_log_newer(const struct ui_session *s)
 /* A verdict was just read from the log: it speaks of the job as it is now, unless the job's
  * journal holds a change saved after the log was written (an earlier session's, or the command
  * line's), which that log cannot judge either. */
+/* What the OOM measured is kept for the next estimate (SPEC §12.2), for the job as it ran: the
+ * one on disk, when no change was saved since the log. */
+static void keep_measured(struct ui_session *s)
+{
+	if (s->have_diag && s->log_path && !s->untried_saved && s->base_job)
+		measure_record_diag(s->base_job, &s->diag, s->log_path);
+}
+
 static void verdict_taken(struct ui_session *s)
 {
 	s->verdict_pos = s->pos;
 	s->untried_saved = s->src && s->log_path && source_log_untried(s->src, s->log_path, NULL);
-	/* What the OOM measured is kept for the next estimate (SPEC §12.2), for the job as it
-	 * ran: the one on disk, when no change was saved since the log. */
-	if (s->have_diag && s->log_path && !s->untried_saved && s->base_job)
-		measure_record_diag(s->base_job, &s->diag, s->log_path);
+	keep_measured(s);
 }
 
 void ui_session_job_failed(struct ui_session *s, const struct err *e)
@@ -227,6 +233,35 @@ static bool same_verdict(const struct diag_result *a, const struct diag_result *
 	       a->nsigs == b->nsigs && a->nhints == b->nhints;
 }
 
+/* The run's peaks, kept for the job as it ran (not when a change was saved after the log). */
+void ui_session_watch_end(struct ui_session *s)
+{
+	if (!s->watch)
+		return;
+	if (s->base_job && !s->untried_saved)
+		gpuwatch_record(s->watch, s->base_job, s->src && !strcmp(s->job_status, "completed"));
+	gpuwatch_free(&s->watch);
+}
+
+void ui_session_watch(struct ui_session *s)
+{
+	if (!s->watch) {
+		if (!s->growing || s->watch_done || !s->log_path || !s->base_job ||
+		    s->untried_saved || s->read_only)
+			return;
+		struct diag_job_info info = { s->base_job->name, (int)s->base_job->kind,
+					      job_is_conservative(s->base_job) ? 1 : 0 };
+		s->watch = gpuwatch_new(s->log_path, 0, &info);
+		s->watch_done = !s->watch;
+		return;
+	}
+	gpuwatch_tick(s->watch);
+	if (s->have_diag && (s->diag.run_ended || (s->diag.oom && !s->diag.survived))) {
+		ui_session_watch_end(s);
+		s->watch_done = true; /* this run's are kept */
+	}
+}
+
 unsigned ui_session_follow(struct ui_session *s)
 {
 	struct diag_result *r;
@@ -250,6 +285,8 @@ unsigned ui_session_follow(struct ui_session *s)
 			s->log = li;
 		}
 		out |= UI_F_RESTARTED;
+		ui_session_watch_end(s); /* the run before is over */
+		s->watch_done = false;
 	} else {
 		logidx_refresh(s->log);
 	}
@@ -271,6 +308,7 @@ unsigned ui_session_follow(struct ui_session *s)
 		s->diag = *r;
 		s->have_diag = true;
 		if (changed) {
+			keep_measured(s); /* an OOM that came while the log was followed */
 			ui_session_refresh(s);
 			out |= UI_F_VERDICT;
 		}
@@ -295,6 +333,8 @@ int ui_session_set_log(struct ui_session *s, const char *log_path, struct err *e
 		return rc;
 	}
 	diag_state_free(&s->live); /* it followed the log being replaced */
+	ui_session_watch_end(s);
+	s->watch_done = false;
 	logidx_close(&s->log);
 	free(s->log_path);
 	s->log = li;
@@ -330,6 +370,7 @@ void ui_session_mark_history(struct ui_session *s, int try_n, const char *fix)
 void ui_session_close(struct ui_session *s)
 {
 	diag_stop(s);
+	ui_session_watch_end(s);
 	ui_session_free_job(s);
 	logidx_close(&s->log);
 	diag_state_free(&s->live);

@@ -521,6 +521,36 @@ measured_tries() {
 }
 check "retry: a try's OOM is kept, and the next try's estimate names it" measured_tries
 
+# While a try runs, nvidia-smi is asked at most once a second what the trainer holds (SPEC
+# §12.2): the fake lists the stand-in (found by its command line; oomfix's own holds it too,
+# but is not the trainer's) at 9000 MiB and a foreign
+# process at 6 GiB; the try that finished keeps its training peak, the trainer's alone.
+watched_try() {
+	local dir="$WORK/watched"
+	mkdir -p "$dir/bin" && cp "$JOBS/conservative.yaml" "$dir/job.yaml"
+	cat >"$dir/bin/nvidia-smi" <<'SH'
+#!/bin/sh
+case "$1" in
+--query-gpu=*) echo "0, GPU-w, NVIDIA GeForce RTX 4090, 24564, 1000" ;;
+--query-compute-apps=*)
+	echo "GPU-w, 1, 6144"
+	for f in /proc/[0-9]*/cmdline; do
+		if tr '\0' ' ' <"$f" 2>/dev/null | grep -aq '^[^ ]*python[0-9.]* [^ ]*aitk_standin'; then
+			p=${f#/proc/}; echo "GPU-w, ${p%/cmdline}, 9000"
+		fi
+	done ;;
+*) exit 9 ;;
+esac
+SH
+	chmod +x "$dir/bin/nvidia-smi"
+	(cd "$dir" && PATH="$dir/bin:$PATH" OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" retry --vram 24 \
+		--max-tries 1 job.yaml -- python3 "$STANDIN" --vram 24 --delay 0.1 job.yaml >/dev/null 2>err.txt) ||
+		{ cat "$dir/err.txt"; return 1; }
+	OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" measurements --json >"$dir/m.json" || return 1
+	[ "$(jq -r '.measurements[] | select(.phase == "training") | "\(.kind) \(.bytes / 1048576 | floor) \(.log | endswith("1.log"))"' "$dir/m.json")" = "peak 9000 true" ] || { cat "$dir/m.json"; return 1; }
+}
+check "retry: a try followed with nvidia-smi keeps the trainer's training peak" watched_try
+
 # One card (SPEC §12.2, review 4 E2): another process holds 6 GiB of the 24 GB card; the job
 # fits the card alone but not beside it. retry asks nvidia-smi before the try and stops with the
 # E answer, naming the process; the job is not cut.
