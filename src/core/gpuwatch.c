@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,9 +238,12 @@ static void take_sample(struct gpuwatch *w)
 	bool have_log = stat(w->log, &logst) == 0;
 	for (size_t c = 0; c < g.n; c++) {
 		int64_t mine = 0;
-		for (size_t a = 0; a < g.gpu[c].napps; a++)
-			if (is_trainer(w, (pid_t)g.gpu[c].app[a].pid, have_log ? &logst : NULL))
+		for (size_t a = 0; a < g.gpu[c].napps; a++) {
+			long long pid = g.gpu[c].app[a].pid;
+			if (pid > 1 && pid <= INT_MAX &&
+			    is_trainer(w, (pid_t)pid, have_log ? &logst : NULL))
 				mine += g.gpu[c].app[a].bytes;
+		}
 		if (mine > w->peak[p]) {
 			w->peak[p] = mine;
 			w->card = g.gpu[c].total;

@@ -10,6 +10,10 @@
  *  - the input read as a measurement store's key (est_input_parse, what measure.c reads back
  *    from a store that may have been edited) either is refused or reads back to the same key,
  *    and a measurement of it applied to its estimate keeps every phase sane.
+ *  - the input read as nvidia-smi's answers (estimate_parse_smi: the cards, then the processes,
+ *    split at the first empty line; what the follow watch and the card choice read) gives at
+ *    most EST_MAX_GPUS cards with sizes in range, each with at most EST_MAX_APPS processes whose
+ *    bytes add up to apps_total.
  * The user's own store is never read here: OOMFIX_MEASUREMENTS=off.
  */
 #include <stdbool.h>
@@ -171,6 +175,37 @@ static void check_key(const uint8_t *data, size_t size)
 	check_sane(&e);
 }
 
+static void check_smi(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 2);
+	if (!text)
+		return;
+	memcpy(text, data, size);
+	text[size] = text[size + 1] = 0;
+	char *apps = strstr(text, "\n\n");
+	if (apps) {
+		*apps = 0;
+		apps += 2;
+	}
+	struct est_gpus g;
+	struct err e;
+	err_clear(&e);
+	if (estimate_parse_smi(text, apps, &g, &e) == ERR_OK) {
+		FUZZ_CHECK(g.n <= EST_MAX_GPUS);
+		for (size_t c = 0; c < g.n; c++) {
+			FUZZ_CHECK(g.gpu[c].total >= 0 && g.gpu[c].total <= EST_BYTES_MAX);
+			FUZZ_CHECK(g.gpu[c].napps <= EST_MAX_APPS);
+			int64_t sum = 0;
+			for (size_t a = 0; a < g.gpu[c].napps; a++) {
+				FUZZ_CHECK(g.gpu[c].app[a].bytes >= 0);
+				sum += g.gpu[c].app[a].bytes;
+			}
+			FUZZ_CHECK(sum == g.gpu[c].apps_total);
+		}
+	}
+	free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct doc *d = NULL;
@@ -180,6 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	setenv("OOMFIX_MEASUREMENTS", "off", 1);
 	check_key(data, size);
+	check_smi(data, size);
 	err_clear(&er);
 	if (doc_load("fuzz.yaml", (const char *)data, size, &d, &er) != ERR_OK)
 		return 0;
