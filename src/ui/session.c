@@ -181,7 +181,6 @@ static int open_job_log(struct ui_session *s, const char *job_path, const char *
 
 void ui_session_free_job(struct ui_session *s)
 {
-	ui_session_watch_end(s); /* the run was the job's */
 	for (size_t i = 0; i < s->nhist; i++)
 		doc_free(&s->hist[i].doc);
 	free(s->hist);

@@ -191,13 +191,21 @@ static void next_lines(const struct ui_session *s, const struct ui_diag_layout *
 		ui_lines_wrap(l, UI_R_MARK, _("Out of date: a change was applied after this log was "
 					      "written. Save, run the job again, and its new log gives "
 					      "the next change."), width, 1);
-	} else if (d->oom && s->plan.first_fix != FIX_NONE) {
-		snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[s->plan.first_fix].title));
-		first_change_lines(l, buf, width, s->job != NULL,
-				   s->plan.first_fix == FIX_FRESH_WORKER);
-	} else if (d->oom && s->plan.exhausted) {
-		plan_exhausted_text(&s->plan, s->job, buf, sizeof buf);
-		ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
+	} else if (d->oom) {
+		/* the one decision (SPEC §3.4), as `a`, `fix next`, plan and retry take it: a run
+		 * that survived its OOMs has no first change, whatever would stop its skips */
+		struct plan_decision dec = plan_decide(&s->plan, d, false);
+		if (dec.what == PLAN_NEXT_APPLY || dec.what == PLAN_NEXT_FRESH_WORKER) {
+			snprintf(buf, sizeof buf, _("First change: %s"), _(fix_defs[dec.fix].title));
+			first_change_lines(l, buf, width, s->job != NULL,
+					   dec.fix == FIX_FRESH_WORKER);
+		} else if (dec.what == PLAN_NEXT_EXHAUSTED) {
+			plan_exhausted_text(&s->plan, s->job, buf, sizeof buf);
+			ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
+		} else {
+			plan_decision_text(&dec, &s->plan, s->job, buf, sizeof buf);
+			ui_lines_wrap(l, UI_R_MARK, buf, width, 1);
+		}
 	}
 }
 

@@ -470,5 +470,15 @@ K
 check "ja: the status after a reads 「。適用しました」, no space after 「。」" \
 	bash -c "grep -qF '。適用しました' '$WORK/jatidy/applied.txt' && ! grep -qF '。 ' '$WORK/jatidy/applied.txt'"
 
+# One decision (SPEC §3.4, review 4): a run that survived its OOM skips has no first change in the
+# Log view's diagnosis panel either, as `a`, `fix next`, plan and retry say.
+mkdir -p "$WORK/surv" && cp "$HERE/../retry/jobs/zimage_largest_bucket.yaml" "$WORK/surv/job.yaml"
+cp "$FIX/survived.log" "$WORK/surv/"
+run surv job.yaml survived.log <<'K'
+dump panel.txt
+K
+check "survived run: the panel says nothing has to change" hasj "$WORK/surv/panel.txt" "so nothing has to change"
+check "survived run: the panel names no first change" bash -c "! grep -qF 'First change:' '$WORK/surv/panel.txt'"
+
 echo "1..$n"
 exit $((fails > 0))
