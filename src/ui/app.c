@@ -238,7 +238,9 @@ static int input_timeout(struct ui_app *a, bool more)
 {
 	if (a->s.diag_pending || ui_views_busy(a))
 		return 30;
-	if (a->s.live || a->s.job_status[0] || ui_retry_running(&a->retry))
+	/* the web UI's job list, shown, reads its jobs' status again now and then (E1) */
+	if (a->s.live || a->s.job_status[0] || ui_retry_running(&a->retry) ||
+	    (a->jobs_on && a->view == UI_V_JOBS))
 		return more ? 0 : UI_FOLLOW_POLL_MS;
 	return -1;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oomfix/aitkdb.h"
 #include "oomfix/diag.h"
@@ -49,7 +50,18 @@ struct jobs_priv {
 	char *keep;             /* the job the cursor stays on when the list is read again */
 	char *ask_name;         /* the job the queue question is about */
 	char ask_status[16];
+	long long checked_ms;   /* when the rows' status was last read again (E1) */
 };
+
+/* How often the list reads its jobs' status again: one indexed SELECT per job. */
+#define JOBS_RECHECK_MS 2000
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static struct jobs_priv *jobs_priv(const struct ui_env *v)
 {
@@ -214,18 +226,90 @@ static bool jobs_busy(const struct ui_env *v)
 	return jp->w && (!atomic_load(&jp->w->done) || jp->seen < jp->w->n);
 }
 
-/* Verdicts came since the last call: redraw (the view's tick op). */
+/* Reads each row's status and step from the database again (E1: the list stays true while
+ * the worker runs jobs). A status that changed is said once, naming the job, and the list is
+ * read again whole (its verdicts too: a run that ended has a new log); a step that moved is
+ * only redrawn. `name` (may be NULL): just that job, before a key acts on its status. True when
+ * something changed. */
+static bool jobs_recheck(const struct ui_env *v, const char *name)
+{
+	struct jobs_priv *jp = jobs_priv(v);
+	jp->checked_ms = mono_ms();
+	if (!jp->loaded || jp->err[0] || !jp->n)
+		return false;
+	struct err e;
+	err_clear(&e);
+	char *root = NULL;
+	struct aitk_db *db = NULL;
+	if (aitkdb_find(source_aitk_dir(), &root, &e) != ERR_OK ||
+	    aitkdb_open(root, &db, &e) != ERR_OK) {
+		free(root);
+		return false;
+	}
+	free(root);
+	char said[512] = "";
+	bool moved = false, reload = false;
+	for (size_t i = 0; i < jp->n; i++) {
+		struct aitk_job *r = &jp->rows[i];
+		if (name && strcmp(r->name, name))
+			continue;
+		struct aitk_status as;
+		err_clear(&e);
+		int rc = aitkdb_status(db, r->name, &as, &e);
+		if (rc == ERR_NOINPUT) {
+			reload = true; /* deleted in the web UI */
+			continue;
+		}
+		if (rc != ERR_OK)
+			continue;
+		const char *was = r->status ? r->status : "";
+		if (strcmp(was, as.status)) {
+			if (!said[0]) {
+				char shown[256];
+				text_sanitize(r->name, strlen(r->name), shown, sizeof shown);
+				snprintf(said, sizeof said, _("Job %s: %s → %s."), shown,
+					 was[0] ? was : "?", as.status[0] ? as.status : "?");
+			}
+			char *st = strdup(as.status);
+			if (st) {
+				free(r->status);
+				r->status = st;
+			}
+			reload = true;
+		}
+		if (as.step != r->step) {
+			r->step = as.step;
+			moved = true;
+		}
+		if (as.total_steps >= 0)
+			r->total_steps = as.total_steps;
+	}
+	aitkdb_close(&db);
+	if (reload && !name) {
+		jobs_load(v);
+		jp->checked_ms = mono_ms();
+	}
+	if (said[0])
+		ui_status(v->c, false, "%s", said);
+	return reload || moved;
+}
+
+/* Verdicts came since the last call, or a job's row changed: redraw (the view's tick op). */
 static bool jobs_tick(const struct ui_env *v)
 {
 	struct jobs_priv *jp = jobs_priv(v);
+	bool changed = false;
+	if (v->jobs_on && jp->loaded && !v->script && mono_ms() - jp->checked_ms >= JOBS_RECHECK_MS &&
+	    (!jp->w || atomic_load(&jp->w->done)))
+		changed = jobs_recheck(v, NULL);
 	if (!jp->w)
-		return false;
+		return changed;
 	size_t k = 0;
 	while (k < jp->w->n && atomic_load(&jp->w->ready[k]))
 		k++;
 	bool more = k != jp->seen;
 	jp->seen = k;
-	return more;
+	return more || changed;
 }
 
 const char *ui_jobs_selected(const struct ui_env *v)
@@ -610,6 +694,10 @@ static enum ui_req jobs_action(const struct ui_env *v, enum ui_act act)
 		return jp->n ? UI_REQ_OPEN_JOB : UI_REQ_DONE;
 	case UI_A_QUEUE_JOB: {
 		long long i = p->cursor;
+		/* what the database says now, not what the list read: a job that has failed since
+		 * is not "queued already" (E1) */
+		if (i >= 0 && (size_t)i < jp->n)
+			jobs_recheck(v, jp->rows[i].name);
 		if (i >= 0 && (size_t)i < jp->n)
 			ui_jobs_ask_queue(v, jp->rows[i].name, jp->rows[i].status);
 		return UI_REQ_DONE;
