@@ -62,9 +62,27 @@ enum {
 int save_file(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
 	      unsigned flags, bool check_yaml, struct err *e);
 
-/* Emergency save for SIGHUP/SIGTERM: writes PATH.oomfix-save (mode 0600, not through a symlink)
- * with plain open/write/fsync/close only (async-signal-safe; errno is preserved). When the job's
- * folder refuses it (read-only, full, no permission) and save_emergency_prepare(PATH) was called,
+/* The same for an --output written from `job`: no stamp, no backup, the YAML checked; a new file
+ * gets 0644 & ~umask narrowed to save_mode_for(job), so a private job's copy is private too. */
+int save_output(const char *path, const char *text, size_t len, const char *job, struct err *e);
+
+/* The permission bits for what oomfix keeps beside `job` (journal, retry logs, kept versions):
+ * the job's read and write bits less the umask, the owner's own always (never execute or set-id
+ * bits); 0600 when `job` is no regular file (a web UI job, whose row is in its database). */
+mode_t save_mode_for(const char *job);
+
+/* Writes a file oomfix keeps for itself (a web UI job's previous version, the version a retry
+ * started from, a remembered command): through a fresh temporary file in the same folder (full
+ * write, fsync) with exactly `mode` (read and write bits), renamed over `path`. Never through a
+ * symbolic link: one planted under the name is replaced, the file it points at untouched. On
+ * failure no temp file remains. Returns 0 or an ERR_ code (set in e). */
+int save_private(const char *path, const char *text, size_t len, mode_t mode, struct err *e);
+
+/* Emergency save for SIGHUP/SIGTERM: writes PATH.oomfix-save (mode 0600, not through a symlink;
+ * a file already there that is not the user's alone — someone else's, a hard link, a FIFO — is
+ * refused like a folder that refuses) with plain open/fstat/write/fsync/close only
+ * (async-signal-safe; errno is preserved). When the job's folder refuses it (read-only, full, no
+ * permission) and save_emergency_prepare(PATH) was called,
  * it goes to $XDG_STATE_HOME/oomfix/ (else ~/.local/state/oomfix/) as the job's absolute path
  * with '%' for '/' plus ".oomfix-save", the folders created, and one line on stderr says where
  * (or that it failed). Returns 0 or -1; on failure the partial file is removed. */
@@ -91,7 +109,12 @@ char *save_journal_name(const char *path);
  * a heading with the local time (ISO 8601), "Fixes: a, b" (or "Manual edits" when nfixes is 0)
  * and one "- `path`: old → new" line per change, where each change is given as
  * "path: old → new" (the path is what precedes the first ": "). The entry is appended with a
- * single O_APPEND write. Returns 0 or an ERR_ code (set in e). */
+ * single O_APPEND write. The journal is never opened through a symbolic link (one planted in its
+ * place is refused: ERR_CANTCREAT, nothing written), nor a FIFO or a file with other names (a
+ * hard link); a new one gets save_mode_for(PATH), one wider than that is narrowed to it (or
+ * refused when it is not ours). The job's own save is not the journal's business: a caller
+ * that saved says the save stands and the journal was not written. Returns 0 or an ERR_ code
+ * (set in e, e->file naming the journal). */
 int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 		 const char *const *changes, size_t nchanges, struct err *e);
 

@@ -287,7 +287,7 @@ int cmd_set(int argc, char **argv)
 				journal(src, d, nd);
 		}
 	} else if (out) {
-		rc = save_file(out, text, len, NULL, 0, true, &e);
+		rc = save_output(out, text, len, source_path(src), &e);
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
 		rc = err_set(&e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
 	}

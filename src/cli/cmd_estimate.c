@@ -345,7 +345,7 @@ static int write_result(struct source *src, const struct doc *orig, const struct
 		return fflush(stdout) ? ERR_IOERR : 0;
 	}
 	if (out) {
-		int rc = save_file(out, ntext, nlen, NULL, 0, true, &e);
+		int rc = save_output(out, ntext, nlen, source_path(src), &e);
 		if (rc)
 			err_print(&e, stderr);
 		return rc;

@@ -684,7 +684,7 @@ static int fix_output(const struct fix_opts *o, struct fix_run *r)
 		err_set(&r->e, ERR_IOERR, NULL, 0, 0, "%s", _("cannot write to standard output"));
 		return fail(&r->e);
 	}
-	if (o->out && save_file(o->out, ntext, nlen, NULL, 0, true, &r->e) != ERR_OK)
+	if (o->out && save_output(o->out, ntext, nlen, source_path(r->src), &r->e) != ERR_OK)
 		return fail(&r->e);
 	return 0;
 }

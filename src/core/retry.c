@@ -327,10 +327,25 @@ static int open_job(const char *arg, struct loaded *l, struct err *e)
 	return rc;
 }
 
+/* Folders oomfix makes are the user's alone. */
 static int make_dir(const char *path, struct err *e)
 {
-	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
 		return err_set(e, ERR_CANTCREAT, path, 0, 0, _("cannot create it: %s"), strerror(errno));
+	return ERR_OK;
+}
+
+/* The runs folder is oomfix's own: a link planted under its name would send the logs and the
+ * job's first version into a folder someone else chose. */
+static int own_dir(const char *path, struct err *e)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return err_set(e, ERR_CANTCREAT, path, 0, 0, _("cannot create it: %s"), strerror(errno));
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
+		return err_set(e, ERR_CANTCREAT, path, 0, 0, "%s",
+			       _("not a folder of oomfix's own (a symbolic link or a file stands in its "
+				 "place); nothing was run"));
 	return ERR_OK;
 }
 
@@ -354,7 +369,7 @@ static int make_runs_dir(const struct source *s, char **dir, struct err *e)
 	}
 	if (asprintf(dir, "%s.oomfix-runs", source_path(s)) < 0)
 		return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM));
-	if ((rc = make_dir(*dir, e)) != ERR_OK) {
+	if ((rc = make_dir(*dir, e)) != ERR_OK || (rc = own_dir(*dir, e)) != ERR_OK) {
 		free(*dir);
 		*dir = NULL;
 	}
@@ -381,7 +396,7 @@ static int keep_original(const struct source *s, struct err *e)
 	if (stat(path, &st) != 0) {
 		size_t len;
 		const char *text = source_text(s, &len);
-		rc = save_file(path, text, len, NULL, 0, false, e);
+		rc = save_private(path, text, len, save_mode_for(source_path(s)), e);
 	}
 	free(path);
 	return rc;
@@ -519,8 +534,12 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	struct err je;
 	err_clear(&je);
 	if (save_journal_note(source_path(l->s), jnote, fixes, 1, (const char *const *)changes,
-			      nchanges, &je) != ERR_OK)
-		retry_tell_note(L->sinks, t, je.msg);
+			      nchanges, &je) != ERR_OK) {
+		char said[sizeof je.msg + sizeof je.file + 64];
+		snprintf(said, sizeof said, _("the job is saved, but the change journal %s was not "
+					      "written: %s"), je.file, je.msg);
+		retry_tell_note(L->sinks, t, said);
+	}
 	char ruled_out[128] = "";
 	if (rungs > 1)
 		rung_value(l, id, rungs - 1, ruled_out, sizeof ruled_out);
@@ -820,7 +839,10 @@ static int one_try(struct loop *L, const struct retry_runner_ops *rops, void *ru
 		status = fail_err(L, (err_set(&e, ERR_SOFTWARE, NULL, 0, 0, "%s", strerror(ENOMEM)), &e));
 		goto out;
 	}
-	int logfd = open(logpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* O_EXCL: a name already taken, a planted link included, is refused, never followed. The
+	 * log holds what the job prints: as private as the job. */
+	int logfd = open(logpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			 save_mode_for(source_path(l.s)));
 	if (logfd < 0) {
 		err_set(&e, ERR_CANTCREAT, logpath, 0, 0, _("cannot create it: %s"), strerror(errno));
 		status = fail_err(L, &e);

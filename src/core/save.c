@@ -275,9 +275,9 @@ static int resolve_target(const char *path, char **out, struct err *e)
 	}
 }
 
-/* The mode a new file gets: 0644 less the umask. The umask is read without changing it where
- * the kernel shows it (Linux 4.7+), since umask(2) can only be read by setting it. */
-static mode_t new_file_mode(void)
+/* The umask, read without changing it where the kernel shows it (Linux 4.7+), since umask(2)
+ * can only be read by setting it. */
+static mode_t umask_now(void)
 {
 	mode_t mask = 022;
 	bool found = false;
@@ -297,7 +297,24 @@ static mode_t new_file_mode(void)
 		mask = umask(022);
 		umask(mask);
 	}
-	return 0644 & ~mask;
+	return mask;
+}
+
+/* The mode a new file gets: 0644 less the umask. */
+static mode_t new_file_mode(void)
+{
+	return 0644 & ~umask_now();
+}
+
+mode_t save_mode_for(const char *job)
+{
+	struct stat st;
+	/* No job file to go by (a web UI job lives in its database): the narrowest. */
+	if (!job || stat(job, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0600;
+	/* Read and write bits only: nothing kept beside a job is run or set-id. The owner's own
+	 * are kept even from a read-only job, or the next entry could not be appended. */
+	return ((st.st_mode & 0666) & ~umask_now()) | S_IRUSR | S_IWUSR;
 }
 
 /* Gives the new version the original's owner and mode. When we may not chown (not root), a
@@ -441,9 +458,9 @@ static int examine_target(const char *path, const char *target, struct stat *st,
 }
 
 /* Writes the new version into the temporary file fd, with the old file's owner and mode (orig,
- * when it exists) or a new file's, flushed to disk; fd is closed either way. */
+ * when it exists) or a new file's (`fresh`), flushed to disk; fd is closed either way. */
 static int write_new(int fd, const char *path, const char *text, size_t len,
-		     const struct stat *orig, bool exists, struct err *e)
+		     const struct stat *orig, bool exists, mode_t fresh, struct err *e)
 {
 	int rc = 0;
 	if (write_all(fd, text, len) < 0)
@@ -451,7 +468,7 @@ static int write_new(int fd, const char *path, const char *text, size_t len,
 			     _("not saved: writing the new version failed: %s"), why(errno));
 	else if (exists)
 		rc = copy_owner_mode(fd, orig, path, e);
-	else if (fchmod(fd, new_file_mode()) < 0)
+	else if (fchmod(fd, fresh) < 0)
 		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
 			     _("not saved: cannot set the file's permissions: %s"), why(errno));
 	if (!rc && fsync(fd) < 0)
@@ -483,8 +500,8 @@ static int flush_dir(const char *path, const char *dir, struct err *e)
 	return rc;
 }
 
-int save_file(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
-	      unsigned flags, bool check_yaml, struct err *e)
+static int save_to(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
+		   unsigned flags, bool check_yaml, mode_t fresh, struct err *e)
 {
 	char *target = NULL, *dir = NULL, *tmp = NULL;
 	int fd, rc;
@@ -522,7 +539,7 @@ int save_file(const char *path, const char *text, size_t len, const struct save_
 		goto out;
 	}
 	tmp_made = true;
-	if ((rc = write_new(fd, path, text, len, &orig, exists, e)) != 0)
+	if ((rc = write_new(fd, path, text, len, &orig, exists, fresh, e)) != 0)
 		goto out;
 
 	if (check && (rc = check_unchanged(path, target, loaded, e)) != 0)
@@ -546,6 +563,54 @@ out:
 	free(tmp);
 	free(dir);
 	free(target);
+	return rc;
+}
+
+int save_file(const char *path, const char *text, size_t len, const struct save_stamp *loaded,
+	      unsigned flags, bool check_yaml, struct err *e)
+{
+	return save_to(path, text, len, loaded, flags, check_yaml, new_file_mode(), e);
+}
+
+int save_output(const char *path, const char *text, size_t len, const char *job, struct err *e)
+{
+	/* What a private job holds must not land in a file others may read (like cp). */
+	return save_to(path, text, len, NULL, 0, true, new_file_mode() & save_mode_for(job), e);
+}
+
+int save_private(const char *path, const char *text, size_t len, mode_t mode, struct err *e)
+{
+	char *dir = dir_of(path), *tmp = dir ? temp_template(dir, base_of(path)) : NULL;
+	int rc = 0, fd = -1;
+	if (!tmp) {
+		free(dir);
+		return oom(e, path);
+	}
+	/* mkstemp's file is new and ours (O_EXCL), and rename(2) replaces a link planted under
+	 * the name rather than writing through it: no other file can be reached. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0,
+			     _("not saved: cannot create a temporary file in %s: %s"), dir, why(errno));
+		goto out;
+	}
+	if (write_all(fd, text, len) < 0 || fchmod(fd, mode & 0666) < 0 || fsync(fd) < 0) {
+		rc = err_set(e, ERR_IOERR, path, 0, 0, _("not saved: writing the new version failed: %s"),
+			     why(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		rc = err_set(e, ERR_CANTCREAT, path, 0, 0, _("not saved: cannot replace the file: %s"),
+			     why(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = flush_dir(path, dir, e);
+out:
+	free(tmp);
+	free(dir);
 	return rc;
 }
 
@@ -637,14 +702,26 @@ void save_emergency_prepare(const char *path)
 	fallback.ready = 1;
 }
 
-/* Writes the whole text to `name` (mode 0600, not through a symlink); removes a partial copy. */
+/* Writes the whole text to `name` (mode 0600, not through a symlink); removes a partial copy.
+ * Only async-signal-safe calls: it runs in the handler. */
 static int emergency_write(const char *name, const char *text, size_t len, int *why)
 {
 	int ok = -1;
-	/* O_NOFOLLOW: a link planted under this name must not redirect the write. */
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* O_NOFOLLOW: a link planted under this name must not redirect the write. O_NONBLOCK: a
+	 * FIFO planted there must not hang the handler. No O_TRUNC before the checks below. */
+	int fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0) {
 		*why = errno;
+		return -1;
+	}
+	/* A file already there that is not ours alone (someone else's, a hard link to another
+	 * file, not a regular file) is refused like a folder that refuses: the state folder. */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid() || ((st.st_mode & 077) && fchmod(fd, 0600) < 0) ||
+	    ftruncate(fd, 0) < 0) {
+		close(fd);
+		*why = EPERM;
 		return -1;
 	}
 	const char *p = text;
@@ -789,6 +866,53 @@ static void iso_now(char *out, size_t size)
 		snprintf(out, size, "%s", raw);
 }
 
+/* Why an open journal is not one to append to (NULL: it is): it must be one regular file of
+ * this name only (a hard link would reach another file as surely as a symbolic one), and no
+ * wider than `mode` — narrowed to it when it is ours, refused when it is not. */
+static const char *journal_refused(int fd, mode_t mode)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return why(errno);
+	if (!S_ISREG(st.st_mode))
+		return _("not a regular file");
+	if (st.st_nlink != 1)
+		return _("the file has other names too (a hard link)");
+	/* An older journal may be wider than its job (they were once all 0644). */
+	if ((st.st_mode & 0777 & ~mode) && fchmod(fd, st.st_mode & 0777 & mode) < 0)
+		return _("it can be read more widely than the job, and cannot be narrowed");
+	return NULL;
+}
+
+/* Opens the journal for one more entry, never through a link planted in its place (O_NOFOLLOW)
+ * and never stalled by a FIFO (O_NONBLOCK). A new one gets `mode`; *created says that it is
+ * new, for the title. Returns the descriptor, or -1 with e set (e->code). */
+static int open_journal(const char *name, mode_t mode, bool *created, struct err *e)
+{
+	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	/* Created here means nobody else wrote the title; O_EXCL makes that decision atomic. */
+	int fd = open(name, flags | O_CREAT | O_EXCL, mode);
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(name, flags);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			err_set(e, ERR_CANTCREAT, name, 0, 0, "%s",
+				_("a symbolic link stands where the change journal goes; nothing was "
+				  "written to it (a link could send the entry into another file)"));
+		else
+			err_set(e, ERR_CANTCREAT, name, 0, 0, _("cannot open the change journal: %s"),
+				why(errno));
+		return -1;
+	}
+	const char *no = journal_refused(fd, mode);
+	if (!no)
+		return fd;
+	close(fd);
+	err_set(e, ERR_CANTCREAT, name, 0, 0, _("not writing the change journal: %s"), no);
+	return -1;
+}
+
 int save_journal(const char *path, const char *const *fixes, size_t nfixes,
 		 const char *const *changes, size_t nchanges, struct err *e)
 {
@@ -841,21 +965,17 @@ int save_journal_titled(const char *path, const char *title_name, const char *no
 		goto out;
 	}
 
-	/* Created here means nobody else wrote the title; O_EXCL makes that decision atomic. */
-	fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-	if (fd >= 0) {
+	bool created;
+	if ((fd = open_journal(name, save_mode_for(path), &created, e)) < 0) {
+		rc = e->code;
+		goto out;
+	}
+	if (created) {
 		char title[600];
 		snprintf(title, sizeof title, _("# Change journal for %s\n"),
 			 title_name ? title_name : base_of(path));
 		if (write_all(fd, title, strlen(title)) < 0)
 			goto write_failed;
-	} else if (errno == EEXIST) {
-		fd = open(name, O_WRONLY | O_APPEND | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		rc = err_set(e, ERR_CANTCREAT, name, 0, 0, _("cannot open the change journal: %s"),
-			     why(errno));
-		goto out;
 	}
 	/* One write per entry: O_APPEND keeps concurrent entries whole. */
 	if (write_all(fd, entry, entry_len) < 0 || fsync(fd) < 0)

@@ -428,7 +428,8 @@ static int check_protected(const struct source *s, const char *text, size_t len,
 	return rc;
 }
 
-/* mkdir -p for the run folder of a job that has not run yet. */
+/* mkdir -p for the run folder of a job that has not run yet; what oomfix makes is the user's
+ * alone (0700), as the rest of what it keeps. */
 static int make_dirs(const char *dir, struct err *e)
 {
 	char *p = strdup(dir);
@@ -438,7 +439,7 @@ static int make_dirs(const char *dir, struct err *e)
 		if (*q == '/' || !*q) {
 			char c = *q;
 			*q = '\0';
-			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			if (mkdir(p, 0700) != 0 && errno != EEXIST) {
 				int rc = err_set(e, ERR_CANTCREAT, p, 0, 0,
 						 _("cannot create the job's folder: %s"), strerror(errno));
 				free(p);
@@ -460,7 +461,9 @@ static int keep_previous(void *arg, const char *current, struct err *e)
 	char *bak = source_backup_name(s);
 	if (!bak)
 		return oom(e);
-	int rc = save_file(bak, current, strlen(current), NULL, 0, false, e);
+	/* Not save_file: that follows a link to its target, which is right for the job the user
+	 * named but not for a name oomfix picked in a folder others may write to. */
+	int rc = save_private(bak, current, strlen(current), save_mode_for(s->path), e);
 	free(bak);
 	return rc;
 }

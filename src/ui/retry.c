@@ -30,6 +30,7 @@
 #include "oomfix/estimate.h"
 #include "oomfix/i18n.h"
 #include "oomfix/retry_events.h"
+#include "oomfix/save.h"
 #include "oomfix/source.h"
 #include "retry.h"
 
@@ -231,27 +232,21 @@ char *ui_retry_guess_command(const char *job_path)
 
 void ui_retry_remember_command(const char *job_path, const char *cmd)
 {
-	char *f = runs_file(job_path), *tmp = NULL;
+	char *f = runs_file(job_path), *line = NULL;
 	if (!f)
 		return;
 	char *slash = strrchr(f, '/');
 	*slash = '\0';
-	if (mkdir(f, 0777) != 0 && errno != EEXIST) {
-		free(f);
-		return;
-	}
+	struct stat st;
+	/* The runs folder is oomfix's own (0700); a link planted in its place is not followed. */
+	bool own = (mkdir(f, 0700) == 0 || errno == EEXIST) && lstat(f, &st) == 0 &&
+		   S_ISDIR(st.st_mode);
 	*slash = '/';
-	/* a whole file or none: written beside, then renamed over the old one */
-	if (asprintf(&tmp, "%s.tmp%ld", f, (long)getpid()) >= 0) {
-		FILE *fp = fopen(tmp, "w");
-		if (fp) {
-			bool ok = fprintf(fp, "%s\n", cmd) >= 0;
-			ok = (fclose(fp) == 0) && ok;
-			if (!ok || rename(tmp, f) != 0)
-				unlink(tmp);
-		}
-	}
-	free(tmp);
+	/* A whole file or none, never written through a link, as private as the job. */
+	struct err e;
+	if (own && asprintf(&line, "%s\n", cmd) >= 0)
+		(void)save_private(f, line, strlen(line), save_mode_for(job_path), &e);
+	free(line);
 	free(f);
 }
 

@@ -1,6 +1,7 @@
 /* test_save.c — the safe save, in a fresh temporary directory per test: content, mode, owner,
  * symlinks, backups, changed-on-disk refusal, invalid YAML, read-only and full file systems, a
- * file-size limit, the emergency save (also from a real signal) and the change journal.
+ * file-size limit, the emergency save (also from a real signal) and the change journal; what
+ * oomfix keeps beside a job never follows a planted link nor is wider than the job (issue 34).
  * The file-system failures need root (a small or read-only tmpfs); they are skipped otherwise. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -936,6 +937,201 @@ static void test_journal(void **state)
 	free(name);
 }
 
+/* The mode of path (permission bits), or -1. */
+static int mode_of(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+static int journal_one(const char *job, struct err *e)
+{
+	const char *changes[] = { "config.process[0].train.batch_size: 4 → 1" };
+	err_clear(e);
+	return save_journal(job, NULL, 0, changes, 1, e);
+}
+
+/* Issue 34: the journal holds every old and new value, so it is never more readable than its
+ * job — a new one gets the job's bits, an older wider one is narrowed — whatever the umask. */
+static void test_journal_mode_of_job(void **state)
+{
+	struct fx *f = *state;
+	struct err e;
+	char *name = save_journal_name(f->job);
+	mode_t old = umask(022);
+	const mode_t modes[] = { 0600, 0640, 0644, 0400 };
+	const int want[] = { 0600, 0640, 0644, 0600 };
+	for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+		unlink(name);
+		put(f->job, OLD, modes[i]);
+		assert_int_equal(journal_one(f->job, &e), 0);
+		assert_int_equal(mode_of(name), want[i]);
+		/* a second entry is appended to the same private file */
+		assert_int_equal(journal_one(f->job, &e), 0);
+		assert_int_equal(mode_of(name), want[i]);
+	}
+	/* A journal left wider than the job (they were once all 0644) is narrowed, never widened. */
+	put(f->job, OLD, 0600);
+	assert_int_equal(chmod(name, 0644), 0);
+	assert_int_equal(journal_one(f->job, &e), 0);
+	assert_int_equal(mode_of(name), 0600);
+	put(f->job, OLD, 0664);
+	assert_int_equal(journal_one(f->job, &e), 0);
+	assert_int_equal(mode_of(name), 0600);
+	/* No job file (a web UI job's row is in its database): the narrowest. */
+	unlink(name);
+	unlink(f->job);
+	assert_int_equal(journal_one(f->job, &e), 0);
+	assert_int_equal(mode_of(name), 0600);
+	umask(old);
+	free(name);
+}
+
+/* Issue 34: a symbolic link, a hard link or a FIFO planted where the journal goes is refused
+ * with the journal's name; the file it leads to is untouched. */
+static void test_journal_planted_link(void **state)
+{
+	struct fx *f = *state;
+	struct err e;
+	char victim[1300], *name = save_journal_name(f->job);
+	snprintf(victim, sizeof victim, "%s/victim", f->dir);
+	put(f->job, OLD, 0600);
+	put(victim, "keep\n", 0644);
+
+	assert_int_equal(symlink("victim", name), 0);
+	assert_int_equal(journal_one(f->job, &e), ERR_CANTCREAT);
+	assert_string_equal(e.file, name);
+	assert_non_null(strstr(e.msg, "symbolic link"));
+	assert_content(victim, "keep\n");
+	assert_int_equal(mode_of(victim), 0644);
+
+	assert_int_equal(unlink(name), 0);
+	assert_int_equal(link(victim, name), 0);
+	assert_int_equal(journal_one(f->job, &e), ERR_CANTCREAT);
+	assert_string_equal(e.file, name);
+	assert_content(victim, "keep\n");
+	assert_int_equal(mode_of(victim), 0644);
+
+	/* A FIFO with no reader: refused at once, not waited on (the alarm fails a hang). */
+	assert_int_equal(unlink(name), 0);
+	assert_int_equal(mkfifo(name, 0644), 0);
+	alarm(10);
+	assert_int_equal(journal_one(f->job, &e), ERR_CANTCREAT);
+	alarm(0);
+	assert_string_equal(e.file, name);
+	free(name);
+}
+
+/* Where the emergency save of f->job falls back to, with $XDG_STATE_HOME in the test's folder
+ * (set here, and prepared: the user's own state folder is never written by a test). */
+static void fallback_name(struct fx *f, char *out, size_t size)
+{
+	char state_dir[1200];
+	snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
+	setenv("XDG_STATE_HOME", state_dir, 1);
+	save_emergency_prepare(f->job);
+	char *real = realpath(f->dir, NULL);
+	assert_non_null(real);
+	snprintf(out, size, "%s/oomfix/%s/job.yaml.oomfix-save", state_dir, real);
+	for (char *p = out + strlen(state_dir) + strlen("/oomfix/"); *p; p++)
+		if (*p == '/')
+			*p = '%';
+	free(real);
+}
+
+/* Runs save_emergency with its stderr line (where the edits went) kept out of the TAP. */
+static int emergency_quiet(const char *job)
+{
+	fflush(stderr);
+	int keep = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+	dup2(null, STDERR_FILENO);
+	int rc = save_emergency(job, NEW, strlen(NEW));
+	dup2(keep, STDERR_FILENO);
+	close(keep);
+	close(null);
+	return rc;
+}
+
+/* The emergency save writes only into a file that is the user's alone: an older wider one is
+ * narrowed; a hard link to another file is refused like a folder that refuses (the edits go
+ * to the state folder), the file it leads to untouched. */
+static void test_emergency_planted_file(void **state)
+{
+	struct fx *f = *state;
+	char victim[1300], fallback[1400], *name = save_emergency_name(f->job);
+	snprintf(victim, sizeof victim, "%s/victim", f->dir);
+	fallback_name(f, fallback, sizeof fallback);
+	put(f->job, OLD, 0600);
+	put(name, "older emergency save\n", 0644);
+	assert_int_equal(emergency_quiet(f->job), 0);
+	assert_content(name, NEW);
+	assert_int_equal(mode_of(name), 0600);
+
+	put(victim, "keep\n", 0644);
+	assert_int_equal(unlink(name), 0);
+	assert_int_equal(link(victim, name), 0);
+	assert_int_equal(emergency_quiet(f->job), 0);
+	unsetenv("XDG_STATE_HOME");
+	assert_content(victim, "keep\n");
+	assert_content(fallback, NEW);
+	assert_int_equal(mode_of(fallback), 0600);
+	free(name);
+}
+
+/* Root only: an emergency file someone else left beside the job (mode 0666, so that they may
+ * read what lands in it) is not written; the edits go to the state folder instead. */
+static void test_emergency_foreign_file(void **state)
+{
+	struct fx *f = *state;
+	if (geteuid() != 0)
+		skip();
+	char fallback[1400], *name = save_emergency_name(f->job);
+	fallback_name(f, fallback, sizeof fallback);
+	put(f->job, OLD, 0600);
+	put(name, "theirs\n", 0666);
+	assert_int_equal(chown(name, NOBODY, NOBODY), 0);
+	int rc = emergency_quiet(f->job);
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(rc, 0);
+	assert_content(name, "theirs\n");
+	assert_content(fallback, NEW);
+	assert_int_equal(mode_of(fallback), 0600);
+	/* the folders it made are the user's alone */
+	char dir[1300];
+	snprintf(dir, sizeof dir, "%s/state/oomfix", f->dir);
+	assert_int_equal(mode_of(dir), 0700);
+	free(name);
+}
+
+/* save_private: a link planted under the name is replaced, never written through, and the file
+ * has exactly the mode asked; save_output narrows a new output to the job's bits. */
+static void test_private_and_output(void **state)
+{
+	struct fx *f = *state;
+	struct err e;
+	char victim[1300], kept[1300], out[1300];
+	snprintf(victim, sizeof victim, "%s/victim", f->dir);
+	snprintf(kept, sizeof kept, "%s/kept", f->dir);
+	snprintf(out, sizeof out, "%s/out.yaml", f->dir);
+	put(victim, "keep\n", 0644);
+	assert_int_equal(symlink("victim", kept), 0);
+	assert_int_equal(save_private(kept, NEW, strlen(NEW), 0640, &e), 0);
+	assert_content(victim, "keep\n");
+	assert_content(kept, NEW);
+	assert_int_equal(mode_of(kept), 0640);
+	assert_true(only_entries(f->dir, "victim", "kept", NULL));
+
+	mode_t old = umask(022);
+	put(f->job, OLD, 0600);
+	assert_int_equal(save_output(out, NEW, strlen(NEW), f->job, &e), 0);
+	assert_int_equal(mode_of(out), 0600);
+	unlink(out);
+	put(f->job, OLD, 0664);
+	assert_int_equal(save_output(out, NEW, strlen(NEW), f->job, &e), 0);
+	assert_int_equal(mode_of(out), 0644);
+	umask(old);
+}
+
 int main(void)
 {
 	/* Root's test mounts stay private to this process and vanish with it, even on a crash. */
@@ -968,6 +1164,11 @@ int main(void)
 		T(test_emergency_readonly_D26),
 		T(test_journal),
 		T(test_journal_entries_D3),
+		T(test_journal_mode_of_job),
+		T(test_journal_planted_link),
+		T(test_emergency_planted_file),
+		T(test_emergency_foreign_file),
+		T(test_private_and_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
