@@ -183,6 +183,11 @@ struct plan_decision plan_decide(const struct plan *p, const struct diag_result 
 void plan_decision_text(const struct plan_decision *d, const struct plan *p, const struct job *j,
 			char *buf, size_t sz);
 
+/* The fix the decision makes first, for a job list or a JSON field: d->fix for APPLY and
+ * FRESH_WORKER, FIX_NONE for every other answer (a survived run's suggestion, a change not yet
+ * run, a timing not known: nothing is the first change). */
+enum fix_id plan_decision_first(const struct plan_decision *d);
+
 /* A stable id for JSON ("apply", "fresh_worker", "when_unknown", "exhausted", "not_oom",
  * "survived", "untried"), static. */
 const char *plan_next_name(enum plan_next what);

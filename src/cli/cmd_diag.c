@@ -427,6 +427,8 @@ static void print_json(const struct diag_result *r, const struct plan *p,
 	json_init(&j, stdout, true);
 	json_obj_begin(&j);
 	diag_json_head(&j, r);
+	/* the verdict's first fix by its timing and phase (SPEC §3.3, §3.5: what a case's expected
+	 * verdict states); what to do next is the decision, in "next" below */
 	json_key(&j, "first_fix");
 	json_str(&j, p->first_fix == FIX_NONE ? NULL : fix_defs[p->first_fix].name);
 	json_key(&j, "fixes_exhausted");

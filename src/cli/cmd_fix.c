@@ -333,6 +333,7 @@ int cmd_plan(int argc, char **argv)
 	struct checklist cl;
 	plan_build(j, v, &p);
 	checklist_build(j, v, &cl);
+	/* first_fix is the verdict's (SPEC §3.5, as diagnose --json); the decision is "next" */
 	enum fix_id first = v ? p.first_fix : plan_next_step(&p);
 	struct plan_decision dec = plan_decide(&p, v, v && source_log_untried(src, log, NULL));
 	if (json)

@@ -235,6 +235,11 @@ struct plan_decision plan_decide(const struct plan *p, const struct diag_result 
 	return d;
 }
 
+enum fix_id plan_decision_first(const struct plan_decision *d)
+{
+	return d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER ? d->fix : FIX_NONE;
+}
+
 const char *plan_next_name(enum plan_next what)
 {
 	static const char *const names[PLAN_NEXT_COUNT] = {

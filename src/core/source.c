@@ -597,7 +597,10 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		out->oom = r->oom;
 		out->when = r->oom ? r->timing : DIAG_T_NONE;
 		out->timing = diag_timing_letter(out->when);
-		out->first_fix = p.first_fix != FIX_NONE ? fix_name(p.first_fix) : NULL;
+		/* the one decision's first change (SPEC §3.4), as every other front end shows it */
+		struct plan_decision dec = plan_decide(&p, r, false);
+		enum fix_id first = plan_decision_first(&dec);
+		out->first_fix = first != FIX_NONE ? fix_name(first) : NULL;
 		out->phase = r->oom ? (int)r->phase : 0;
 		out->failed_step = r->oom ? r->failed_step : -1;
 		out->finished = r->run_ended;

@@ -428,8 +428,33 @@ def jobs_table():
     shutil.rmtree(root)
 
 
+def survived():
+    """One decision (SPEC §3.4): a run that survived its OOM skips and finished has no first
+    change in the job list either, as `plan` and `a` say nothing must change."""
+    root, db = fresh(jobs=[{"name": "skipped", "status": "completed", "step": 3000},
+                           {"name": "my lora", "status": "error", "step": 6,
+                            "info": "CUDA out of memory. Tried to allocate 2.00 GiB"}],
+                     log_for=("my lora",))
+    d = os.path.join(root, "output", "skipped")
+    os.makedirs(d)
+    shutil.copy(os.path.join(SRC, "tests", "retry", "logs", "bucket_skips.log"),
+                os.path.join(d, "log.txt"))
+    rc, out, err = run("--aitk", root, "jobs", "--json")
+    js = {r["name"]: r for r in json.loads(out)} if rc == 0 else {}
+    sk, ml = js.get("skipped", {}), js.get("my lora", {})
+    ok(rc == 0 and sk.get("oom") is True and sk.get("first_fix") is None and
+       ml.get("first_fix") == "batch_size",
+       "jobs --json: a survived run's first_fix is null, a failed one's its fix", out + err)
+    rc, out, err = run("--aitk", root, "jobs")
+    row = [l for l in out.splitlines() if l.startswith("skipped ")]
+    ok(rc == 0 and row and "drop_largest_bucket" not in row[0] and " -" in row[0],
+       "jobs: a survived run shows no first change", out + err)
+    shutil.rmtree(root)
+
+
 happy("wal")
 happy("delete")
+survived()
 faults()
 runs()
 runs_history_D3()

@@ -86,6 +86,12 @@ for c in $(echo "$CASES" | cut -d'|' -f1); do
 		check "$c: fix next changes nothing (exit $st)" test "$st" -ne 0 -o "$c" = fresh_worker
 	fi
 
+	# ---- diagnose --json carries the same decision as plan --json in "next" (their first_fix is
+	# the verdict's, SPEC §3.5: what the timing rule names, a survived run's included)
+	"$OOMFIX" diagnose --json --job "$d/job.yaml" "$d/run.log" > "$d/diag.json" 2> /dev/null
+	check "$c: diagnose --json's next is plan's" \
+		test "$(jq -c '.next' "$d/diag.json")" = "$(jq -c '.next' "$d/plan.json")"
+
 	# ---- oomfix plan, oomfix diagnose
 	"$OOMFIX" plan --log "$d/run.log" "$d/job.yaml" > "$d/plan.out" 2>&1
 	"$OOMFIX" diagnose --job "$d/job.yaml" "$d/run.log" > "$d/diag.out" 2>&1
