@@ -127,6 +127,8 @@ struct est_input {
 	bool gc;                /* train.gradient_checkpointing */
 	double rank;            /* network.linear; 0: no network (a full fine-tune) */
 	char optimizer[32];     /* train.optimizer */
+	bool adapter_attn;      /* the adapter is on the attention's projections only */
+	bool adapter_bf16;      /* ... and kept in bf16 (other trainers; AI Toolkit keeps fp32) */
 	bool te_gpu;            /* the text encoder stays on the GPU while training */
 	bool cache_latents;     /* every dataset caches its latents */
 	bool control;           /* a control image per sample (its tokens join the sequence) */

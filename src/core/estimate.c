@@ -44,6 +44,7 @@ struct est_arch {
 	bool counted;            /* its own counted row; false: a sibling's form at its dimensions */
 	const char *sim;         /* the counted arch it takes them from */
 	double max_bucket, max_frames; /* the largest shapes among its family's data points */
+	int blocks;              /* transformer blocks (an attention-only adapter's count) */
 };
 
 struct est_band {
@@ -142,20 +143,30 @@ static int64_t to_bytes(double gib)
 
 /* A phase's parts in GiB before the fitted constants: `base` (weights, adapter, encoders, VAE)
  * and `act` (the counted activations, scaled by K_ACT_GC or K_ACT_NOGC); the phase is
- * K_TOTAL × (base + k × act) + CONTEXT_GIB (scripts/calibrate.py's value()). */
+ * K_TOTAL × (base + k × act) + CONTEXT_GIB for the training step, base + k × act + CONTEXT_GIB
+ * for the others (scripts/calibrate.py's value()). */
 struct est_parts {
 	double weights, encoders, adapter, act, vae;
 	double work;             /* a sample's working set (not scaled: no saved tensors) */
 	bool gc;
 	double arith;            /* the part that is arithmetic (weights and state a loader
 				  * places): ± est_load_band beside the band of the rest */
+	bool step;               /* the training step: K_TOTAL scales it */
 };
+
+/* The share K_TOTAL scales a phase by (calibrate.py's total_share()): the allocator's rounding
+ * and workspace of the training step, whose peaks it is fitted on; the other phases are their
+ * parts (weights placed whole, a sample's working set) in their own bands. */
+static double total_share(const struct est_parts *p)
+{
+	return p->step ? K_TOTAL : 1.0;
+}
 
 static double parts_gib(const struct est_parts *p)
 {
 	double k = p->gc ? K_ACT_GC : K_ACT_NOGC;
-	return K_TOTAL * (p->weights + p->encoders + p->adapter + k * p->act + p->work + p->vae) +
-	       CONTEXT_GIB;
+	return total_share(p) * (p->weights + p->encoders + p->adapter + k * p->act + p->work +
+				 p->vae) + CONTEXT_GIB;
 }
 
 /* The phase from its parts, with its band (−lo, +hi of the whole) and its terms in bytes: each
@@ -167,16 +178,16 @@ static void set_phase(struct est_phase_est *ph, const struct est_parts *p, struc
 	double k = p->gc ? K_ACT_GC : K_ACT_NOGC;
 	ph->on = true;
 	ph->bytes = to_bytes(gib);
-	double arith = K_TOTAL * p->arith, rest = gib - arith;
+	double kt = total_share(p), arith = kt * p->arith, rest = gib - arith;
 	ph->low = to_bytes(arith * (1.0 - est_load_band.lo) + rest * (1.0 - b.lo));
 	ph->high = to_bytes(arith * (1.0 + est_load_band.hi) + rest * (1.0 + b.hi));
 	ph->points = b.points;
 	ph->basis = basis;
-	ph->terms.weights = to_bytes(K_TOTAL * p->weights);
-	ph->terms.encoders = to_bytes(K_TOTAL * p->encoders);
-	ph->terms.adapter = to_bytes(K_TOTAL * p->adapter);
-	ph->terms.activations = to_bytes(K_TOTAL * (k * p->act + p->work));
-	ph->terms.vae = to_bytes(K_TOTAL * p->vae);
+	ph->terms.weights = to_bytes(kt * p->weights);
+	ph->terms.encoders = to_bytes(kt * p->encoders);
+	ph->terms.adapter = to_bytes(kt * p->adapter);
+	ph->terms.activations = to_bytes(kt * (k * p->act + p->work));
+	ph->terms.vae = to_bytes(kt * p->vae);
 	int64_t parts = ph->terms.weights + ph->terms.encoders + ph->terms.adapter +
 			ph->terms.activations + ph->terms.vae;
 	ph->terms.overhead = ph->bytes > parts ? ph->bytes - parts : 0;
@@ -256,7 +267,7 @@ static double activations_of(const struct est_arch *a, const struct est_input *i
 
 /* The adapter and its optimizer state: p parameters, w and state in GiB. */
 struct est_adapter {
-	double p, w, state;
+	double p, w, state, opt_gib; /* opt_gib: the optimizer's state alone */
 	const char *opt;
 };
 
@@ -265,14 +276,28 @@ static void adapter_of(const struct est_input *in, const struct est_arch *a, str
 {
 	ad->opt = in->optimizer;
 	if (in->rank > 0) {
-		ad->p = in->rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
-		ad->w = ad->p * 4.0 / GIB;
-		ad->state = ad->p * (4.0 + opt_bytes(ad->opt)) / GIB;
+		/* On every linear layer of the blocks (AI Toolkit's default), or on the attention's
+		 * four projections only (q, k, v, out). */
+		if (in->adapter_attn)
+			ad->p = in->rank * a->blocks * 4 * 2 * a->hidden * a->experts;
+		else
+			ad->p = in->rank * LORA_PER_RANK * a->tr_b * 1e9 / a->hidden * a->experts;
+		/* AI Toolkit keeps the adapter in fp32; a bf16 adapter keeps its gradient and a
+		 * full-width optimizer's state in bf16 too. */
+		double ob = opt_bytes(ad->opt), wb = 4.0;
+		if (in->adapter_bf16) {
+			wb = 2.0;
+			ob = ob >= 4 ? ob / 2 : ob;
+		}
+		ad->w = ad->p * wb / GIB;
+		ad->opt_gib = ad->p * ob / GIB;
+		ad->state = ad->p * wb / GIB + ad->opt_gib; /* the gradient, as wide as the weight */
 	} else {
 		/* A full fine-tune: gradients and optimizer state for every weight. */
 		ad->p = a->tr_b * 1e9;
 		ad->w = 0;
-		ad->state = ad->p * (2.0 + opt_bytes(ad->opt)) / GIB;
+		ad->opt_gib = ad->p * opt_bytes(ad->opt) / GIB;
+		ad->state = ad->p * 2.0 / GIB + ad->opt_gib;
 		out->notes |= EST_NOTE_FULL_FT;
 	}
 }
@@ -513,6 +538,7 @@ int estimate_input(const struct est_input *in, struct estimate *out)
 		.act = activations_of(a, in, frames),
 		.vae = in->cache_latents ? 0 : (double)in->batch * pixels * enc,
 		.gc = in->gc,
+		.step = true,
 	};
 	struct est_band tband;
 	enum est_basis tb = training_band(in, a, out->notes, &tband);
@@ -558,7 +584,7 @@ int estimate_input(const struct est_input *in, struct estimate *out)
 		double decode = sw * sh * sf * dec;
 		for (int k = 0; k < 2; k++) {
 			enum est_phase ph = k ? EST_BASELINE_SAMPLE : EST_SAMPLING;
-			double state = k ? ad.w : ad.w + ad.p * opt_bytes(ad.opt) / GIB;
+			double state = k ? ad.w : ad.w + ad.opt_gib;
 			if (k && !in->baseline)
 				continue;
 			struct est_parts sp = { .weights = s_w, .encoders = s_e, .adapter = state,

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,36 @@ static void copy_str(char *dst, size_t sz, const char *src)
 	snprintf(dst, sz, "%s", src ? src : "");
 }
 
+/* True when network.network_kwargs.only_if_contains narrows the LoRA to the attention: every
+ * entry names an attention projection (AI Toolkit's LoRA otherwise takes every linear layer of
+ * the blocks, toolkit/lora_special.py). */
+static bool attention_only(const struct job *j)
+{
+	static const char *const attn[] = { "to_q", "to_k", "to_v", "to_out", "attn", "attention",
+					    "q_proj", "k_proj", "v_proj", "o_proj" };
+	const struct doc_node *n = pget(j, "network.network_kwargs.only_if_contains");
+	if (n)
+		n = doc_deref(n);
+	if (!n || n->kind != DOC_SEQ || n->n == 0)
+		return false;
+	for (size_t i = 0; i < n->n; i++) {
+		const struct doc_node *it = n->items[i] ? doc_deref(n->items[i]) : NULL;
+		char v[128];
+		size_t k;
+		if (!it || it->kind != DOC_SCALAR || !it->value)
+			return false;
+		for (k = 0; it->value[k] && k + 1 < sizeof v; k++)
+			v[k] = (char)tolower((unsigned char)it->value[k]);
+		v[k] = 0;
+		bool hit = false;
+		for (size_t a = 0; a < sizeof attn / sizeof *attn && !hit; a++)
+			hit = strstr(v, attn[a]) != NULL;
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
 void est_input_of(const struct job *j, struct est_input *in)
 {
 	memset(in, 0, sizeof *in);
@@ -113,6 +144,8 @@ void est_input_of(const struct job *j, struct est_input *in)
 			in->rank = 16; /* 0, negative or not a number: the trainer would refuse it */
 	}
 	copy_str(in->optimizer, sizeof in->optimizer, pstr(j, "train.optimizer", "adamw"));
+	in->adapter_attn = in->rank > 0 && attention_only(j);
+	in->adapter_bf16 = false; /* BaseSDTrainProcess: network.force_to(..., float32) */
 	in->te_gpu = !(pbool(j, "train.unload_text_encoder", false) ||
 		       pbool(j, "train.cache_text_embeddings", false) ||
 		       pbool(j, "datasets[0].cache_text_embeddings", false));
@@ -142,18 +175,22 @@ static const struct {
 	enum fkind kind;
 	size_t off, size;
 	bool shape;
+	bool optional;          /* added later: a stored key without it reads as false */
 } fields[] = {
-#define S(f) { #f, F_STR, offsetof(struct est_input, f), sizeof ((struct est_input *)0)->f, false }
-#define B(f) { #f, F_BOOL, offsetof(struct est_input, f), 0, false }
-#define D(f, sh) { #f, F_DBL, offsetof(struct est_input, f), 0, sh }
-#define L(f, sh) { #f, F_LL, offsetof(struct est_input, f), 0, sh }
+#define S(f) { #f, F_STR, offsetof(struct est_input, f), sizeof ((struct est_input *)0)->f, false, false }
+#define B(f) { #f, F_BOOL, offsetof(struct est_input, f), 0, false, false }
+#define O(f) { #f, F_BOOL, offsetof(struct est_input, f), 0, false, true }
+#define D(f, sh) { #f, F_DBL, offsetof(struct est_input, f), 0, sh, false }
+#define L(f, sh) { #f, F_LL, offsetof(struct est_input, f), 0, sh, false }
 	S(arch), S(variant), B(quantize), S(qtype), B(quantize_te), S(qtype_te), B(low_vram),
 	B(offload), D(offload_tr, false), D(offload_te, false), B(assistant), D(res, true),
-	L(frames, true), L(batch, true), B(gc), D(rank, true), S(optimizer), B(te_gpu),
+	L(frames, true), L(batch, true), B(gc), D(rank, true), S(optimizer), O(adapter_attn),
+	O(adapter_bf16), B(te_gpu),
 	B(cache_latents), B(control), B(sampling), B(baseline), D(sample_w, true),
 	D(sample_h, true), D(sample_frames, true), B(guidance),
 #undef S
 #undef B
+#undef O
 #undef D
 #undef L
 };
@@ -193,7 +230,12 @@ size_t est_input_key(const struct est_input *in, bool shape, char *buf, size_t s
 bool est_input_parse(const char *key, struct est_input *in)
 {
 	memset(in, 0, sizeof *in);
-	size_t seen = 0;
+	/* each required field once: a key that repeats one cannot stand for another it lacks */
+	uint64_t seen = 0, required = 0;
+	_Static_assert(sizeof fields / sizeof *fields <= 64, "one bit per field");
+	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+		if (!fields[i].optional)
+			required |= UINT64_C(1) << i;
 	for (const char *s = key; s && *s;) {
 		const char *eq = strchr(s, '='), *end = eq ? strchr(eq, ';') : NULL;
 		if (!eq || !end)
@@ -229,11 +271,12 @@ bool est_input_parse(const char *key, struct est_input *in)
 					return false;
 				break;
 			}
-			seen++;
+			if (!fields[i].optional)
+				seen |= UINT64_C(1) << i;
 		}
 		s = end + 1;
 	}
-	if (seen != sizeof fields / sizeof *fields)
+	if (seen != required)
 		return false;
 	/* sizes a job can have: a store edited by hand cannot ask the model for less */
 	bool sane = in->res > 0 && in->res <= 1e6 && in->frames >= 1 && in->frames <= 1000000 &&

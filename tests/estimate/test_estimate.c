@@ -207,6 +207,8 @@ static void test_points(void **state)
 		in.gc = colb(&t, f, "gc");
 		in.rank = cold(&t, f, "rank");
 		snprintf(in.optimizer, sizeof in.optimizer, "%s", col(&t, f, "optimizer"));
+		in.adapter_attn = colb(&t, f, "adapter_attn");
+		in.adapter_bf16 = colb(&t, f, "adapter_bf16");
 		in.te_gpu = colb(&t, f, "te_gpu");
 		in.cache_latents = colb(&t, f, "cache_latents");
 		in.control = colb(&t, f, "control");
@@ -433,7 +435,56 @@ static void test_input_of(void **state)
 	estimate_input(&in, &b);
 	for (int p = 0; p < EST_NPHASES; p++)
 		assert_int_equal(a.phase[p].bytes, b.phase[p].bytes);
+	assert_false(in.adapter_attn); /* AI Toolkit's LoRA: every linear layer, in fp32 */
+	assert_false(in.adapter_bf16);
 	unload(&l);
+
+	/* network_kwargs.only_if_contains naming the attention's projections narrows the LoRA to
+	 * them (toolkit/lora_special.py): a smaller adapter, the same step otherwise. */
+	static const char *const narrow[] = {
+		"          only_if_contains:\n            - attn.to_q\n            - attn.to_k\n"
+		"            - attn.to_v\n            - attn.to_out\n",
+		"          only_if_contains: [\"attn\"]\n",
+	};
+	static const char *const wide[] = {
+		"          only_if_contains:\n            - attn.to_q\n            - ff.net\n",
+		"          only_if_contains: []\n",
+		"          only_if_contains: attn\n", /* not a list: the trainer's default */
+	};
+	struct estimate all, attn;
+	char base[4096];
+	job_text(base, sizeof base, "flux", "        quantize: true\n", "", "", "");
+	load_text(base, &l);
+	est_input_of(l.j, &in);
+	assert_false(in.adapter_attn);
+	estimate_input(&in, &all);
+	unload(&l);
+	for (size_t i = 0; i < sizeof narrow / sizeof *narrow + sizeof wide / sizeof *wide; i++) {
+		bool is_narrow = i < sizeof narrow / sizeof *narrow;
+		const char *kw = is_narrow ? narrow[i] : wide[i - sizeof narrow / sizeof *narrow];
+		char nj[4096], *at;
+		snprintf(nj, sizeof nj, "%s", base);
+		at = strstr(nj, "        linear: 16\n");
+		assert_non_null(at);
+		at += strlen("        linear: 16\n");
+		char tail[4096];
+		snprintf(tail, sizeof tail, "%s", at);
+		snprintf(at, sizeof nj - (size_t)(at - nj), "        network_kwargs:\n%s%s", kw, tail);
+		load_text(nj, &l);
+		est_input_of(l.j, &in);
+		assert_int_equal(in.adapter_attn, is_narrow);
+		estimate_input(&in, &attn);
+		if (is_narrow) {
+			assert_true(attn.phase[EST_TRAINING].terms.adapter <
+				    all.phase[EST_TRAINING].terms.adapter / 2);
+			assert_int_equal(attn.phase[EST_TRAINING].terms.activations,
+					 all.phase[EST_TRAINING].terms.activations);
+		} else {
+			assert_int_equal(attn.phase[EST_TRAINING].bytes,
+					 all.phase[EST_TRAINING].bytes);
+		}
+		unload(&l);
+	}
 }
 
 /* ---- the example jobs that name their card ------------------------------------------------- */

@@ -244,6 +244,25 @@ static void test_apply(void **state)
 	assert_false(est_input_parse("arch=flux;", &back));
 	assert_false(est_input_parse("arch=flux;res=abc;", &back));
 	assert_false(est_input_parse("garbage", &back));
+	/* a key written before the adapter's fields reads with them false (AI Toolkit's LoRA) */
+	struct est_input attn = b4;
+	attn.adapter_attn = attn.adapter_bf16 = true;
+	est_input_key(&attn, true, key, sizeof key);
+	assert_true(est_input_parse(key, &back));
+	assert_true(back.adapter_attn && back.adapter_bf16);
+	char old[1024] = "";
+	for (char *f = strtok(key, ";"); f; f = strtok(NULL, ";"))
+		if (strncmp(f, "adapter_", 8))
+			snprintf(old + strlen(old), sizeof old - strlen(old), "%s;", f);
+	assert_null(strstr(old, "adapter_"));
+	assert_true(est_input_parse(old, &back));
+	assert_false(back.adapter_attn || back.adapter_bf16);
+	assert_int_equal(back.batch, 4);
+	/* a key that repeats a field cannot stand for one it lacks */
+	char *res = strstr(old, "res=");
+	assert_non_null(res);
+	memcpy(res, "gc=1", 4); /* "res=<n>" becomes "gc=1<n>": gc twice, no res */
+	assert_false(est_input_parse(old, &back));
 }
 
 static int record_one(void *arg)

@@ -190,7 +190,7 @@ struct run {
 static int64_t case_card;
 /* When set, the next case also tells the sentences for people (retry_text_ops) to this file. */
 static FILE *case_said;
-#define STEP_CARD (96LL << 30) /* [512] fits (94.4 GiB band top), [512, 768] not (98.6) */
+#define STEP_CARD (105LL << 30) /* [512] fits (103.8 GiB band top), [512, 768] not (108.4) */
 
 /* Writes the job (a file of tests/retry/jobs, with `from` replaced by `to` when given),
  * then runs the loop over the fake tries. */
