@@ -103,6 +103,8 @@ enum doc_edit_op {
 	DOC_EDIT_APPEND_ITEM, /* add `value` as the last item of the sequence at path */
 	DOC_EDIT_SET_MARKED,  /* SET made by a fix: a comment after the old value on its line is kept
 				 as "# oomfix: was OLD; comment", so it does not lie about the new one */
+	DOC_EDIT_REMOVE_ITEM_MARKED, /* REMOVE_ITEM made by a fix: on a one-line flow list, the
+				 comment after it becomes "# oomfix: was [OLD]; comment" */
 };
 struct doc_edit {
 	enum doc_edit_op op;

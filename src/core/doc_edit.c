@@ -4,7 +4,8 @@
  *  - SET on a scalar replaces only the scalar's bytes (after any &anchor or !tag); a quoted
  *    string stays quoted in the same style when the new value is a plain string; the rest of the
  *    line (the comment) is kept; SET_MARKED (a fix's edit) makes it "# oomfix: was OLD;
- *    comment", so it cannot lie about the new value. A block scalar (| or >) is replaced by a one-line value; blank
+ *    comment", so it cannot lie about the new value (REMOVE_ITEM_MARKED does the same for a
+ *    one-line flow list, OLD being the whole list). A block scalar (| or >) is replaced by a one-line value; blank
  *    lines after it are kept.
  *  - SET on a flow collection replaces the brackets and what is inside them.
  *  - SET on a block collection that is a mapping value writes the new value in flow form on the
@@ -524,7 +525,7 @@ static int edit_append(const struct doc *d, const struct doc_node *seq, const st
 
 /* Removes entry i of a collection (a pair of a mapping or an item of a sequence). */
 static int edit_remove(const struct doc *d, const struct doc_node *coll, size_t i, const char *path,
-		       struct splice *sp, struct err *e)
+		       bool mark, struct splice *sp, struct err *e)
 {
 	const struct doc_node *first = coll->kind == DOC_MAP ? coll->keys[i] : coll->items[i];
 	const struct doc_node *val = coll->items[i];
@@ -539,6 +540,18 @@ static int edit_remove(const struct doc *d, const struct doc_node *coll, size_t 
 		} else {
 			sp->a = coll->items[i - 1]->span.end;
 			sp->b = val->span.end;
+		}
+		if (mark) {
+			/* The whole list becomes the splice, so that the comment after it can say
+			 * what it was. */
+			size_t ca = ((const struct dnode *)coll)->vstart, cb = coll->span.end;
+			if (ca <= sp->a && sp->b <= cb) {
+				strbuf_add(&sp->ins, d->text + ca, sp->a - ca);
+				strbuf_add(&sp->ins, d->text + sp->b, cb - sp->b);
+				sp->a = ca;
+				sp->b = cb;
+				annotate_comment(d, sp);
+			}
 		}
 		return ERR_OK;
 	}
@@ -765,7 +778,7 @@ static int plan_splice(struct edit_run *r, const struct doc_edit *ed, bool mark,
 		r->ch.kind = CH_REMOVE;
 		r->ch.nsteps--;
 		r->ch.index = r->pidx;
-		return edit_remove(d, r->parent, r->pidx, r->path, &r->sp, e);
+		return edit_remove(d, r->parent, r->pidx, r->path, false, &r->sp, e);
 	case DOC_EDIT_APPEND_ITEM: {
 		int rc = need_list(d, r->cur, absent, r->path, e);
 		if (rc != ERR_OK)
@@ -773,7 +786,8 @@ static int plan_splice(struct edit_run *r, const struct doc_edit *ed, bool mark,
 		r->ch.kind = CH_INSERT;
 		return edit_append(d, r->cur, &r->v, r->path, &r->sp, e);
 	}
-	case DOC_EDIT_REMOVE_ITEM: {
+	case DOC_EDIT_REMOVE_ITEM:
+	case DOC_EDIT_REMOVE_ITEM_MARKED: /* made a REMOVE_ITEM by apply_one */ {
 		int rc = need_list(d, r->cur, absent, r->path, e);
 		if (rc != ERR_OK)
 			return rc;
@@ -781,7 +795,7 @@ static int plan_splice(struct edit_run *r, const struct doc_edit *ed, bool mark,
 			return err_at(e, d, r->cur, ERR_DATA, r->path, _("the list has no such item"));
 		r->ch.kind = CH_REMOVE;
 		r->ch.index = ed->index;
-		return edit_remove(d, r->cur, ed->index, r->path, &r->sp, e);
+		return edit_remove(d, r->cur, ed->index, r->path, mark, &r->sp, e);
 	}
 	}
 	return ERR_OK;
@@ -846,9 +860,11 @@ static int apply_one(const struct doc *d, const struct doc_edit *edit, struct do
 	/* A marked SET is a SET that also marks the comment beside the value it replaces. */
 	struct doc_edit plain = *edit;
 	const struct doc_edit *ed = &plain;
-	bool mark = plain.op == DOC_EDIT_SET_MARKED;
-	if (mark)
+	bool mark = plain.op == DOC_EDIT_SET_MARKED || plain.op == DOC_EDIT_REMOVE_ITEM_MARKED;
+	if (plain.op == DOC_EDIT_SET_MARKED)
 		plain.op = DOC_EDIT_SET;
+	else if (plain.op == DOC_EDIT_REMOVE_ITEM_MARKED)
+		plain.op = DOC_EDIT_REMOVE_ITEM;
 	*out = NULL;
 	struct edit_run r = { .d = d, .path = ed->path ? ed->path : "", .cur = doc_root(d),
 			      .ch = { .kind = CH_NONE } };

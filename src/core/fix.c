@@ -244,6 +244,8 @@ static void add(struct builder *b, enum doc_edit_op op, const char *value, size_
 	/* A fix's change is not the user's: a comment beside the old value is marked (D40). */
 	if (op == DOC_EDIT_SET)
 		op = DOC_EDIT_SET_MARKED;
+	else if (op == DOC_EDIT_REMOVE_ITEM)
+		op = DOC_EDIT_REMOVE_ITEM_MARKED;
 	b->l->edits[b->l->n++] = (struct doc_edit){ .op = op, .path = p, .value = v, .index = index };
 }
 

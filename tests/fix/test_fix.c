@@ -766,6 +766,28 @@ static void test_bucket_single_ladder(void **state)
 	unload(&cur);
 }
 
+/* E9 (review 4): a bucket dropped from a one-line flow list marks the comment after it with the
+ * list as it was, the first time; a later drop keeps that first value, as does a comment
+ * already marked. */
+static void test_flow_list_comment_E9(void **state)
+{
+	struct loaded a, b, c;
+	apply_named("flow_buckets_comment.yaml", FIX_DROP_LARGEST_BUCKET, true, &a, &b);
+	size_t len;
+	const char *t = doc_text(b.d, &len);
+	assert_non_null(strstr(t, "resolution: [ 512, 768 ]  # oomfix: was [ 512, 768, 1024 ]; "
+				  "all three buckets\n"));
+	assert_non_null(strstr(t, "resolution: [512, 768] # oomfix: was [512, 1024, 1536, 768]; "
+				  "marked before\n"));
+	assert_true(apply(&b, FIX_DROP_LARGEST_BUCKET, true, &c));
+	t = doc_text(c.d, &len);
+	assert_non_null(strstr(t, "resolution: [ 512 ]  # oomfix: was [ 512, 768, 1024 ]; "
+				  "all three buckets\n"));
+	unload(&a);
+	unload(&b);
+	unload(&c);
+}
+
 static void test_lighter_per_prompt(void **state)
 {
 	struct loaded a, b;
@@ -961,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_frames_grids),
 		cmocka_unit_test(test_frames_D18),
 		cmocka_unit_test(test_comments_D40),
+		cmocka_unit_test(test_flow_list_comment_E9),
 		cmocka_unit_test(test_low_vram),
 		cmocka_unit_test(test_gc_and_disable),
 		cmocka_unit_test(test_own_fixtures),
