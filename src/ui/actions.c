@@ -10,6 +10,7 @@
 #include "actions.h"
 #include "screens.h"
 #include "prompt.h"
+#include "emergency.h"
 #include "retry_ctl.h"
 
 static void reload(struct ui_app *a, const struct ui_ctx *c);
@@ -337,6 +338,7 @@ static void answer_quit(struct ui_app *a, const struct ui_ctx *c, int key)
 		a->quit_after_save = true;
 		ui_ask_save(a, c, UI_M_NORMAL);
 	} else if (key == 'y') {
+		ui_recovery_dropped();
 		a->quit = true;
 	}
 }

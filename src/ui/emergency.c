@@ -1,6 +1,7 @@
 /* emergency.c — the emergency save on SIGHUP/SIGTERM (and a third Ctrl-C), the one die() path,
  * and the offer to recover an emergency save when the UI starts.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,33 +178,64 @@ void ui_die(int code, const char *fmt, ...)
 
 static char *recover_text;
 static size_t recover_len;
+static char *recover_name;   /* the emergency save offered */
+static char *recovered_name; /* ... and taken as unsaved changes (y) */
 
 static void answer_recover(struct ui_app *a, const struct ui_ctx *c, int key)
 {
 	struct err e;
 
-	if (key != 'y') {
+	if (key == 'd') {
+		if (recover_name && unlink(recover_name) != 0 && errno != ENOENT)
+			ui_status(c, false, _("Could not remove %s (%s): it will be offered again."),
+				  recover_name, strerror(errno));
+		else
+			ui_status(c, false, _("Discarded %s: it will not be offered again."),
+				  recover_name ? recover_name : "");
+	} else if (key != 'y') {
 		ui_status(c, false, "%s", _("The recovery file was left where it is."));
 	} else if (ui_session_replace_text(&a->s, recover_text, recover_len, &e)) {
 		ui_status_err(c, &e);
 	} else {
 		ui_status(c, false, "%s", _("Recovered the edits as unsaved changes: d shows them, s "
 					   "saves them."));
+		free(recovered_name);
+		recovered_name = recover_name;
+		recover_name = NULL;
 	}
-	ui_recovery_free();
+	free(recover_text);
+	recover_text = NULL;
+	free(recover_name);
+	recover_name = NULL;
 }
 
 static const struct ui_question ask_recover = {
 	.text = N_("Recover the unsaved edits from the last session? y = load them as unsaved "
-		   "changes, n = leave them"),
+		   "changes, d = discard them (the file is removed), n = leave them"),
+	.keys = "d",
+	.key_words = { N_("discard") },
 	.answer = answer_recover,
 	.named = true,
 };
+
+void ui_recovery_dropped(void)
+{
+	/* The recovered edits were the unsaved changes the user chose to drop: the emergency
+	 * save goes too, or it would be offered again at every start. */
+	if (recovered_name)
+		unlink(recovered_name);
+	free(recovered_name);
+	recovered_name = NULL;
+}
 
 void ui_recovery_free(void)
 {
 	free(recover_text);
 	recover_text = NULL;
+	free(recover_name);
+	recover_name = NULL;
+	free(recovered_name);
+	recovered_name = NULL;
 }
 
 void ui_offer_recovery(struct ui_app *a)
@@ -232,6 +264,8 @@ void ui_offer_recovery(struct ui_app *a)
 			fclose(fp);
 		}
 		if (recover_text) {
+			free(recover_name);
+			recover_name = strdup(name);
 			ui_ask(a, &ask_recover, UI_M_NORMAL);
 			ui_status(&c, false, _("Found %s, newer than the job."), name);
 		}

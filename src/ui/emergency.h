@@ -24,6 +24,9 @@ void ui_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3),
 
 /* Asks to recover an emergency save newer than the job, when there is one. */
 void ui_offer_recovery(struct ui_app *a);
+/* The user quits without saving: an emergency save recovered this session goes with the
+ * changes it brought (E13). */
+void ui_recovery_dropped(void);
 /* Frees a recovered text not taken (at exit). */
 void ui_recovery_free(void);
 

@@ -232,6 +232,34 @@ run recover2 job.yaml <<'K'
 dump screen.txt
 K
 check "recover: an older save file is not offered" bash -c "! grep -qF 'Recover the unsaved' '$WORK/recover2/screen.txt'"
+# E13 (review 4): d discards the save file for good; after y, quitting without saving takes it too
+fresh recover3
+sed 's/steps: 2000/steps: 1500/' "$FIX/job.yaml" > "$WORK/recover3/job.yaml.oomfix-save"
+touch -d '+2 seconds' "$WORK/recover3/job.yaml.oomfix-save"
+run recover3 job.yaml <<'K'
+dump asked.txt
+d
+dump after.txt
+K
+check "E13: the question offers d = discard" hasj "$WORK/recover3/asked.txt" "d = discard them"
+check "E13: d says the file is discarded" hasj "$WORK/recover3/after.txt" "Discarded job.yaml.oomfix-save"
+check "E13: d removes the save file" test ! -e "$WORK/recover3/job.yaml.oomfix-save"
+check "E13: d leaves the job as it was" cmp -s "$FIX/job.yaml" "$WORK/recover3/job.yaml"
+run recover3 job.yaml <<'K'
+dump again.txt
+K
+check "E13: after d it is not offered again" bash -c "! grep -qF 'Recover the unsaved' '$WORK/recover3/again.txt'"
+fresh recover4
+sed 's/steps: 2000/steps: 1500/' "$FIX/job.yaml" > "$WORK/recover4/job.yaml.oomfix-save"
+touch -d '+2 seconds' "$WORK/recover4/job.yaml.oomfix-save"
+run recover4 job.yaml <<'K'
+y
+q
+y
+K
+check "E13: recovered, then quit without saving: the save file goes" \
+	test ! -e "$WORK/recover4/job.yaml.oomfix-save"
+check "E13: ... and the job is as it was" cmp -s "$FIX/job.yaml" "$WORK/recover4/job.yaml"
 
 # 9. themes: a bad theme file is reported with file:line:col and the default is used; t cycles
 fresh theme

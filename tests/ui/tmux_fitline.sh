@@ -135,8 +135,19 @@ chmod +x "$WORK/tenant/bin/nvidia-smi"
 T new-session -d -s tenant -x 100 -y 30 -c "$WORK/tenant" \
 	"exec env PATH='$WORK/tenant/bin:$PATH' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' job.yaml"
 wait_for tenant "other processes hold" > /dev/null
+# wait_joined SESSION REGEX: the screen, its rows joined, matches (the fit line is redrawn as the
+# estimate and nvidia-smi's answer come in; a wrapped row joins the next)
+wait_joined() {
+	for _ in $(seq 100); do
+		screen "$1" | tr -s " \n" " " | grep -qE -- "$2" && return 0
+		sleep 0.1
+	done
+	echo "# waited in vain for /$2/; screen:"
+	screen "$1" | sed 's/^/#   /'
+	return 1
+}
 check "a card another process holds: the fit line says it fits alone, not beside it" \
-	bash -c 'tmux -L "$0" -f "$1" capture-pane -p -t tenant | tr -s " \n" " " | grep -qE "24.0 GiB card: fits; with the 6.2 GiB others hold: will not fit at"' "$SOCK" "$WORK/tmux.conf"
+	wait_joined tenant "24.0 GiB card: fits; with the 6.2 GiB others hold: will not fit at"
 # ... and at 60x20 the verdict is not cut short: the words take a third row
 T new-session -d -s tenant60 -x 60 -y 20 -c "$WORK/tenant" \
 	"exec env PATH='$WORK/tenant/bin:$PATH' LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' NO_COLOR=1 '$OOMFIX' job.yaml"
