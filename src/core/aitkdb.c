@@ -5,6 +5,7 @@
 #include "oomfix/text.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -57,6 +58,53 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* For a folder without the database (E23): the nearest folder that has one, above it (the user
+ * gave a folder inside ai-toolkit, its output/ say) or right inside it (the folder that holds
+ * ai-toolkit); *below tells which. NULL when none. */
+static char *nearest_with_db(const char *dir, bool *below)
+{
+	char *abs = realpath(dir, NULL);
+	if (!abs)
+		return NULL;
+	*below = false;
+	char here[PATH_MAX];
+	snprintf(here, sizeof here, "%s", abs);
+	for (char *slash; (slash = strrchr(here, '/')) && strcmp(here, "/");) {
+		if (slash == here)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		char *p = join(here, AITKDB_FILE);
+		bool ok = p && is_file(p);
+		free(p);
+		if (ok) {
+			free(abs);
+			return strdup(here);
+		}
+	}
+	/* One level down, the first by name (readdir's order is the file system's). */
+	char *best = NULL;
+	DIR *dp = opendir(abs);
+	struct dirent *de;
+	for (int n = 0; dp && (de = readdir(dp)) && n < 4096; n++) {
+		if (de->d_name[0] == '.' || (best && strcmp(de->d_name, strrchr(best, '/') + 1) >= 0))
+			continue;
+		char *sub = join(abs, de->d_name), *p = sub ? join(sub, AITKDB_FILE) : NULL;
+		if (p && is_file(p)) {
+			free(best);
+			best = sub;
+			sub = NULL;
+		}
+		free(p);
+		free(sub);
+	}
+	if (dp)
+		closedir(dp);
+	free(abs);
+	*below = best != NULL;
+	return best;
+}
+
 int aitkdb_find(const char *dir, char **root, struct err *e)
 {
 	*root = NULL;
@@ -66,10 +114,28 @@ int aitkdb_find(const char *dir, char **root, struct err *e)
 			return err_set(e, ERR_SOFTWARE, NULL, 0, 0, "%s", _("out of memory"));
 		bool ok = is_file(p);
 		free(p);
-		if (!ok)
-			return err_set(e, ERR_NOINPUT, dir, 0, 0,
-				       _("no %s in this folder (give the ai-toolkit folder with --aitk)"),
-				       AITKDB_FILE);
+		if (!ok) {
+			bool below = false;
+			char *near = nearest_with_db(dir, &below);
+			int rc;
+			if (near && below)
+				rc = err_set(e, ERR_NOINPUT, dir, 0, 0,
+					     _("no %s in this folder; a folder inside it has one: "
+					       "--aitk %s"),
+					     AITKDB_FILE, near);
+			else if (near)
+				rc = err_set(e, ERR_NOINPUT, dir, 0, 0,
+					     _("no %s in this folder; a folder above it has one: "
+					       "--aitk %s"),
+					     AITKDB_FILE, near);
+			else
+				rc = err_set(e, ERR_NOINPUT, dir, 0, 0,
+					     _("no %s in this folder, nor in a folder above it or right "
+					       "inside it: is it the ai-toolkit folder?"),
+					     AITKDB_FILE);
+			free(near);
+			return rc;
+		}
 		/* Absolute, so the log paths shown and written in journals mean the same from anywhere. */
 		*root = realpath(dir, NULL);
 		if (!*root)

@@ -474,9 +474,11 @@ static void jobs_draw(const struct ui_env *v)
 		jobs_load(v);
 	struct ui_lines l = { 0 };
 	if (jp->err[0]) {
-		ui_lines_add(&l, UI_R_ERROR, jp->err);
-		ui_lines_add(&l, UI_R_DIM, _("Start oomfix with --aitk DIR, the ai-toolkit folder that "
-					     "holds aitk_db.db."));
+		/* wrapped: a path and the folder it names do not fit 80 columns (E23) */
+		ui_lines_wrap(&l, UI_R_ERROR, jp->err, c->r.w - 1, 0);
+		if (!source_aitk_dir()) /* given, the error says where to look (E23) */
+			ui_lines_wrap(&l, UI_R_DIM, _("Start oomfix with --aitk DIR, the ai-toolkit "
+						      "folder that holds aitk_db.db."), c->r.w - 1, 0);
 		ui_draw_lines(c->win, c->r, &l, -1, &v->pos->top, false);
 		ui_lines_free(&l);
 		return;

@@ -156,6 +156,22 @@ def faults():
     ok(rc == 66 and empty in err and "--aitk" in err, "no aitk_db.db: says where it looked", err)
     rc, out, err = run("--aitk", empty, "get", "aitk:x", "config.name")
     ok(rc == 66 and "no aitk_db.db" in err, "--aitk folder without a database", err)
+    # E23 (review 4): --aitk on a folder without the database names the nearest one that has it
+    # (above it, or right inside it) rather than telling the user to use --aitk
+    parent = tempfile.mkdtemp(prefix="oomfix-e23-")
+    ait = os.path.join(parent, "ai-toolkit")
+    uidb.create(ait, "wal", [{"name": "a", "status": "stopped"}])
+    os.makedirs(os.path.join(ait, "output", "a"))
+    os.makedirs(os.path.join(parent, "other"))
+    for where, word, what in ((os.path.join(ait, "output", "a"), "above", "a job's run folder"),
+                              (parent, "inside", "the folder that holds ai-toolkit")):
+        rc, out, err = run("--aitk", where, "jobs")
+        ok(rc == 66 and "a folder %s it has one: --aitk %s" % (word, ait) in err,
+           "E23: --aitk on %s names the ai-toolkit folder %s it" % (what, word), err)
+    rc, out, err = run("--aitk", os.path.join(parent, "other"), "jobs")
+    ok(rc == 66 and "is it the ai-toolkit folder?" in err and "give the" not in err,
+       "E23: --aitk on a folder with none near asks whether it is the ai-toolkit folder", err)
+    shutil.rmtree(parent)
     with open(os.path.join(empty, "aitk_db.db"), "w") as f:
         f.write("this is not a database, just text\n" * 100)
     rc, out, err = run("--aitk", empty, "jobs")

@@ -261,6 +261,20 @@ check "E13: recovered, then quit without saving: the save file goes" \
 	test ! -e "$WORK/recover4/job.yaml.oomfix-save"
 check "E13: ... and the job is as it was" cmp -s "$FIX/job.yaml" "$WORK/recover4/job.yaml"
 
+# E23 (review 4): the Jobs view on --aitk of a folder inside ai-toolkit names the folder that has
+# the database, whole at 80 columns, and does not tell the user to use --aitk
+fresh e23
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import uidb; uidb.create(sys.argv[2], "wal", [{"name": "a"}])' \
+	"$HERE/../aitk" "$WORK/e23/ai-toolkit"
+mkdir -p "$WORK/e23/ai-toolkit/output/a"
+run e23 --aitk "$WORK/e23/ai-toolkit/output/a" --size 80x24 job.yaml <<'K'
+J
+dump jobs.txt
+K
+check "E23: the Jobs view names the folder above that has the database, not cut" \
+	hasj "$WORK/e23/jobs.txt" "a folder above it has one: --aitk $WORK/e23/ai-toolkit"
+check "E23: ... and does not say to start with --aitk" bash -c "! grep -qF 'Start oomfix with --aitk' '$WORK/e23/jobs.txt'"
+
 # 9. themes: a bad theme file is reported with file:line:col and the default is used; t cycles
 fresh theme
 printf 'name: broken\nroles:\n  cursor: { fg: purpleish }\n' > "$WORK/theme/broken.yaml"
