@@ -171,6 +171,8 @@ struct plan_decision {
 	enum fix_id fix;            /* see the list above */
 	enum diag_unknown why;      /* PLAN_NEXT_WHEN_UNKNOWN: why the verdict's timing is null
 				     * (the words differ when a skip banner ends the log) */
+	bool unsaved;               /* PLAN_NEXT_UNTRIED: the change is not saved yet (the UI sets
+				     * it; the answer is the same, the words say what to do) */
 };
 
 /* p from plan_build(job, verdict, p) — the same verdict; verdict NULL = no log. */

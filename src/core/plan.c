@@ -209,7 +209,7 @@ void plan_exhausted_text(const struct plan *p, const struct job *j, char *buf, s
 
 struct plan_decision plan_decide(const struct plan *p, const struct diag_result *v, bool untried)
 {
-	struct plan_decision d = { PLAN_NEXT_EXHAUSTED, FIX_NONE, DIAG_U_NONE };
+	struct plan_decision d = { PLAN_NEXT_EXHAUSTED, FIX_NONE, DIAG_U_NONE, false };
 
 	if (untried) {
 		d.what = PLAN_NEXT_UNTRIED;
@@ -301,10 +301,16 @@ void plan_decision_text(const struct plan_decision *d, const struct plan *p, con
 				   "batches and went on), so nothing has to change."));
 		break;
 	case PLAN_NEXT_UNTRIED:
-		snprintf(buf, sz, "%s",
-			 _("The last change has not been tried yet: the log is older than the last "
-			   "change saved to the job, so it cannot show whether that change helped. Run "
-			   "the job again and give its new log."));
+		if (d->unsaved)
+			snprintf(buf, sz, "%s",
+				 _("The last change has not been tried yet, and it is not saved: the "
+				   "log cannot show whether it helped. s saves it; then run the job "
+				   "again and give its new log."));
+		else
+			snprintf(buf, sz, "%s",
+				 _("The last change has not been tried yet: the log is older than the "
+				   "last change saved to the job, so it cannot show whether that change "
+				   "helped. Run the job again and give its new log."));
 		break;
 	default:
 		break;

@@ -641,7 +641,7 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 
 	int status = -1;
 	struct plan p;
-	struct plan_decision d = { PLAN_NEXT_APPLY, FIX_NONE, DIAG_U_NONE };
+	struct plan_decision d = { PLAN_NEXT_APPLY, FIX_NONE, DIAG_U_NONE, false };
 	enum retry_next next = finished ? NEXT_FIX : retry_decide(l->j, v, &p, &d);
 	/* the decision's words, as every front end says them */
 	char said[768] = "";

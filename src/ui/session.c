@@ -614,6 +614,7 @@ struct plan_decision ui_session_decide(const struct ui_session *s, char *words, 
 {
 	const struct diag_result *v = s->have_diag && !s->diag_pending ? &s->diag : NULL;
 	struct plan_decision d = plan_decide(&s->plan, v, ui_session_diag_stale(s));
+	d.unsaved = d.what == PLAN_NEXT_UNTRIED && ui_session_dirty(s); /* E12 */
 	if (words && sz)
 		plan_decision_text(&d, &s->plan, s->job, words, sz);
 	return d;

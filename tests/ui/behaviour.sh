@@ -261,6 +261,24 @@ check "E13: recovered, then quit without saving: the save file goes" \
 	test ! -e "$WORK/recover4/job.yaml.oomfix-save"
 check "E13: ... and the job is as it was" cmp -s "$FIX/job.yaml" "$WORK/recover4/job.yaml"
 
+# E12 (review 4): a change not saved is never called saved; once saved, the words say so
+fresh e12
+run e12 job.yaml train.log --size 100x30 <<'K'
+a
+a
+dump unsaved.txt
+n
+s
+y
+a
+dump saved.txt
+K
+check "E12: a again before a save: the change is not saved, s saves it" \
+	hasj "$WORK/e12/unsaved.txt" "has not been tried yet, and it is not saved"
+check "E12: ... never \"saved to the job\"" bash -c "! tr '\n' ' ' < '$WORK/e12/unsaved.txt' | tr -s ' ' | grep -qF 'saved to the job'"
+check "E12: after the save: the last change saved to the job" \
+	hasj "$WORK/e12/saved.txt" "older than the last change saved to the job"
+
 # E23 (review 4): the Jobs view on --aitk of a folder inside ai-toolkit names the folder that has
 # the database, whole at 80 columns, and does not tell the user to use --aitk
 fresh e23
