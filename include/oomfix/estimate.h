@@ -301,9 +301,12 @@ struct est_shortfall {
  * floor (*fits false, sf->covered false). Applies the step to an in-memory copy. *rungs gets the
  * number of rungs (>= 1 when the step changed anything, 0 when it is at its floor already), *fits
  * whether the last rung fits; *out (may be NULL) the job after them (the caller frees it with
- * doc_free; NULL when rungs is 0). ERR_DATA when `step` is not a step fix or does not apply. */
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, struct est_shortfall *sf,
-		   int *rungs, bool *fits, struct doc **out, struct err *e);
+ * doc_free; NULL when rungs is 0). ERR_DATA when `step` is not a step fix or does not apply.
+ * `phase` is the failed phase (enum diag_phase, 0 when none), as fix_edits_after takes it: after
+ * a failed training step a clip fix leaves the previews' frames alone. */
+int estimate_rungs(const struct job *j, enum fix_id step, int phase, int64_t card,
+		   struct est_shortfall *sf, int *rungs, bool *fits, struct doc **out,
+		   struct err *e);
 
 /* The job after n rungs of step fix `step` (fewer when its floor comes first), whatever the
  * estimate: for saying which rung the estimate ruled out. *out as estimate_rungs'. */

@@ -127,7 +127,7 @@ static int64_t model_bytes(const struct job *j, enum est_phase p)
 /* Down the rungs of `step`: until one fits `card` (never when card <= 0) and, with a shortfall,
  * has taken off what it measured; or its floor, or `max`. A walk that never does both ends at
  * the first rung that covers the shortfall (at the floor when none does). */
-static int walk_rungs(const struct job *j, enum fix_id step, int64_t card,
+static int walk_rungs(const struct job *j, enum fix_id step, int phase, int64_t card,
 		      struct est_shortfall *sf, int max, int *rungs, bool *fits, struct doc **out,
 		      struct err *e)
 {
@@ -156,7 +156,7 @@ static int walk_rungs(const struct job *j, enum fix_id step, int64_t card,
 		struct fix_edit_list l;
 		if (fix_status(at, step, NULL, 0) != FIX_TODO)
 			break;
-		if ((rc = fix_edits(at, step, true, &l, e)))
+		if ((rc = fix_edits_after(at, step, true, phase, &l, e)))
 			break;
 		struct doc *nd = NULL;
 		struct job *nj = NULL;
@@ -175,7 +175,16 @@ static int walk_rungs(const struct job *j, enum fix_id step, int64_t card,
 		(*rungs)++;
 		struct estimate est;
 		estimate_job(at, &est);
-		bool fit = estimate_verdict(&est, card, NULL) == EST_V_FITS;
+		/* After a failed training step or caching pass the step fix acts on that phase alone
+		 * (the previews keep their frames): its band top is what must fit. Otherwise the
+		 * whole job's verdict. */
+		bool fit;
+		enum est_phase only = phase == DIAG_P_TRAINING ? EST_TRAINING
+				      : phase == DIAG_P_CACHING ? EST_CACHING : EST_NPHASES;
+		if (only < EST_NPHASES && est.known && card > 0)
+			fit = !est.phase[only].on || est.phase[only].high <= card;
+		else
+			fit = estimate_verdict(&est, card, NULL) == EST_V_FITS;
 		int64_t removed = 0;
 		if (sf) {
 			int64_t now = model_bytes(at, sf->phase);
@@ -204,7 +213,8 @@ static int walk_rungs(const struct job *j, enum fix_id step, int64_t card,
 		doc_free(&cur_doc);
 		int again;
 		bool f;
-		rc = walk_rungs(j, step, 0, NULL, cover_rungs, &again, &f, out ? &cur_doc : NULL, e);
+		rc = walk_rungs(j, step, phase, 0, NULL, cover_rungs, &again, &f,
+				out ? &cur_doc : NULL, e);
 		*rungs = again;
 		sf->removed = cover_removed;
 		sf->covered = true;
@@ -216,10 +226,11 @@ static int walk_rungs(const struct job *j, enum fix_id step, int64_t card,
 	return rc;
 }
 
-int estimate_rungs(const struct job *j, enum fix_id step, int64_t card, struct est_shortfall *sf,
-		   int *rungs, bool *fits, struct doc **out, struct err *e)
+int estimate_rungs(const struct job *j, enum fix_id step, int phase, int64_t card,
+		   struct est_shortfall *sf, int *rungs, bool *fits, struct doc **out,
+		   struct err *e)
 {
-	return walk_rungs(j, step, card, sf, 32, rungs, fits, out, e);
+	return walk_rungs(j, step, phase, card, sf, 32, rungs, fits, out, e);
 }
 
 int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
@@ -227,5 +238,5 @@ int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc *
 {
 	int rungs;
 	bool fits;
-	return walk_rungs(j, step, 0, NULL, n, &rungs, &fits, out, e);
+	return walk_rungs(j, step, 0, 0, NULL, n, &rungs, &fits, out, e);
 }

@@ -484,7 +484,10 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 		     struct err *e)
 {
 	struct fix_edit_list fl;
-	int rc = fix_edits(l->j, id, true, &fl, e);
+	/* the failed phase, as `oomfix fix --log` reads it: after a training step a clip fix
+	 * leaves the previews alone (E10) */
+	int phase = v && v->oom ? (int)v->phase : 0;
+	int rc = fix_edits_after(l->j, id, true, phase, &fl, e);
 	if (rc)
 		return rc;
 	struct doc *nd = NULL;
@@ -504,8 +507,8 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 		 * trusted: only the measured shortfall, else one rung, and the next run tells. */
 		struct err re;
 		err_clear(&re);
-		if (estimate_rungs(l->j, id, inside ? L->card : 0, have_sf ? &sf : NULL, &rungs, &fits,
-				   &nd, &re) != ERR_OK ||
+		if (estimate_rungs(l->j, id, phase, inside ? L->card : 0, have_sf ? &sf : NULL,
+				   &rungs, &fits, &nd, &re) != ERR_OK ||
 		    (!fits && !have_sf) || rungs < 2) {
 			doc_free(&nd);
 			rungs = 1;

@@ -248,7 +248,9 @@ static struct doc *fix_result(const struct ui_session *s, enum fix_id id, char *
 	if (!s->job)
 		return NULL;
 	memset(&l, 0, sizeof l);
-	if (fix_edits(s->job, id, true, &l, e))
+	/* the failed phase, as retry and `fix --log` read it (E10) */
+	int phase = s->have_diag && !s->diag_pending && s->diag.oom ? (int)s->diag.phase : 0;
+	if (fix_edits_after(s->job, id, true, phase, &l, e))
 		return NULL;
 	if (note && notesz)
 		snprintf(note, notesz, "%s", l.note);

@@ -754,7 +754,7 @@ static void test_path(void **state)
 	int rungs;
 	bool fits;
 	struct doc *after = NULL;
-	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, card, NULL, &rungs, &fits, &after, &e),
+	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, 0, card, NULL, &rungs, &fits, &after, &e),
 			 ERR_OK);
 	assert_true(rungs >= 2); /* 81 → 41 is not enough at 512 on 24 GB */
 	assert_true(fits);
@@ -769,7 +769,7 @@ static void test_path(void **state)
 	doc_free(&after);
 	/* The user's job is untouched: the same answer again. */
 	int again;
-	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, card, NULL, &again, &fits, NULL, &e), ERR_OK);
+	assert_int_equal(estimate_rungs(l.j, FIX_NUM_FRAMES, 0, card, NULL, &again, &fits, NULL, &e), ERR_OK);
 	assert_int_equal(again, rungs);
 	assert_int_equal(l.j->datasets[0].num_frames, 81);
 	/* The rung before the one that fits, for saying what the estimate ruled out: it does not. */
@@ -796,7 +796,7 @@ static void test_path(void **state)
 	estimate_line(&le, 0, line, sizeof line, &lv, NULL);
 	assert_int_equal(lv, EST_V_UNKNOWN);
 	assert_non_null(strstr(line, "(--vram gives a verdict)"));
-	assert_int_equal(estimate_rungs(l.j, FIX_BATCH_SIZE, card, NULL, &rungs, &fits, NULL, &e), ERR_DATA);
+	assert_int_equal(estimate_rungs(l.j, FIX_BATCH_SIZE, 0, card, NULL, &rungs, &fits, NULL, &e), ERR_DATA);
 	unload(&l);
 
 	/* FLUX.2 on 24 GB: the bf16 Mistral at load cannot be shrunk by any setting oomfix knows. */

@@ -93,14 +93,33 @@ check "Z-Image on 12 GB: load, then the first steps: 3 tries" \
 	scenario zimage12 zimage_small_card.yaml 12 low_vram gradient_checkpointing
 check "Z-Image on 12 GB: load, baseline sample, first steps: 4 tries" \
 	scenario every12 zimage_every_phase.yaml 12 low_vram lighter_sampling gradient_checkpointing
-check "Wan 2.1 1.3B 81 frames on 12 GB: load, then latent caching: 3 tries" \
-	scenario wan12 wan_video.yaml 12 low_vram num_frames
+# (a caching OOM shortens the dataset's clips, as `fix --log` does: the 81-frame previews are
+# the next try's failure, and lighter previews its fix)
+check "Wan 2.1 1.3B 81 frames on 12 GB: load, latent caching, then the previews: 4 tries" \
+	scenario wan12 wan_video.yaml 12 low_vram num_frames lighter_sampling
 check "SDXL with 2048 previews on 12 GB: the sample during training: 2 tries" \
 	scenario sdxl12 sdxl_big_previews.yaml 12 lighter_sampling
 check "Z-Image batch 8 on 12 GB: the first steps, batch 1 (checkpointing already on): 2 tries" \
 	scenario batch12 zimage_big_batch.yaml 12 batch_size
 check "Z-Image 1024 bucket on 11.5 GB now and then: drop the largest bucket: 2 tries" \
 	scenario bucket11 zimage_largest_bucket.yaml 11.5 drop_largest_bucket
+# E10 (review 4): after a failed training step, retry shortens the dataset's clips and leaves the
+# previews' frames, as `oomfix fix --log` does on the same log
+retry_e10() {
+	local dir="$WORK/e10"
+	mkdir -p "$dir" && cp "$JOBS/wan_big_batch.yaml" "$dir/job.yaml" && cp "$dir/job.yaml" "$dir/orig.yaml"
+	(cd "$dir" && "$OOMFIX" retry --max-tries 2 job.yaml -- python3 "$STANDIN" --vram 16 job.yaml \
+		>/dev/null 2>err.txt)
+	grep -q "try 1: B: .* → num_frames: config.process\[0\].datasets\[0\].num_frames: 81 → 41" "$dir/err.txt" ||
+		{ echo "not the dataset's clips"; cat "$dir/err.txt"; return 1; }
+	! grep -q "sample.num_frames" "$dir/err.txt" || { echo "the previews were shortened"; cat "$dir/err.txt"; return 1; }
+	[ "$("$OOMFIX" get "$dir/job.yaml" "config.process[0].sample.num_frames")" = 40 ] || return 1
+	"$OOMFIX" fix --log "$dir/job.yaml.oomfix-runs/1.log" --diff "$dir/orig.yaml" next 2>/dev/null |
+		grep '^[-+] ' | sed 's/^\(.\) */\1/' > "$dir/fix.diff"
+	diff -u "$dir/orig.yaml" "$dir/job.yaml" | grep '^[-+] ' | sed 's/^\(.\) */\1/' > "$dir/retry.diff"
+	cmp -s "$dir/fix.diff" "$dir/retry.diff" || { echo "fix --log and retry differ:"; cat "$dir/fix.diff" "$dir/retry.diff"; return 1; }
+}
+check "E10: after a training-step OOM retry shortens the clips, not the previews, as fix --log does" retry_e10
 check "a job that fits already: 1 try, no change" \
 	scenario fits24 zimage_small_card.yaml 24
 
@@ -511,14 +530,14 @@ check "an OOM message's shortfall sizes the step fix: two rungs cover 5.9 GiB" s
 measured_tries() {
 	local dir="$WORK/measured"
 	mkdir -p "$dir" && cp "$JOBS/wan_video.yaml" "$dir/job.yaml"
-	(cd "$dir" && OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" retry --vram 24 --max-tries 3 job.yaml \
+	(cd "$dir" && OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" retry --vram 24 --max-tries 4 job.yaml \
 		-- python3 "$STANDIN" --vram 24 job.yaml >/dev/null 2>err.txt)
-	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 2 of at most 3.*Estimate of this try's job:.*(measured: caching needed at least [0-9.]* GiB)" || { cat "$dir/err.txt"; return 1; }
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 2 of at most 4.*Estimate of this try's job:.*(measured: caching needed at least [0-9.]* GiB)" || { cat "$dir/err.txt"; return 1; }
 	# the closing table sets the estimate beside what the run did: said no, it fitted
 	grep -q "^  TRY  *LOG  *ESTIMATE  *VERDICT" "$dir/err.txt" || return 1
-	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 2: the estimate said it would not fit; the run fitted: the estimate is conservative here." || { echo "no comparison"; return 1; }
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' | grep -q "try 3: the estimate said it would not fit; the run fitted: the estimate is conservative here." || { echo "no comparison"; return 1; }
 	OOMFIX_MEASUREMENTS="$dir/m.db" "$OOMFIX" measurements --json >"$dir/m.json" || return 1
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['measurements']; assert len(r)==1 and r[0]['phase']=='caching' and r[0]['log'].endswith('1.log'), r" "$dir/m.json"
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['measurements']; m={x['phase']: x['log'] for x in r}; assert len(r)==2 and m['caching'].endswith('1.log') and m['baseline_sample'].endswith('2.log'), r" "$dir/m.json"
 }
 check "retry: a try's OOM is kept, and the next try's estimate names it" measured_tries
 
