@@ -626,8 +626,26 @@ def normalise(r, archs):
          "sampling": sampling, "baseline": sampling, "sample_w": 1024.0, "sample_h": 1024.0,
          "sample_frames": float(frames if sampling else 1), "guidance": sampling,
          "card_gib": card_gib, "outcome": outcome, "weight": weight, "peak": peak,
-         "peak_kind": peak_kind, "peak_phase": peak_phase, "measured": measured}
+         "peak_kind": peak_kind, "peak_phase": peak_phase, "measured": measured,
+         "quoted": pk[0] if pk else None,
+         "borrowed": bool(re.match(r"unknown \((h100|l40s)", r["peak_gb"].lower()))}
     return p, None
+
+
+def drop_borrowed_twins(points):
+    """An OOM row that quotes the peak of the same settings on a larger card ("unknown (H100 same
+    config: 44.58 GiB)") holds no measurement of its own when that larger card's run is a row of
+    the same source: its peak is dropped, so that one measurement is fitted and counted once.
+    The ids whose peak was dropped, in order."""
+    own = {(p["source"], round(p["quoted"], 2)) for p in points
+           if p["peak"] is not None and not p["borrowed"]}
+    dropped = []
+    for p in points:
+        if p["borrowed"] and p["peak"] is not None and \
+                (p["source"], round(p["quoted"], 2)) in own:
+            p["peak"] = p["peak_kind"] = None
+            dropped.append(p["id"])
+    return dropped
 
 
 def judged_phases(p):
@@ -980,6 +998,7 @@ def main():
         p["family"] = a["family"]
         p["nominal"] = a["nominal"]
         points.append(p)
+    twins = drop_borrowed_twins(points)
     families = []
     for a in archs:
         if a["family"] not in families:
@@ -1040,6 +1059,9 @@ def main():
         print()
         for pid, arch, why in left_out:
             print("left out %-5s %-34s %s" % (pid, arch[:34], why))
+        for pid in twins:
+            print("peak of %s not counted again: the larger card's run of the same settings is "
+                  "its own row" % pid)
         for pid, (res, why) in sorted(CORRECTIONS.items()):
             print("corrected %-5s resolution %g px: %s" % (pid, res, why))
         print()
