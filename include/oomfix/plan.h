@@ -97,6 +97,9 @@ struct plan {
 	bool exhausted;             /* an OOM, not E, and no step that helps is left to do */
 	enum fix_id accept[4];      /* every fix §3.4 also allows first (first_fix included) */
 	size_t naccept;
+	enum fix_id unmoved;        /* plan_after_unmoved: the fix tried last that did not move the
+				     * failing step, when unmoved_step > 0 */
+	long long unmoved_step;     /* that step (0: not set) */
 };
 /* job may be NULL (kind unknown); verdict may be NULL (no log). */
 void plan_build(const struct job *j, const struct diag_result *verdict, struct plan *out);
@@ -104,6 +107,15 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 /* True when fix `id` changes the memory of the failing phase `phase` for a model of `kind`
  * (DIAG_P_NONE: true for every fix but fresh_worker). */
 bool plan_fix_helps(enum fix_id id, enum diag_phase phase, int kind);
+
+/* After a run that followed a change of `tried` and still ran out of memory now and then (D), no
+ * later in training than the run before it (which failed at step `before`): the same change again
+ * is not the best next guess, since the steps it shrank were not the ones that failed. When
+ * p->first_fix is `tried` and another fix that acts on the failing phase is left in the order, it
+ * becomes the first fix (batch size 1 before a second bucket drop), p->unmoved says why (the
+ * decision's words name it) and true is returned. Otherwise p is unchanged and false. */
+bool plan_after_unmoved(struct plan *p, const struct job *j, const struct diag_result *verdict,
+			enum fix_id tried, long long before);
 
 /* When p->exhausted: a translated sentence saying that the settings oomfix knows are exhausted
  * for the failing phase, and what is left (a bigger card or a smaller model; layer offloading by

@@ -98,6 +98,7 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 {
 	memset(out, 0, sizeof *out);
 	out->first_fix = FIX_NONE;
+	out->unmoved = FIX_NONE;    /* unmoved_step 0: not set */
 	int kind = j ? (int)j->kind : (verdict ? verdict->model_kind : JOB_KIND_UNKNOWN);
 	out->kind = kind;
 	bool video = kind == JOB_KIND_VIDEO;
@@ -176,6 +177,27 @@ void plan_build(const struct job *j, const struct diag_result *verdict, struct p
 			out->accept[out->naccept - 1] = want;
 	}
 	accept(out, want);
+}
+
+bool plan_after_unmoved(struct plan *p, const struct job *j, const struct diag_result *v,
+			enum fix_id tried, long long before)
+{
+	if (!p || !v || tried == FIX_NONE || p->first_fix != tried || !v->oom ||
+	    v->timing != DIAG_T_INTERMITTENT || before < 1 || v->failed_step < 1 ||
+	    v->failed_step > before)
+		return false;
+	enum fix_id cand[6];
+	size_t nc = phase_fixes(v->phase, p->kind == JOB_KIND_VIDEO, cand);
+	for (size_t i = 0; i < nc; i++) {
+		if (cand[i] == tried || step_status(p, j, cand[i]) != FIX_TODO)
+			continue;
+		p->first_fix = cand[i];
+		p->unmoved = tried;
+		p->unmoved_step = v->failed_step;
+		accept(p, cand[i]);
+		return true;
+	}
+	return false;
 }
 
 /* The sentence of plan_exhausted_text for the phase `ph` (DIAG_P_NONE: the whole plan). */
@@ -259,8 +281,15 @@ void plan_decision_text(const struct plan_decision *d, const struct plan *p, con
 	buf[0] = '\0';
 	switch (d->what) {
 	case PLAN_NEXT_APPLY:
-		snprintf(buf, sz, _("Next change: %s — %s."), fix_name(d->fix),
-			 _(fix_defs[d->fix].title));
+		if (p && p->unmoved_step > 0 && p->unmoved != d->fix)
+			snprintf(buf, sz, _("The last change (%s) did not move the failure: it still "
+					    "came at step %lld. Next change, the next in the order: "
+					    "%s — %s."),
+				 fix_name(p->unmoved), p->unmoved_step, fix_name(d->fix),
+				 _(fix_defs[d->fix].title));
+		else
+			snprintf(buf, sz, _("Next change: %s — %s."), fix_name(d->fix),
+				 _(fix_defs[d->fix].title));
 		break;
 	case PLAN_NEXT_FRESH_WORKER:
 		snprintf(buf, sz, "%s",

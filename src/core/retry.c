@@ -198,6 +198,7 @@ struct loop {
 	const struct retry_sinks *sinks;
 	char *dir;               /* the runs folder */
 	long long prev_fail;     /* the step the previous try failed at (0: before training) */
+	enum fix_id last_fix;    /* the fix saved after the previous try (FIX_NONE: none) */
 	const struct retry_try *last; /* the try under way (or the last one), for the end */
 	struct retry_try last_copy;   /* the last try's numbers once it is over */
 	bool ended;
@@ -646,6 +647,10 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 	struct plan p;
 	struct plan_decision d = { PLAN_NEXT_APPLY, FIX_NONE, DIAG_U_NONE, false };
 	enum retry_next next = finished ? NEXT_FIX : retry_decide(l->j, v, &p, &d);
+	/* E11: a change that did not move a now-and-then failure is not made twice in a row while
+	 * the order has another that acts on it (batch size 1 before a second bucket drop) */
+	if (next == NEXT_FIX && !finished && plan_after_unmoved(&p, l->j, v, L->last_fix, L->prev_fail))
+		d.fix = p.first_fix;
 	/* the decision's words, as every front end says them */
 	char said[768] = "";
 	if (!finished)
@@ -683,10 +688,15 @@ static int judge(struct loop *L, const struct retry_try *t, const struct retry_t
 		snprintf(text, sizeof text, _("Stopped after %d tries; the next fix would be %s."),
 			 L->o->max_tries, fix_name(d.fix));
 		status = finish(L, RETRY_OUT_MAX_TRIES, ERR_UNAVAILABLE, head, NULL, text, NULL);
-	} else if (apply_fix(L, t, l, d.fix, label, words, v, &e) != ERR_OK) {
-		status = fail_err(L, &e);
 	} else {
-		L->prev_fail = v->failed_step > 0 ? v->failed_step : 0;
+		if (p.unmoved_step > 0) /* why not the same change again */
+			retry_tell_note(L->sinks, t, said);
+		if (apply_fix(L, t, l, d.fix, label, words, v, &e) != ERR_OK) {
+			status = fail_err(L, &e);
+		} else {
+			L->prev_fail = v->failed_step > 0 ? v->failed_step : 0;
+			L->last_fix = d.fix;
+		}
 	}
 	free(v);
 	return status;
@@ -885,7 +895,7 @@ out:
 int retry_run(const struct retry_opts *o, const struct retry_runner_ops *rops, void *runner,
 	      const struct retry_sinks *sinks)
 {
-	struct loop L = { .o = o, .sinks = sinks, .card = o->card };
+	struct loop L = { .o = o, .sinks = sinks, .card = o->card, .last_fix = FIX_NONE };
 	struct err e;
 	err_clear(&e);
 	struct loaded l;

@@ -124,6 +124,64 @@ static void test_first_fix_image(void **state)
 	unload(&l);
 }
 
+/* E11 (review 4): a bucket drop that did not move a now-and-then failure is followed by the next
+ * fix of the order (batch size 1), and the decision's words say why; a failure that moved, a
+ * first-steps failure or another last change leave the plan's own choice. */
+static void test_after_unmoved_E11(void **state)
+{
+	struct loaded l;
+	load("per_dataset_batch.yaml", &l); /* flux, checkpointing on, batch 4, buckets to 1024 */
+	struct diag_result v = verdict(D, DIAG_P_TRAINING, 0);
+	struct plan p;
+	v.failed_step = 63;
+	plan_build(l.j, &v, &p);
+	assert_int_equal(p.first_fix, FIX_DROP_LARGEST_BUCKET);
+	assert_true(plan_after_unmoved(&p, l.j, &v, FIX_DROP_LARGEST_BUCKET, 63));
+	assert_int_equal(p.first_fix, FIX_BATCH_SIZE);
+	struct plan_decision d = plan_decide(&p, &v, false);
+	assert_int_equal(d.what, PLAN_NEXT_APPLY);
+	assert_int_equal(d.fix, FIX_BATCH_SIZE);
+	char words[768];
+	plan_decision_text(&d, &p, l.j, words, sizeof words);
+	assert_non_null(strstr(words, "drop_largest_bucket"));
+	assert_non_null(strstr(words, "step 63"));
+	assert_non_null(strstr(words, "batch_size"));
+	bool in = false;
+	for (size_t i = 0; i < p.naccept; i++)
+		in |= p.accept[i] == FIX_BATCH_SIZE;
+	assert_true(in);
+	/* earlier than before did not move it either */
+	plan_build(l.j, &v, &p);
+	assert_true(plan_after_unmoved(&p, l.j, &v, FIX_DROP_LARGEST_BUCKET, 80));
+	/* the failure moved later: the drop worked as far as it went, another one is right */
+	plan_build(l.j, &v, &p);
+	assert_false(plan_after_unmoved(&p, l.j, &v, FIX_DROP_LARGEST_BUCKET, 40));
+	assert_int_equal(p.first_fix, FIX_DROP_LARGEST_BUCKET);
+	plan_decision_text(&d, &p, l.j, words, sizeof words);
+	assert_null(strstr(words, "did not move"));
+	/* the last change was another one, or none */
+	assert_false(plan_after_unmoved(&p, l.j, &v, FIX_LOW_VRAM, 63));
+	assert_false(plan_after_unmoved(&p, l.j, &v, FIX_NONE, 63));
+	assert_int_equal(p.first_fix, FIX_DROP_LARGEST_BUCKET);
+	/* the first steps always fail at step 1 or so: the step says nothing there */
+	struct diag_result b = verdict(B, DIAG_P_TRAINING, 0);
+	b.failed_step = 1;
+	plan_build(l.j, &b, &p);
+	assert_false(plan_after_unmoved(&p, l.j, &b, p.first_fix, 1));
+	unload(&l);
+
+	/* video, batch 1 already: clips halved without moving the failure, then the next step
+	 * of the order that is left, the 768 bucket */
+	load("wan_video.yaml", &l);
+	v = verdict(D, DIAG_P_TRAINING, 0);
+	v.failed_step = 12;
+	plan_build(l.j, &v, &p);
+	assert_int_equal(p.first_fix, FIX_NUM_FRAMES);
+	assert_true(plan_after_unmoved(&p, l.j, &v, FIX_NUM_FRAMES, 12));
+	assert_int_equal(p.first_fix, FIX_DROP_LARGEST_BUCKET);
+	unload(&l);
+}
+
 static void test_first_fix_video(void **state)
 {
 	struct loaded l;
@@ -681,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_decision_table),
 		cmocka_unit_test(test_first_fix_image),
 		cmocka_unit_test(test_first_fix_video),
+		cmocka_unit_test(test_after_unmoved_E11),
 		cmocka_unit_test(test_first_fix_when_done),
 		cmocka_unit_test(test_first_fix_without_job),
 		cmocka_unit_test(test_first_fix_acts_on_the_phase),

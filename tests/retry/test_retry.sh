@@ -120,6 +120,26 @@ retry_e10() {
 	cmp -s "$dir/fix.diff" "$dir/retry.diff" || { echo "fix --log and retry differ:"; cat "$dir/fix.diff" "$dir/retry.diff"; return 1; }
 }
 check "E10: after a training-step OOM retry shortens the clips, not the previews, as fix --log does" retry_e10
+# E11 (review 4): a bucket drop that did not move the failing step is not made again while the
+# order has another fix for it: batch size 1 comes before a second drop, and the loop says why
+retry_e11() {
+	local dir="$WORK/e11"
+	mkdir -p "$dir" && cp "$JOBS/zimage_bucket_batch8.yaml" "$dir/job.yaml"
+	(cd "$dir" && "$OOMFIX" retry --grace 2 --max-tries 4 job.yaml -- python3 "$STANDIN" --vram 11.5 \
+		--bucket-steps 8 job.yaml >/dev/null 2>err.txt) || { echo "exit $?"; cat "$dir/err.txt"; return 1; }
+	local got
+	got=$(sed -n 's/^oomfix retry: try [0-9]*: .* → \([a-z_]*\):.*/\1/p' "$dir/err.txt" | tr '\n' ' ')
+	[ "$got" = "drop_largest_bucket batch_size " ] || { echo "fixes: $got"; cat "$dir/err.txt"; return 1; }
+	grep -q "try 2: D: .* step 12 → batch_size" "$dir/err.txt" || return 1
+	tr '\n' ' ' <"$dir/err.txt" | tr -s ' ' |
+		grep -qF "The last change (drop_largest_bucket) did not move the failure: it still came at step 12." ||
+		{ echo "not said why"; cat "$dir/err.txt"; return 1; }
+	# the 768 bucket stays: only one bucket was dropped
+	[ "$("$OOMFIX" get "$dir/job.yaml" "config.process[0].datasets[0].resolution")" = "[512, 768]" ] ||
+		{ "$OOMFIX" get "$dir/job.yaml" "config.process[0].datasets[0].resolution"; return 1; }
+	grep -q "try 3: the run finished: the job fits" "$dir/err.txt"
+}
+check "E11: a bucket drop that did not move the failure is followed by batch size 1, not a second drop" retry_e11
 check "a job that fits already: 1 try, no change" \
 	scenario fits24 zimage_small_card.yaml 24
 
