@@ -584,10 +584,18 @@ static int end_probe(struct loop *L, const struct retry_try *t, const struct ret
 	snprintf(head, sizeof head, _("try %d: passed the probe at step %lld: the job fits."),
 		 t->index, p->step);
 	add(detail, sizeof detail, "%s", cover);
-	if (scaleup_next(t->job, SCALEUP_NONE, advice, sizeof advice) != SCALEUP_NONE)
+	/* E8: with no change saved there is nothing to keep and no steps were lowered: the advice
+	 * is to run the whole job, not to scale up what made a retry work */
+	if (!L->fixes[0])
+		add(detail, sizeof detail, "%s", _("Nothing was changed: the job as it is passed the "
+						   "probe. Run the whole job next."));
+	else if (scaleup_next(t->job, SCALEUP_NONE, advice, sizeof advice) != SCALEUP_NONE)
 		add(detail, sizeof detail, "%s", advice);
 	snprintf(text, sizeof text, _("The run passed the probe at step %lld: the job fits."), p->step);
 	add(text, sizeof text, "%s", cover);
+	if (!L->fixes[0])
+		add(text, sizeof text, "%s", _("Nothing was changed: the job as it is passed the "
+					       "probe. Run the whole job next."));
 	return finish(L, RETRY_OUT_PROBE, 0, head, detail, text, NULL);
 }
 

@@ -71,6 +71,14 @@ static enum ui_role ending(const struct ui_env *v, char *buf, size_t sz)
 	const struct ui_retry *r = v->retry;
 	char last[600];
 
+	bool changed = false;
+	for (size_t i = 0; i < r->ntries; i++)
+		changed |= r->tries[i].fix != NULL;
+	if (retry_outcome_fits(r->outcome) && !changed) {
+		/* E8: no journal names a change that was not made */
+		snprintf(buf, sz, "%s", r->text ? r->text : "");
+		return UI_R_DONE;
+	}
 	if (retry_outcome_fits(r->outcome)) {
 		snprintf(buf, sz, _("%s The job that fits is saved; the journal (%s.oomfix.md) lists "
 				    "what each try changed."), r->text ? r->text : "",
@@ -182,6 +190,9 @@ static void try_lines(const struct ui_env *v, struct ui_lines *l, size_t i, int 
 		append_or_wrap(l, ln, UI_R_VALUE, "", buf, width, 11);
 		if (t->waiting && !t->taken)
 			ui_lines_wrap(l, UI_R_TODO, t->waiting, width, 11);
+	} else if (is_last(v, i) && r->ended && r->outcome == RETRY_OUT_PROBE) {
+		/* the probe stopped it: its end says at which step (E8) */
+		ui_line_append(ln, UI_R_VALUE, _("passed the probe: the job fits"));
 	} else {
 		ui_line_append(ln, UI_R_DIM, _("stopped before its verdict"));
 	}

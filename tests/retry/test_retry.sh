@@ -438,6 +438,21 @@ probe_sampling_off() {
 		grep -q "Sampling is off, so no sampling round" "$WORK/poff/err.txt"
 }
 check "--probe with sampling off: no round is needed, and it is said" probe_sampling_off
+probe_first_try_E8() {
+	# nothing was changed: no advice to keep settings or raise steps that no retry lowered
+	local e="$WORK/poff/err.txt"
+	tr '\n' ' ' <"$e" | sed 's/  */ /g' |
+		grep -q "Nothing was changed: the job as it is passed the probe. Run the whole job next." &&
+		! grep -q "Keep the memory settings" "$e" && ! grep -q "Raise train.steps" "$e" ||
+		{ cat "$e"; return 1; }
+}
+check "E8: a first-try probe pass says nothing was changed and advises the whole run" probe_first_try_E8
+probe_after_fix_E8() {
+	# a change was saved: the advice to keep it stays
+	tr '\n' ' ' <"$WORK/plate/err.txt" | sed 's/  */ /g' | grep -q "Keep the memory settings" &&
+		! grep -q "Nothing was changed" "$WORK/plate/err.txt"
+}
+check "E8: after a saved change the probe pass keeps its advice" probe_after_fix_E8
 
 # ---- Ctrl-C -----------------------------------------------------------------------------------
 alive() { kill -0 "$1" 2>/dev/null; }

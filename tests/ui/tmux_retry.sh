@@ -180,5 +180,23 @@ check "the probe passes on the third run: the job fits" wait_for c "passed the p
 grep -q "Job stopped" "$P/job.yaml.oomfix-runs/2.log" && ok "the passing run was stopped" ||
 	nok "the passing run was stopped"
 
+# ---- 5. E8: the job as it is passes the probe on its first try ----------------------------------
+Q=$WORK/q
+mkdir -p "$Q"
+cp "$JOBS/zimage_small_card.yaml" "$Q/job.yaml"
+start e 100x30 "$Q" job.yaml ""
+check "a job without a log opens" wait_for e "Training"
+T send-keys -t e r
+check "r asks for the command" wait_for e "Run the job with:"
+type_cmd e "python3 $STANDIN --vram 24 --delay 0.05 job.yaml"
+check "then it asks, offering the probe" wait_for e "p = probe: stop a run"
+T send-keys -t e p
+check "E8: a first-try probe pass reads as one on its row" wait_for e "passed the probe: the job fits" 60
+check "E8: ... its end says that nothing was changed" wait_for e "Nothing was changed: the job as it is"
+no_journal() { ! screen e | grep -q "oomfix.md" && [ ! -e "$Q/job.yaml.oomfix.md" ]; }
+check "E8: ... and names no journal, as none was written" no_journal
+no_stopped_row() { ! screen e | grep -q "stopped before its verdict"; }
+check "E8: ... no row says it stopped before its verdict" no_stopped_row
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
