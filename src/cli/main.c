@@ -17,7 +17,9 @@
 static void usage(FILE *fp)
 {
 	fputs(_("Usage:\n"
-		"  oomfix [JOB.yaml] [LOG]               open the terminal UI\n"
+		"  oomfix [--vram GB] [--theme NAME] [--no-color] [JOB.yaml] [LOG]\n"
+		"                                        open the terminal UI (--vram: the card,\n"
+		"                                        for the fit line's verdict)\n"
 		"  oomfix diagnose [--job JOB] [--json] [--follow] LOG\n"
 		"                                        when did it run out of memory,\n"
 		"                                        what to change first\n"
@@ -37,6 +39,7 @@ static void usage(FILE *fp)
 		"  oomfix restore [--force] [--first] JOB\n"
 		"                                        put the previous version of JOB back\n"
 		"  oomfix runs [--json] JOB              the runs of JOB with their verdicts\n"
+		"  oomfix estimate [--vram GB] JOB       will it fit the card (see below)\n"
 		"  oomfix --aitk DIR                     the web UI's job list in the terminal UI\n"
 		"  oomfix --help | --version\n"
 		"\n"
@@ -173,6 +176,13 @@ int main(int argc, char **argv)
 						  "(oomfix --help lists them)\n"), cmd, commands[i].name);
 				return ERR_USAGE;
 			}
+		/* E21: a bare word (no path, no extension, not aitk:NAME) that names no file is a
+		 * command that does not exist, not a log that cannot be opened */
+		if (cmd[0] != '-' && !strpbrk(cmd, "/.:") && stat(cmd, &st) != 0) {
+			fprintf(stderr, _("oomfix: '%s' is neither a command nor a file (oomfix --help "
+					  "lists the commands)\n"), cmd);
+			return ERR_USAGE;
+		}
 	}
 	return ui_main(argc, argv);
 }

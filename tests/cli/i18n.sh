@@ -148,7 +148,7 @@ fi
 # ---- oomfix --help -----------------------------------------------------------------------------
 
 # The usage text is the catalog entry that starts with "Usage:" and the UI's command line.
-USAGE_ID=$(po msgid "$PO" 'Usage:\n  oomfix [JOB.yaml] [LOG]'; echo .)
+USAGE_ID=$(po msgid "$PO" 'Usage:\n  oomfix [--vram GB]'; echo .)
 USAGE_ID=${USAGE_ID%.} # keep the final newline that $(...) would drop
 # ... followed by the paragraph on `estimate` (its own entry).
 BEFORE_ID=$(po msgid "$PO" '\nBefore the run:\n  oomfix estimate'; echo .)

@@ -35,6 +35,14 @@ check "typo: diagnos exits 64" st 64 diagnos train.log
 check "typo: the nearest subcommand is suggested" has err "did you mean 'diagnose'?"
 check "typo: plna suggests plan" bash -c "'$OOMFIX' plna job.yaml 2>&1 | grep -qF \"did you mean 'plan'?\""
 check "typo: a file named like a typo is still opened as a file" bash -c "cp train.log diagnos; ! TERM=dumb '$OOMFIX' diagnos 2>&1 | grep -q 'did you mean'"
+# E21 (review 4): a bare word that is neither a command nor a file is said to be so, not opened
+# as a log that cannot be read
+check "E21: oomfix diff exits 64" st 64 diff
+check "E21: ... and says it is neither a command nor a file" has err "'diff' is neither a command nor a file (oomfix --help lists the commands)"
+check "E21: ... not that a log cannot be opened" bash -c "! '$OOMFIX' show 2>&1 | grep -q 'cannot open'"
+check "E21: a bare word that names a file is still opened" bash -c "cp train.log trainlog; ! TERM=dumb '$OOMFIX' trainlog 2>&1 | grep -q 'neither a command'"
+check "E21: --help puts the UI's options on its usage line" bash -c "'$OOMFIX' --help | grep -qF 'oomfix [--vram GB] [--theme NAME] [--no-color] [JOB.yaml] [LOG]'"
+check "E21: --help lists estimate with the commands" bash -c "'$OOMFIX' --help | sed '/^Before the run:/,\$d' | grep -q '^  oomfix estimate '"
 
 # a binary file given as the log is refused (the check is the diagnosis's own)
 head -c 200000 "$OOMFIX" > binary.log
