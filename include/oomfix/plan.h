@@ -202,6 +202,11 @@ void plan_decision_text(const struct plan_decision *d, const struct plan *p, con
  * run, a timing not known: nothing is the first change). */
 enum fix_id plan_decision_first(const struct plan_decision *d);
 
+/* A column's word for the first change of a decision: the fix's id for APPLY and FRESH_WORKER,
+ * else a short translated word ("nothing left" for EXHAUSTED, "survived", "when unknown",
+ * "no OOM", "not run yet"), so that a job list never shows a bare "-" (E16). Static. */
+const char *plan_decision_word(const struct plan_decision *d);
+
 /* A stable id for JSON ("apply", "fresh_worker", "when_unknown", "exhausted", "not_oom",
  * "survived", "untried"), static. */
 const char *plan_next_name(enum plan_next what);

@@ -156,6 +156,7 @@ struct source_verdict {
 	int phase;             /* enum diag_phase of the OOM (0 when none or unknown) */
 	long long failed_step; /* the training step it failed at, -1 = not shown */
 	bool finished;         /* the trainer printed its end-of-run summary */
+	int next;              /* enum plan_next: the one decision's answer (with a log) */
 };
 
 /* Diagnoses `log` with the job text (JSON or YAML; `label` names it in errors) and fills *out.

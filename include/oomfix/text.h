@@ -40,6 +40,17 @@ int text_width(const char *s, size_t len);
 /* The longest prefix of s (in bytes) that fits in `cells` cells; *used receives its width. */
 size_t text_fit(const char *s, size_t len, int cells, int *used);
 
+/* s (NUL-terminated, valid UTF-8) in at most `cells` cells into out: a longer one loses its
+ * middle, marked by `mark` (one cell: "…", or "~" without UTF-8), so that the end, which tells
+ * "..._v1" from "..._v2", stays. Below 3 cells it is cut at its end, unmarked. */
+void text_cut_middle(const char *s, int cells, const char *mark, char *out, size_t size);
+
+/* text_cut_middle, unless that would make s read as one of the `n` others cut the same way
+ * (two long names that differ only in their middle): then s is cut at its end instead, so that
+ * the part where it first differs from them stays, when that part falls inside `cells`. */
+void text_cut_apart(const char *s, const char *const *others, size_t n, int cells,
+		    const char *mark, char *out, size_t size);
+
 /* One line of word wrapping: how many bytes of s[0..len) go on a line of `width` cells (returned)
  * and where the next line starts (*next, past the spaces at the break). Breaks at spaces, and
  * between characters of Japanese text as Japanese allows: never inside a run of katakana (with

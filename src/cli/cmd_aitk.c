@@ -1,10 +1,13 @@
 /* cmd_aitk.c — jobs kept by the AI Toolkit web UI: `oomfix jobs`, `oomfix queue aitk:NAME`,
  * `oomfix restore JOB`, and the job loading every subcommand shares (a file or "aitk:NAME"). */
+#include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -309,86 +312,172 @@ static void jobs_json_row(struct json *js, const struct aitk_job *r, const struc
 	json_obj_end(js);
 }
 
-/* The table's head; NAME and VERDICT as wide as their longest text (*nw, *vw): a name is
- * never cut. */
-static void jobs_table_head(const struct aitk_job *rows, size_t n, int *nw, int *vw)
+/* The cells of a table row on this terminal (0: no limit: a pipe or a file keeps full rows). */
+static int jobs_width(void)
 {
-	const char *words[] = { _("VERDICT"), _("no log"), _("no OOM") };
-	for (size_t i = 0; i < 3; i++)
-		*vw = cell_max(*vw, words[i], 0);
-	*nw = cell_max(*nw, _("NAME"), 0);
-	for (int f = 0; f < FIX_COUNT; f++)
-		*vw = cell_max(*vw, fix_defs[f].name, 2);
-	for (size_t i = 0; i < n; i++) {
-		char name[256];
-		shown_name(rows[i].name, name, sizeof name);
-		*nw = cell_max(*nw, name, 0);
-	}
-	pad_print(_("NAME"), *nw);
-	pad_print(_("STATUS"), 9);
-	pad_print(_("STEP"), 11);
-	pad_print(_("UPDATED"), 16);
-	pad_print(_("VERDICT"), *vw);
-	printf("%s\n", _("INFO"));
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
 }
 
-static void jobs_table_row(const struct aitk_job *r, struct job_seen *s, int nw, int vw)
+/* The table's columns in cells, each followed by two spaces but the last. */
+struct jobs_cols {
+	int name, status, step, updated, verdict, info; /* info 0: no INFO column */
+};
+
+/* Fits the columns, as wide as their longest text, to a terminal of `width` cells (E17; 0: a
+ * pipe, which keeps them whole, INFO at most 60). When they do not fit, UPDATED drops its year,
+ * INFO goes first (the UI's detail line has it), then NAME gives up its middle (not below 12
+ * cells); STATUS, STEP and VERDICT keep their width. */
+static void jobs_fit(int width, struct jobs_cols *c)
 {
-	char name[256], step[48], verdict[96];
-	shown_name(r->name, name, sizeof name);
-	if (r->total_steps >= 0)
-		snprintf(step, sizeof step, "%lld/%lld", r->step < 0 ? 0 : r->step, r->total_steps);
-	else
-		snprintf(step, sizeof step, "%lld", r->step < 0 ? 0 : r->step);
+	if (c->info > 60)
+		c->info = 60;
+	if (width <= 0)
+		return;
+	int fixed = c->status + 2 + c->step + 2 + c->verdict + 2;
+	if (fixed + c->updated + 2 + c->name + 2 + c->info >= width)
+		c->updated = 11; /* "12-07 23:57" */
+	int room = width - 1 - fixed - (c->updated + 2); /* the last column is left free */
+	if (c->name + 2 + c->info > room)
+		c->info = room - (c->name + 2) >= 12 ? room - (c->name + 2) : 0;
+	if (c->info == 0 && c->name > room)
+		c->name = room < 12 ? 12 : room;
+}
+
+/* A name as the table shows it in `cells`: its middle cut, marked, or its end where the middle
+ * is what tells it from another of `names` (E16). */
+static void name_cell(const char *name, const char *const *names, size_t n, int cells, char *out,
+		      size_t size)
+{
+	const char *cs = nl_langinfo(CODESET);
+	text_cut_apart(name, names, n, cells, cs && !strcmp(cs, "UTF-8") ? "\u2026" : "~", out, size);
+}
+
+/* A row's VERDICT: "no log", "no OOM", or the timing's letter and the first change. */
+static void verdict_cell(const struct job_seen *s, char *buf, size_t size)
+{
 	if (!s->v.have_log)
-		snprintf(verdict, sizeof verdict, "%s", _("no log"));
+		snprintf(buf, size, "%s", _("no log"));
 	else if (!s->v.oom)
-		snprintf(verdict, sizeof verdict, "%s", _("no OOM"));
+		snprintf(buf, size, "%s", _("no OOM"));
 	else
-		snprintf(verdict, sizeof verdict, "%c %s", s->v.timing ? s->v.timing : '?',
-			 s->v.first_fix ? s->v.first_fix : "-");
-	/* "2026-08-21 13:31" reads faster in a table than the full ISO form. */
+		snprintf(buf, size, "%c %s", s->v.timing ? s->v.timing : '?', s->v.first_fix ? s->v.first_fix
+			 : plan_decision_word(&(struct plan_decision){ .what = s->v.next,
+								  .fix = FIX_NONE }));
+}
+
+static void step_cell(const struct aitk_job *r, char *buf, size_t size)
+{
+	if (r->total_steps >= 0)
+		snprintf(buf, size, "%lld/%lld", r->step < 0 ? 0 : r->step, r->total_steps);
+	else
+		snprintf(buf, size, "%lld", r->step < 0 ? 0 : r->step);
+}
+
+static void jobs_table_row(const struct aitk_job *r, struct job_seen *s, const struct jobs_cols *c,
+			   const char *const *names, size_t n)
+{
+	char full[256], name[300], step[48], verdict[96];
+	shown_name(r->name, full, sizeof full);
+	name_cell(full, names, n, c->name, name, sizeof name);
+	step_cell(r, step, sizeof step);
+	verdict_cell(s, verdict, sizeof verdict);
+	/* "2026-08-21 13:31" reads faster in a table than the full ISO form; "08-21 13:31" where
+	 * the terminal is narrow. */
+	const char *when = "-";
 	if (s->when[0]) {
 		s->when[10] = ' ';
 		s->when[16] = '\0';
+		when = c->updated < 16 ? s->when + 5 : s->when;
 	}
-	pad_print(name, nw);
-	pad_print(r->status ? SHOWN_NAME(r->status) : "?", 9);
-	pad_print(step, 11);
-	pad_print(s->when[0] ? s->when : "-", 16);
-	pad_print(verdict, vw);
+	pad_print(name, c->name);
+	pad_print(r->status ? SHOWN_NAME(r->status) : "?", c->status);
+	pad_print(step, c->step);
+	pad_print(when, c->updated);
+	if (c->info <= 0) { /* no INFO: nothing after the verdict, not even its padding */
+		printf("%s\n", verdict);
+		return;
+	}
+	pad_print(verdict, c->verdict);
 	int used;
-	size_t k = text_fit(s->info, strlen(s->info), 60, &used);
+	size_t k = text_fit(s->info, strlen(s->info), c->info, &used);
 	printf("%.*s\n", (int)k, s->info);
+}
+
+/* The table: every job seen first, so that each column is as wide as its longest text, then
+ * fitted to the terminal (a name is cut there only, never into a pipe). */
+static void jobs_table(const struct aitk_db *db, const struct aitk_job *rows, size_t n)
+{
+	struct job_seen *seen = calloc(n, sizeof *seen);
+	char **names = calloc(n, sizeof *names);
+	if (!seen || !names) {
+		free(seen);
+		free(names);
+		fprintf(stderr, "oomfix jobs: %s\n", strerror(ENOMEM));
+		return;
+	}
+	struct jobs_cols c = { cell_max(0, _("NAME"), 0), cell_max(9, _("STATUS"), 0),
+			       cell_max(0, _("STEP"), 0), cell_max(16, _("UPDATED"), 0),
+			       cell_max(0, _("VERDICT"), 0), 0 };
+	for (size_t i = 0; i < n; i++) {
+		char buf[256];
+		job_see(db, &rows[i], &seen[i]);
+		verdict_cell(&seen[i], buf, sizeof buf);
+		c.verdict = cell_max(c.verdict, buf, 0);
+		shown_name(rows[i].name, buf, sizeof buf);
+		c.name = cell_max(c.name, buf, 0);
+		names[i] = strdup(buf);
+		step_cell(&rows[i], buf, sizeof buf);
+		c.step = cell_max(c.step, buf, 0);
+		c.info = cell_max(c.info, seen[i].info, 0);
+	}
+	if (c.info)
+		c.info = cell_max(c.info, _("INFO"), 0);
+	jobs_fit(jobs_width(), &c);
+	pad_print(_("NAME"), c.name);
+	pad_print(_("STATUS"), c.status);
+	pad_print(_("STEP"), c.step);
+	pad_print(_("UPDATED"), c.updated);
+	if (c.info > 0) {
+		pad_print(_("VERDICT"), c.verdict);
+		printf("%s\n", _("INFO"));
+	} else {
+		printf("%s\n", _("VERDICT"));
+	}
+	for (size_t i = 0; i < n; i++)
+		jobs_table_row(&rows[i], &seen[i], &c, (const char *const *)names, n);
+	for (size_t i = 0; i < n; i++) {
+		free(seen[i].log);
+		free(names[i]);
+	}
+	free(seen);
+	free(names);
 }
 
 /* The jobs as a table or a JSON list, in the order given. */
 static void jobs_list(const struct aitk_db *db, const struct aitk_job *rows, size_t n, bool json)
 {
-	struct json js;
-	int nw = 0, vw = 0;
-	if (json) {
-		setlocale(LC_MESSAGES, "C");
-		json_init(&js, stdout, true);
-		json_arr_begin(&js);
-	} else if (n == 0) {
-		printf("%s\n", _("No jobs in this database."));
-	} else {
-		jobs_table_head(rows, n, &nw, &vw);
+	if (!json) {
+		if (n == 0)
+			printf("%s\n", _("No jobs in this database."));
+		else
+			jobs_table(db, rows, n);
+		return;
 	}
+	struct json js;
+	setlocale(LC_MESSAGES, "C");
+	json_init(&js, stdout, true);
+	json_arr_begin(&js);
 	for (size_t i = 0; i < n; i++) {
 		struct job_seen s;
 		job_see(db, &rows[i], &s);
-		if (json)
-			jobs_json_row(&js, &rows[i], &s);
-		else
-			jobs_table_row(&rows[i], &s, nw, vw);
+		jobs_json_row(&js, &rows[i], &s);
 		free(s.log);
 	}
-	if (json) {
-		json_arr_end(&js);
-		json_finish(&js);
-	}
+	json_arr_end(&js);
+	json_finish(&js);
 }
 
 int cmd_jobs(int argc, char **argv)

@@ -262,6 +262,24 @@ enum fix_id plan_decision_first(const struct plan_decision *d)
 	return d->what == PLAN_NEXT_APPLY || d->what == PLAN_NEXT_FRESH_WORKER ? d->fix : FIX_NONE;
 }
 
+const char *plan_decision_word(const struct plan_decision *d)
+{
+	switch (d->what) {
+	case PLAN_NEXT_APPLY:
+	case PLAN_NEXT_FRESH_WORKER:
+		if (d->fix != FIX_NONE)
+			return fix_name(d->fix);
+		break;
+	case PLAN_NEXT_EXHAUSTED: return _("nothing left");
+	case PLAN_NEXT_SURVIVED: return _("survived");
+	case PLAN_NEXT_WHEN_UNKNOWN: return _("when unknown");
+	case PLAN_NEXT_NOT_OOM: return _("no OOM");
+	case PLAN_NEXT_UNTRIED: return _("not run yet");
+	default: break;
+	}
+	return "-";
+}
+
 const char *plan_next_name(enum plan_next what)
 {
 	static const char *const names[PLAN_NEXT_COUNT] = {

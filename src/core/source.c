@@ -601,6 +601,7 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		struct plan_decision dec = plan_decide(&p, r, false);
 		enum fix_id first = plan_decision_first(&dec);
 		out->first_fix = first != FIX_NONE ? fix_name(first) : NULL;
+		out->next = (int)dec.what;
 		out->phase = r->oom ? (int)r->phase : 0;
 		out->failed_step = r->oom ? r->failed_step : -1;
 		out->finished = r->run_ended;

@@ -1,7 +1,9 @@
 /* text.c — see text.h. Logs are untrusted: everything shown on a terminal goes through here. */
 #include "oomfix/text.h"
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -576,4 +578,53 @@ size_t text_ascii(char *s, size_t len)
 		r += n;
 	}
 	return w;
+}
+
+void text_cut_middle(const char *s, int cells, const char *mark, char *out, size_t size)
+{
+	size_t len = strlen(s);
+	int used = 0;
+	if (text_width(s, len) <= cells || cells < 3) {
+		size_t n = text_fit(s, len, cells, &used);
+		snprintf(out, size, "%.*s", (int)n, s);
+		return;
+	}
+	int tail = (cells - 1) * 2 / 5, head = cells - 1 - tail;
+	size_t h = text_fit(s, len, head, &used), t = h;
+	while (t < len && text_width(s + t, len - t) > tail) {
+		uint32_t cp;
+		size_t k = text_utf8_decode((const unsigned char *)s + t, len - t, &cp);
+		t += k ? k : 1;
+	}
+	snprintf(out, size, "%.*s%s%s", (int)h, s, mark, s + t);
+}
+
+void text_cut_apart(const char *s, const char *const *others, size_t n, int cells,
+		    const char *mark, char *out, size_t size)
+{
+	text_cut_middle(s, cells, mark, out, size);
+	size_t lcp = 0;       /* the longest prefix s shares with another one that reads the same */
+	bool clash = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!others[i] || others[i] == s || !strcmp(others[i], s))
+			continue;
+		char cut[512];
+		text_cut_middle(others[i], cells, mark, cut, sizeof cut);
+		if (strcmp(cut, out))
+			continue;
+		clash = true;
+		size_t k = 0;
+		while (s[k] && s[k] == others[i][k])
+			k++;
+		if (k > lcp)
+			lcp = k;
+	}
+	if (!clash)
+		return;
+	int used = 0;
+	/* the first differing character and the two after it fit before the mark */
+	size_t keep = text_fit(s, strlen(s), cells - 1, &used);
+	if (lcp + 3 > keep)
+		return;
+	snprintf(out, size, "%.*s%s", (int)keep, s, mark);
 }

@@ -338,7 +338,9 @@ static void verdict_text(const struct jobs_priv *jp, size_t i, char *buf, size_t
 	else if (jp->w->untried[i])
 		snprintf(buf, size, _("%c (changed, not run yet)"), t);
 	else
-		snprintf(buf, size, "%c %s", t, v->first_fix ? v->first_fix : "-");
+		snprintf(buf, size, "%c %s", t, v->first_fix ? v->first_fix
+			 : plan_decision_word(&(struct plan_decision){ .what = v->next,
+								  .fix = FIX_NONE }));
 }
 
 /* The detail line of job i: its full name, status and step, the verdict in words and the first
@@ -366,38 +368,24 @@ static void detail_text(const struct jobs_priv *jp, size_t i, const char *step, 
 		 r->status ? r->status : "?", step, verdict, more[0] ? " — " : "", more);
 }
 
-/* `s` in at most `cells` cells; a longer one loses its middle, marked, so that the end, which
- * tells "..._v1" from "..._v2", stays. */
-static void cut_middle(const char *s, int cells, char *out, size_t size)
-{
-	size_t len = strlen(s);
-	int used = 0;
-	if (text_width(s, len) <= cells || cells < 3) {
-		size_t n = text_fit(s, len, cells, &used);
-		snprintf(out, size, "%.*s", (int)n, s);
-		return;
-	}
-	const char *mark = ui_ascii() ? "~" : "\u2026";
-	int tail = (cells - 1) * 2 / 5, head = cells - 1 - tail;
-	size_t h = text_fit(s, len, head, &used), t = h;
-	while (t < len && text_width(s + t, len - t) > tail) {
-		uint32_t cp;
-		size_t k = text_utf8_decode((const unsigned char *)s + t, len - t, &cp);
-		t += k ? k : 1;
-	}
-	snprintf(out, size, "%.*s%s%s", (int)h, s, mark, s + t);
-}
-
-/* Pads `raw` to `cells` cells (its middle cut when longer) plus two spaces, appended to the
- * line; it is measured as drawn, after its escapes (a job name can hold any) are taken out. */
-static void column(struct ui_line *ln, enum ui_role role, const char *raw, int cells)
+/* Pads `raw` to `cells` cells plus two spaces, appended to the line; it is measured as drawn,
+ * after its escapes (a job name can hold any) are taken out. A longer one loses its middle,
+ * marked, so that the end, which often tells "..._v1" from "..._v2", stays — or its end, where
+ * its middle is what tells it from one of the `n` others (E16). */
+static void column_apart(struct ui_line *ln, enum ui_role role, const char *raw, int cells,
+			 const char *const *others, size_t n)
 {
 	char s[512], cut[520], buf[600];
 	text_sanitize(raw, strlen(raw), s, sizeof s);
-	cut_middle(s, cells, cut, sizeof cut);
+	text_cut_apart(s, others, n, cells, ui_ascii() ? "~" : "\u2026", cut, sizeof cut);
 	int used = text_width(cut, strlen(cut));
 	snprintf(buf, sizeof buf, "%s%*s", cut, cells - used + 2, "");
 	ui_line_append(ln, role, buf);
+}
+
+static void column(struct ui_line *ln, enum ui_role role, const char *raw, int cells)
+{
+	column_apart(ln, role, raw, cells, NULL, 0);
 }
 
 static int cells_of(const char *raw)
@@ -436,6 +424,12 @@ struct jobs_cols { int name, verdict; bool step, updated; };
 static struct jobs_cols jobs_layout(const struct jobs_priv *jp, int w)
 {
 	struct jobs_cols k = { cells_of(_("NAME")), cells_of(_("VERDICT")), true, true };
+	/* E16: the verdicts come in the background, so the width of the longest one a row can get
+	 * ("A gradient_checkpointing") is the verdict's before a name's tail takes it */
+	for (int f = 0; f < FIX_COUNT; f++) {
+		int fw = 2 + cells_of(fix_defs[f].name);
+		k.verdict = fw > k.verdict ? fw : k.verdict;
+	}
 	for (size_t i = 0; i < jp->n; i++) {
 		char v[160];
 		int nw = cells_of(jp->rows[i].name), vw;
@@ -499,6 +493,9 @@ static void jobs_draw(const struct ui_env *v)
 	ui_line_append(ln, UI_R_LABEL, _("INFO"));
 	if (!jp->n)
 		ui_lines_add(&l, UI_R_DIM, _("  No jobs in this database."));
+	const char **names = jp->n ? calloc(jp->n, sizeof *names) : NULL;
+	for (size_t i = 0; names && i < jp->n; i++)
+		names[i] = jp->rows[i].name;
 	for (size_t i = 0; i < jp->n; i++) {
 		const struct aitk_job *r = &jp->rows[i];
 		char step[48], when[40] = "-", verdict[160], info[300];
@@ -512,7 +509,7 @@ static void jobs_draw(const struct ui_env *v)
 		const char *inf = r->info ? r->info : "";
 		snprintf(info, sizeof info, "%.*s", (int)strcspn(inf, "\r\n"), inf);
 		ln = ui_lines_add(&l, UI_R_NORMAL, "  ");
-		column(ln, UI_R_VALUE, r->name, k.name);
+		column_apart(ln, UI_R_VALUE, r->name, k.name, names, names ? jp->n : 0);
 		column(ln, status_role(r->status), r->status ? r->status : "?", 9);
 		if (k.step)
 			column(ln, UI_R_NORMAL, step, 11);
@@ -523,6 +520,7 @@ static void jobs_draw(const struct ui_env *v)
 		ln->selectable = true;
 		ln->target = (long long)i;
 	}
+	free(names);
 	struct ui_pos *p = v->pos;
 	if (p->cursor >= (long long)jp->n)
 		p->cursor = jp->n ? (long long)jp->n - 1 : 0;

@@ -2,6 +2,7 @@
 """CLI tests of web UI jobs (aitk:NAME) against real database files, in WAL and rollback-journal
 mode: the happy paths, and one test per fault in the issue. Prints TAP."""
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -433,7 +434,8 @@ def jobs_table():
     lines = out.splitlines()
     ok(rc == 0 and any(l.startswith(v1 + " ") for l in lines) and
        any(l.startswith(v2 + " ") for l in lines), "D4: jobs shows the whole names", out + err)
-    ok(any(l.startswith(v1 + " ") and " B gradient_checkpointing " in l for l in lines),
+    ok(any(l.startswith(v1 + " ") and re.search(r" B gradient_checkpointing( |$)", l)
+           for l in lines),
        "D4: jobs does not cut the verdict", out + err)
     head = lines[0] if lines else ""
     ok(all(l.index(" error ") == head.index(" STATUS ") for l in lines if " error " in l),
@@ -463,8 +465,41 @@ def survived():
        "jobs --json: a survived run's first_fix is null, a failed one's its fix", out + err)
     rc, out, err = run("--aitk", root, "jobs")
     row = [l for l in out.splitlines() if l.startswith("skipped ")]
-    ok(rc == 0 and row and "drop_largest_bucket" not in row[0] and " -" in row[0],
-       "jobs: a survived run shows no first change", out + err)
+    ok(rc == 0 and row and "drop_largest_bucket" not in row[0] and " survived" in row[0],
+       "jobs: a survived run shows no first change, and says it survived", out + err)
+    shutil.rmtree(root)
+
+
+def all_done(name, root):
+    """A job whose every training-step fix is in place: checkpointing, batch 1, one 512 bucket,
+    low_vram."""
+    cfg = json.loads(uidb.job_config(name, os.path.join(root, "output")))
+    p = cfg["config"]["process"][0]
+    p["train"]["gradient_checkpointing"] = True
+    p["train"]["batch_size"] = 1
+    for d in p["datasets"]:
+        d["resolution"] = [512]
+        d.pop("batch_size", None)
+    p["model"]["low_vram"] = True
+    return json.dumps(cfg, separators=(",", ":"))
+
+
+def nothing_left_E16():
+    """E16 (review 4): a failure with nothing left to change reads "nothing left" in the job
+    list, not a bare "-"."""
+    root = tempfile.mkdtemp(prefix="oomfix-aitk-")
+    uidb.create(root, "wal", [{"name": "done all", "status": "error", "step": 6,
+                               "job_config": all_done("done all", root)}])
+    os.makedirs(os.path.join(root, "output", "done all"))
+    shutil.copy(LOG, os.path.join(root, "output", "done all", "log.txt"))
+    rc, out, err = run("--aitk", root, "jobs")
+    row = [l for l in out.splitlines() if l.startswith("done all ")]
+    ok(rc == 0 and row and " nothing left" in row[0] and " - " not in row[0],
+       "E16: jobs says 'nothing left' where no change is left", out + err)
+    rc, out, err = run("--aitk", root, "jobs", "--json")
+    js = json.loads(out) if rc == 0 else []
+    ok(rc == 0 and js and js[0].get("first_fix") is None,
+       "E16: ... and its JSON first_fix stays null", out + err)
     shutil.rmtree(root)
 
 
@@ -477,4 +512,5 @@ runs_history_D3()
 review3()
 json_file()
 jobs_table()
+nothing_left_E16()
 sys.exit(end())

@@ -152,5 +152,52 @@ T new-session -d -s r -x 120 -y 30 -c "$WORK" \
 	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/ai' 'aitk:my lora'"
 check "the next start offers to recover it" wait_for r "newer than the job"
 
+# E17 (review 4): `oomfix jobs` on an 80-column terminal fits its width: one line a job, a long
+# name cut in its middle so that the part that differs (v1/v2) stays; into a pipe rows stay whole.
+python3 - "$WORK/wide" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["TESTS_DIR"] + "/aitk")
+import uidb
+uidb.create(sys.argv[1], "wal", [
+    {"name": "portrait_flux_lora_rank32_v1_with_a_long_descriptive_name", "status": "error",
+     "step": 6, "info": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"},
+    {"name": "portrait_flux_lora_rank32_v2_with_a_long_descriptive_name", "status": "completed",
+     "step": 2000},
+    {"name": "qwen style", "status": "error", "step": 0, "info": "CUDA out of memory"},
+])
+PY
+T new-session -d -s w -x 80 -y 24 -c "$WORK" \
+	"env LC_ALL=C.UTF-8 TERM=tmux-256color '$OOMFIX' --aitk '$WORK/wide' jobs; echo END=\$?; sleep 60"
+check "E17: oomfix jobs runs in an 80-column terminal" wait_for w "END=0"
+jobs_fit_80() {
+	local rows
+	rows=$(screen w | sed '/^END=/,$d' | sed '/^$/d')
+	# a head and three jobs, none wrapped onto a second line
+	[ "$(printf '%s\n' "$rows" | wc -l)" -eq 4 ] || { printf '%s\n' "$rows"; return 1; }
+	# each cut is marked, and the two long names stay apart: the part where they differ is kept
+	printf '%s\n' "$rows" | grep -q "^portrait_flux_lora_rank32_v1_with_…  *error " &&
+		printf '%s\n' "$rows" | grep -q "^portrait_flux_lora_rank32_v2_with_…  *completed " &&
+		printf '%s\n' "$rows" | grep -q "^qwen style  *error " || { printf '%s\n' "$rows"; return 1; }
+}
+check "E17: ... one line a job, long names cut where they do not differ, each cut marked" jobs_fit_80
+jobs_pipe_whole() {
+	"$OOMFIX" --aitk "$WORK/wide" jobs | grep -q "^portrait_flux_lora_rank32_v1_with_a_long_descriptive_name  *error .*2026-.*torch.OutOfMemoryError: CUDA out of memory"
+}
+check "E17: into a pipe the rows stay whole" jobs_pipe_whole
+# E16: in the UI's Jobs view at 80 columns the two long names stay apart, and the verdict keeps
+# the width of the longest one a row can get before a name's tail takes it
+T new-session -d -s u -x 80 -y 24 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/wide'"
+check "E16: the Jobs view opens on the long names" wait_for u "portrait_flux_lora_rank32_v1"
+check "E16: ... v2 stays apart from v1" wait_for u "portrait_flux_lora_rank32_v2"
+verdict_room() {
+	local head
+	head=$(screen u | grep -m1 "^  NAME ")
+	# VERDICT starts at least 24 cells before the right edge
+	local at=${head%%VERDICT*}
+	[ $(( 80 - ${#at} )) -ge 24 ] || { echo "$head"; return 1; }
+}
+check "E16: ... the verdict column keeps room for 'A gradient_checkpointing'" verdict_room
+
 echo "1..$n"
 exit $((fails > 0))

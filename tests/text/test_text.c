@@ -138,6 +138,42 @@ static void test_ascii(void **state)
 	assert_int_equal(text_width(s, n), 5);
 }
 
+/* A long name loses its middle, marked; two names that would read the same that way are cut at
+ * their end instead, where they differ (E16, E17); Japanese counts two cells a character. */
+static void test_cut_apart(void **state)
+{
+	(void)state;
+	char out[256];
+	const char *v1 = "portrait_flux_lora_rank32_v1_with_a_long_descriptive_name";
+	const char *v2 = "portrait_flux_lora_rank32_v2_with_a_long_descriptive_name";
+	const char *names[] = { v1, v2, "qwen style" };
+	text_cut_middle(v1, 36, "~", out, sizeof out);
+	assert_int_equal(text_width(out, strlen(out)), 36);
+	assert_non_null(strstr(out, "~"));
+	assert_true(strncmp(out, "portrait", 8) == 0);
+	assert_true(strlen(out) > 4 && strcmp(out + strlen(out) - 4, "name") == 0);
+	text_cut_apart(v1, names, 3, 36, "~", out, sizeof out);
+	assert_string_equal(out, "portrait_flux_lora_rank32_v1_with_a~");
+	text_cut_apart(v2, names, 3, 36, "~", out, sizeof out);
+	assert_string_equal(out, "portrait_flux_lora_rank32_v2_with_a~");
+	/* a short name and one that does not clash keep the plain forms */
+	text_cut_apart("qwen style", names, 3, 36, "~", out, sizeof out);
+	assert_string_equal(out, "qwen style");
+	const char *apart[] = { v1, "another_very_long_job_name_that_ends_elsewhere_entirely" };
+	char plain[256];
+	text_cut_middle(v1, 20, "~", plain, sizeof plain);
+	text_cut_apart(v1, apart, 2, 20, "~", out, sizeof out);
+	assert_string_equal(out, plain);
+	/* the difference beyond the cells: the middle cut stays */
+	text_cut_middle(v1, 15, "~", plain, sizeof plain);
+	text_cut_apart(v1, names, 3, 15, "~", out, sizeof out);
+	assert_string_equal(out, plain);
+	/* wide characters */
+	text_cut_middle("日本語のとても長いジョブの名前です", 11, "~", out, sizeof out);
+	assert_true(text_width(out, strlen(out)) <= 11);
+	assert_non_null(strstr(out, "~"));
+}
+
 int main(void)
 {
 	setlocale(LC_ALL, ""); /* widths come from the UTF-8 locale the suite runs in */
@@ -149,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_ascii),
+		cmocka_unit_test(test_cut_apart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
