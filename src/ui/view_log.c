@@ -295,53 +295,76 @@ static const char *path_tail(const char *p, int parts)
 	return p;
 }
 
+/* `s` in at most `cells` cells, its start given up for a mark when longer: a path keeps its end. */
+static void cut_front(const char *s, int cells, char *out, size_t size)
+{
+	size_t len = strlen(s), t = 0;
+	if (text_width(s, len) <= cells) {
+		snprintf(out, size, "%s", s);
+		return;
+	}
+	while (t < len && text_width(s + t, len - t) > cells - 1) {
+		uint32_t cp;
+		size_t k = text_utf8_decode((const unsigned char *)s + t, len - t, &cp);
+		t += k ? k : 1;
+	}
+	snprintf(out, size, "%s%s", ui_ascii() ? "<" : "\u2026", s + t);
+}
+
 /* The header row: which log, where the run stands (the web UI's status, the retry, the phase,
- * step and speed), the position, and how long lines are shown when not cut. A narrow header
- * keeps what changes while a run goes on. */
+ * step and speed), the position, and how long lines are shown when not cut. Where the row is
+ * narrow the log's path gives up its start first, so that what changes while a run goes on and
+ * the position stay whole (E14); a row still too wide ends in a marked cut. */
 static void log_header(const struct ui_env *v, WINDOW *win, struct ui_rect r, long long n)
 {
 	struct log_priv *lp = log_priv(v);
-	char buf[512], how[64] = "";
+	char rest[512] = "", how[64] = "", buf[1024];
 
 	if (lp->log_wrap)
 		snprintf(how, sizeof how, "%s", _("  [wrapped]"));
 	else if (lp->log_hoff)
 		snprintf(how, sizeof how, _("  [from column %d]"), lp->log_hoff + 1);
-	/* A long path leaves no room for where the run stands: its last two parts are enough. */
+	if (v->s->run_label[0]) /* an earlier run is history: not the job's status now */
+		snprintf(rest, sizeof rest, "  [%s]", v->s->run_label);
+	else if (v->s->job_status[0])
+		snprintf(rest, sizeof rest, _("  web UI: %s"), v->s->job_status);
+	ui_retry_progress(v->retry, rest, sizeof rest);
+	if (v->s->growing)
+		live_header(v, rest, sizeof rest);
+	size_t hk = strlen(rest);
+	if (hk + 2 < sizeof rest) {
+		rest[hk++] = ' ';
+		rest[hk++] = ' ';
+		rest[hk] = '\0';
+	}
+	if (v->s->lines_known)
+		snprintf(rest + hk, sizeof rest - hk, _("line %lld of %lld%s"),
+			 n ? v->pos->cursor + 1 : 0, n,
+			 logidx_truncated(v->s->log) ? _("  (file shrank)") : "");
+	else
+		snprintf(rest + hk, sizeof rest - hk, _("line %lld (counting...)"), v->pos->cursor + 1);
+	if (strlen(rest) + strlen(how) < sizeof rest)
+		strcat(rest, how);
+	/* A long path leaves no room for where the run stands: its last two parts are enough, and
+	 * then what the row has left. */
 	const char *name = logidx_name(v->s->log);
-	char shortname[300];
+	char shortname[300], cut[320];
 	if (text_width(name, strlen(name)) > r.w / 3 && path_tail(name, 2) != name) {
 		snprintf(shortname, sizeof shortname, ".../%s", path_tail(name, 2));
 		name = shortname;
 	}
-	snprintf(buf, sizeof buf, "%s", name);
-	if (v->s->run_label[0]) { /* an earlier run is history: not the job's status now */
-		size_t k = strlen(buf);
-		if (k < sizeof buf)
-			snprintf(buf + k, sizeof buf - k, "  [%s]", v->s->run_label);
-	} else if (v->s->job_status[0]) {
-		size_t k = strlen(buf);
-		if (k < sizeof buf)
-			snprintf(buf + k, sizeof buf - k, _("  web UI: %s"), v->s->job_status);
+	int room = r.w - 1 - text_width(rest, strlen(rest));
+	cut_front(name, room < 12 ? 12 : room, cut, sizeof cut);
+	snprintf(buf, sizeof buf, "%s%s", cut, rest);
+	int bw = text_width(buf, strlen(buf));
+	int hw;
+	if (bw > r.w - 1 && r.w > 2) { /* still too wide: cut, and say so */
+		hw = ui_put(win, r.y, r.x + 1, r.w - 2, UI_R_DIM, buf);
+		ui_put(win, r.y, r.x + 1 + hw, 1, UI_R_DIM, ">");
+		hw++;
+	} else {
+		hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	}
-	ui_retry_progress(v->retry, buf, sizeof buf);
-	if (v->s->growing)
-		live_header(v, buf, sizeof buf);
-	size_t hk = strlen(buf);
-	if (hk + 2 < sizeof buf) {
-		buf[hk++] = ' ';
-		buf[hk++] = ' ';
-		buf[hk] = '\0';
-	}
-	if (v->s->lines_known)
-		snprintf(buf + hk, sizeof buf - hk, _("line %lld of %lld%s"),
-			 n ? v->pos->cursor + 1 : 0, n,
-			 logidx_truncated(v->s->log) ? _("  (file shrank)") : "");
-	else
-		snprintf(buf + hk, sizeof buf - hk, _("line %lld (counting...)"), v->pos->cursor + 1);
-	if (strlen(buf) + strlen(how) < sizeof buf)
-		strcat(buf, how);
-	int hw = ui_put(win, r.y, r.x + 1, r.w - 1, UI_R_DIM, buf);
 	const char *leg = mark_legend();
 	int lw = text_width(leg, strlen(leg));
 	if (1 + hw + 3 + lw <= r.w)

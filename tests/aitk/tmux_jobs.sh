@@ -198,6 +198,22 @@ verdict_room() {
 	[ $(( 80 - ${#at} )) -ge 24 ] || { echo "$head"; return 1; }
 }
 check "E16: ... the verdict column keeps room for 'A gradient_checkpointing'" verdict_room
+# E14: the Log view's header of that long-named job at 80 columns gives up the path's start,
+# marked, and keeps the web UI's status and the position whole
+long="portrait_flux_lora_rank32_v1_with_a_long_descriptive_name"
+mkdir -p "$WORK/wide/output/$long" && cp "$SOURCE_ROOT/examples/train.log" "$WORK/wide/output/$long/log.txt"
+T new-session -d -s l -x 80 -y 24 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/wide' 'aitk:$long'"
+wait_for l "aitk:portrait" > /dev/null
+T send-keys -t l 6
+wait_re() { # SESSION REGEX: as wait_for, for a pattern
+	for _ in $(seq 100); do screen "$1" | grep -q -- "$2" && return 0; sleep 0.1; done
+	screen "$1" | sed 's/^/#   /'
+	return 1
+}
+check "E14: the Log view's header keeps the status and the position" \
+	wait_re l "log.txt  web UI: error  line [0-9]* of [0-9]*"
+check "E14: ... the path's cut start is marked" wait_re l "^ …[a-z_0-9]*descriptive_name/log.txt  web UI"
 
 echo "1..$n"
 exit $((fails > 0))
