@@ -121,6 +121,12 @@ char *source_where(const struct source *s);
  * journal_ok false it says the journal could not be written instead. */
 char *source_saved_message(const struct source *s, bool journal_ok);
 
+/* The same, for a screen's status rows (E15): a saved web UI job's previous version and journal
+ * are named by their file names, beside its log, so that the whole sentence fits a few rows (a
+ * journal that could not be written keeps its path); a job file's are as in
+ * source_saved_message. */
+char *source_saved_message_short(const struct source *s, bool journal_ok);
+
 /* One change, then a run (SPEC §3.4): true when the journal holds a change saved after `log` was
  * last written, so the log cannot show whether that change helped. *when receives the change's
  * time (may be NULL). False when there is no journal or the log cannot be stat'ed. */

@@ -345,13 +345,23 @@ char *source_where(const struct source *s)
 	return out;
 }
 
-char *source_saved_message(const struct source *s, bool journal_ok)
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static char *saved_message(const struct source *s, bool journal_ok, bool relative)
 {
 	char *where = source_where(s), *bak = source_backup_name(s);
 	char *jour = source_journal_name(s), *out = NULL;
 	int k = -1;
 	if (where && bak && jour) {
-		if (s->kind == SOURCE_AITK && journal_ok)
+		if (relative && s->kind == SOURCE_AITK && journal_ok)
+			k = asprintf(&out, _("Saved into %s; the previous version (%s) and the change "
+					     "journal (%s) are beside its log"), where, base_of(bak),
+				     base_of(jour));
+		else if (s->kind == SOURCE_AITK && journal_ok)
 			k = asprintf(&out, _("Saved into %s; previous version in %s, change journal in %s"),
 				     where, bak, jour);
 		else if (s->kind == SOURCE_AITK)
@@ -370,6 +380,16 @@ char *source_saved_message(const struct source *s, bool journal_ok)
 	free(bak);
 	free(jour);
 	return out;
+}
+
+char *source_saved_message(const struct source *s, bool journal_ok)
+{
+	return saved_message(s, journal_ok, false);
+}
+
+char *source_saved_message_short(const struct source *s, bool journal_ok)
+{
+	return saved_message(s, journal_ok, true);
 }
 
 bool source_log_untried(const struct source *s, const char *log, time_t *when)

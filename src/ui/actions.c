@@ -153,7 +153,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	}
 	/* Where it really went: a web UI job's save is a row of its database, and what comes next
 	 * there is queueing it (J, Q) or a retry. */
-	char *said = source_saved_message(a->s.src, !e.code);
+	char *said = source_saved_message_short(a->s.src, !e.code);
 	if (e.code)
 		ui_status(&c, true, "%s: %s", said ? said : "", e.msg);
 	else

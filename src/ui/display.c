@@ -214,7 +214,7 @@ static void draw_footer(struct ui_app *a)
  * filled in role; `lead` (e.g. "error: ") comes first and the lines after it are indented to
  * match. Returns the rows used. A long message is never cut: an error's end says why, and a
  * question's end says what n does. */
-#define STATUS_MAX_LINES 4
+#define STATUS_MAX_LINES 8
 static int draw_wrapped(struct ui_app *a, int last, enum ui_role role, const char *lead,
 			const char *msg)
 {
@@ -259,7 +259,7 @@ static void draw_scroll_info(struct ui_app *a, int y, int used)
 static void draw_status(struct ui_app *a)
 {
 	int y = a->rows - 2;
-	char buf[1200];
+	char buf[2400];
 
 	ui_fill(stdscr, y, 0, a->cols, UI_R_STATUS);
 	if (a->mode == UI_M_CONFIRM) {

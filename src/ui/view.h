@@ -44,7 +44,7 @@ struct ui_pos { long long cursor, top; };
 
 /* The one status line: a message, and the position in a scrolled screen shown at its right. */
 struct ui_msg {
-	char text[512];
+	char text[1024];            /* a web UI save names three long paths and what comes next (E15) */
 	bool error;
 	char scroll_info[64];       /* "1-21/86" of a scrolled text screen */
 };

@@ -214,6 +214,15 @@ wait_re() { # SESSION REGEX: as wait_for, for a pattern
 check "E14: the Log view's header keeps the status and the position" \
 	wait_re l "log.txt  web UI: error  line [0-9]* of [0-9]*"
 check "E14: ... the path's cut start is marked" wait_re l "^ …[a-z_0-9]*descriptive_name/log.txt  web UI"
+# E15: the save message of that job keeps its end at 80 columns: the journal is named whole
+T send-keys -t l a
+wait_for l "Applied" > /dev/null
+T send-keys -t l s
+wait_for l "y = save" > /dev/null
+T send-keys -t l y
+check "E15: a web UI save's message names the journal whole" wait_for l "(job_config.json.oomfix.md)"
+check "E15: ... and keeps its end" wait_for l "are beside its log"
+check "E15: ... and says what comes next" wait_for l "Next: Q queues it"
 
 echo "1..$n"
 exit $((fails > 0))

@@ -51,7 +51,7 @@ check "  ... path: old → new" wait_for u "config.process[0].model.low_vram: (a
 check "the fix is in the database row" sh -c "$(declare -f row); WORK='$WORK'; row 'flux mug' job_config | grep -q '\"low_vram\":true'"
 check "try 1 is taken by the worker and runs" wait_for u "try 1     running: training" 40
 T send-keys -t u 6
-check "the Log view follows the try's log (the copy in the run folder)" wait_for u ".../job_config.json.oomfix-runs/1.log  web UI: running"
+check "the Log view follows the try's log (the copy in the run folder)" wait_for u "runs/1.log  web UI: running"
 check "  ... with the retry and the web UI's status in the header" wait_for u "retry 1/6  [following]  training"
 check "the run fits: the loop ends" wait_for u "Retry: The run finished: the job fits." 40
 [ "$(row 'flux mug' status)" = completed ] && ok "the job's row says completed" ||
