@@ -148,7 +148,7 @@ static void do_save(struct ui_app *a, unsigned flags)
 	}
 	if (rc) {
 		ui_status_err(&c, &e);
-		a->quit_after_save = false;
+		a->quit_after_save = a->open_after_save = false;
 		return;
 	}
 	/* Where it really went: a web UI job's save is a row of its database, and what comes next
@@ -159,9 +159,11 @@ static void do_save(struct ui_app *a, unsigned flags)
 	else
 		ui_status(&c, false, "%s", said ? said : "");
 	free(said);
-	if (a->quit_after_save && !ui_session_dirty(&a->s))
+	if (a->quit_after_save && !ui_session_dirty(&a->s)) {
 		a->quit = true;
-	else if (source_row(a->s.src)) { /* what comes next for a web UI job, first */
+	} else if (a->open_after_save && !ui_session_dirty(&a->s)) {
+		/* E7: saved; the app opens the job that was asked for next */
+	} else if (source_row(a->s.src)) { /* what comes next for a web UI job, first */
 		char where[sizeof a->msg.text];
 		snprintf(where, sizeof where, "%s", a->msg.text);
 		ui_status(&c, a->msg.error, "%s %s", _("Next: Q queues it for the web UI's worker, or "
@@ -344,21 +346,25 @@ static void answer_quit(struct ui_app *a, const struct ui_ctx *c, int key)
 }
 
 static const struct ui_question ask_quit = {
-	.text = N_("Quit with unsaved changes? s = save them and quit, y = quit without saving, n = "
-		   "stay"),
+	.text = N_("Quit? s = save them and quit, y = quit without saving, n = stay"),
 	.keys = "s",
 	.key_words = { N_("save+quit") },
 	.answer = answer_quit,
+	.named = true,
 };
 
 void ui_quit(struct ui_app *a)
 {
-	if (ui_retry_running(&a->retry))
+	struct ui_ctx c = ui_ctx_of(a);
+	if (ui_retry_running(&a->retry)) {
 		ui_retryctl_ask_quit(a);
-	else if (ui_session_dirty(&a->s))
+	} else if (ui_session_dirty(&a->s)) {
 		ui_ask(a, &ask_quit, UI_M_NORMAL);
-	else
+		/* the question names the job that holds them (E7) */
+		ui_status(&c, false, _("%s has unsaved changes."), source_label(a->s.src));
+	} else {
 		a->quit = true;
+	}
 }
 
 /* Ctrl-C: quit at once when nothing is unsaved, else ask as q does (save and quit, quit, stay). */
@@ -383,5 +389,5 @@ void ui_interrupted(struct ui_app *a)
 	if (ui_asking(a, &ask_quit))
 		return;
 	ui_ask(a, &ask_quit, UI_M_NORMAL);
-	ui_status(&c, false, "%s", _("Ctrl-C: there are unsaved changes."));
+	ui_status(&c, false, _("Ctrl-C: %s has unsaved changes."), source_label(a->s.src));
 }

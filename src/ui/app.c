@@ -170,6 +170,19 @@ static void handle_key(struct ui_app *a, int key)
 	enum ui_view before = a->view;
 
 	handle_view_key(a, key);
+	/* E7: the switch question's s saved the changes: now the job that was asked for */
+	if (a->open_after_save && a->mode == UI_M_NORMAL && !ui_session_dirty(&a->s)) {
+		struct ui_ctx c = ui_ctx_of(a);
+		char saved[300];
+		snprintf(saved, sizeof saved, "%s", source_label(a->s.src));
+		a->open_after_save = false;
+		ui_open_job(a, &c, a->switch_to);
+		if (!a->msg.error) { /* the save is said beside the opening, by the job's name */
+			char opened[sizeof a->msg.text];
+			snprintf(opened, sizeof opened, "%s", a->msg.text);
+			ui_status(&c, false, _("Saved %s. %s"), saved, opened);
+		}
+	}
 	/* Entering a sub-view remembers where from, for Esc and q. */
 	if (a->view != before && ui_views[a->view]->sub && !ui_views[before]->sub)
 		a->back_view = before;

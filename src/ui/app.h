@@ -66,6 +66,8 @@ struct ui_app {
 	enum ui_view back_view;     /* where Esc or q in a sub-view returns to */
 	int tab_x0[UI_V_COUNT], tab_x1[UI_V_COUNT]; /* the tabs' columns as drawn, for the mouse */
 	bool quit_after_save;       /* the quit question's s: quit once the save succeeded */
+	bool open_after_save;       /* the switch question's s: open switch_to once saved */
+	char switch_to[256];        /* the web UI job the switch question was asked for */
 	bool log_job_asked;         /* the offer to open the log's echo of the job was made */
 
 	/* help */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "oomfix/i18n.h"
+#include "actions.h"
 #include "emergency.h"
 #include "follow.h"
 #include "job_switch.h"
@@ -17,6 +18,31 @@ const char *ui_running_note(const struct ui_app *a)
 		       : "";
 }
 
+/* E7: the choice in place, naming the job that holds the changes and the one asked for (by
+ * name: a save moves the rows of the list). */
+static void answer_switch(struct ui_app *a, const struct ui_ctx *c, int key)
+{
+	a->open_after_save = false;
+	if (key == 's') {
+		a->open_after_save = true;
+		ui_ask_save(a, c, UI_M_NORMAL);
+	} else if (key == 'y') {
+		ui_open_job(a, c, a->switch_to); /* the edits go with the session that held them */
+	} else {
+		ui_status(c, false, _("Stayed: %s still has its unsaved changes (Tab or 1 shows "
+				      "them, s saves them, u undoes them)."),
+			  source_label(a->s.src));
+	}
+}
+
+static const struct ui_question ask_switch = {
+	.text = N_("s = save them and open it, y = drop them and open it, n = stay"),
+	.keys = "s",
+	.key_words = { N_("save+open") },
+	.answer = answer_switch,
+	.named = true,
+};
+
 /* Opens the job under the job list's cursor in place of the current one. */
 void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 {
@@ -25,10 +51,17 @@ void ui_open_selected_job(struct ui_app *a, const struct ui_ctx *c)
 	if (!name)
 		return;
 	if (ui_session_dirty(&a->s)) {
-		ui_status(c, true, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
-					  "before opening another job."));
+		snprintf(a->switch_to, sizeof a->switch_to, "%s", name);
+		ui_status(c, false, _("%s has unsaved changes; you asked to open %s%s."),
+			  source_label(a->s.src), SOURCE_AITK_PREFIX, name);
+		ui_ask(a, &ask_switch, UI_M_NORMAL);
 		return;
 	}
+	ui_open_job(a, c, name);
+}
+
+void ui_open_job(struct ui_app *a, const struct ui_ctx *c, const char *name)
+{
 	char *arg = NULL;
 	if (asprintf(&arg, "%s%s", SOURCE_AITK_PREFIX, name) < 0)
 		return;

@@ -41,7 +41,7 @@ void ui_question_key(struct ui_app *a, const struct ui_ctx *c, enum ui_act act, 
 	}
 	/* A no anywhere on the way cancels a pending "save, then quit". */
 	if (act == UI_A_NO)
-		a->quit_after_save = false;
+		a->quit_after_save = a->open_after_save = false;
 	if (act == UI_A_YES || act == UI_A_NO) {
 		a->mode = a->ask_return;
 		q->answer(a, c, act == UI_A_YES ? 'y' : 'n');

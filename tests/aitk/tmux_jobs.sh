@@ -224,5 +224,64 @@ check "E15: a web UI save's message names the journal whole" wait_for l "(job_co
 check "E15: ... and keeps its end" wait_for l "are beside its log"
 check "E15: ... and says what comes next" wait_for l "Next: Q queues it"
 
+# E7 (review 4): opening another job with unsaved changes asks in place, naming both jobs:
+# n stays (the edits kept), y drops them and opens the other, s saves them and then opens it.
+python3 - "$WORK/sw" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["TESTS_DIR"] + "/aitk")
+import uidb
+uidb.create(sys.argv[1], "wal", [{"name": "first job", "status": "error", "step": 6},
+                                 {"name": "second job", "status": "error", "step": 6}])
+PY
+for j in "first job" "second job"; do
+	mkdir -p "$WORK/sw/output/$j" && cp "$SOURCE_ROOT/examples/train.log" "$WORK/sw/output/$j/log.txt"
+	touch -d '1 hour ago' "$WORK/sw/output/$j/log.txt"
+done
+swcfg() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT job_config FROM Job WHERE name=?", (sys.argv[2],)).fetchone()[0])' "$WORK/sw/aitk_db.db" "$1"; }
+first0=$(swcfg "first job")
+second0=$(swcfg "second job")
+select_job() { # SESSION NAME: moves the list's cursor onto NAME (its detail line)
+	for k in Down Down Down Up Up Up Up; do
+		screen "$1" | grep -q "^ *$2: error" && return 0
+		T send-keys -t "$1" "$k"
+		sleep 0.2
+	done
+	screen "$1" | grep -q "^ *$2: error"
+}
+T new-session -d -s s -x 100 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/sw' 'aitk:first job'"
+wait_for s "aitk:first job" > /dev/null
+wait_read s
+T send-keys -t s a
+wait_for s "Applied" > /dev/null
+T send-keys -t s J
+wait_for s "Jobs of the web UI" > /dev/null
+check "E7: the list's cursor goes to the other job" select_job s "second job"
+T send-keys -t s Enter
+check "E7: Enter with unsaved changes names the job that holds them and the one asked for" \
+	wait_for s "aitk:first job has unsaved changes; you asked to open aitk:second job."
+check "E7: ... and offers the choice in place" wait_for s "s = save them and open it"
+check "E7: ... or to stay" wait_for s "n = stay"
+T send-keys -t s n
+check "E7: n stays, the changes kept" wait_for s "Stayed: aitk:first job still has its unsaved changes"
+T send-keys -t s Enter
+wait_for s "y = drop them" > /dev/null
+T send-keys -t s y
+check "E7: y drops them and opens the other job" wait_for s "Opened aitk:second job"
+check "E7: ... the first job's database row is as it was" bash -c '[ "$1" = "$2" ]' _ "$first0" "$(swcfg "first job")"
+wait_read s
+T send-keys -t s a
+wait_for s "Applied" > /dev/null
+T send-keys -t s J
+wait_for s "Jobs of the web UI" > /dev/null
+check "E7: the list's cursor goes back to the first job" select_job s "first job"
+T send-keys -t s Enter
+wait_for s "y = drop them" > /dev/null
+T send-keys -t s s
+check "E7: s shows the save screen" wait_for s "Write these changes? y = save"
+T send-keys -t s y
+check "E7: ... then the save is said and the other job opens" wait_for s "Saved aitk:second job. Opened aitk:first job"
+check "E7: ... the second job's row holds the saved change" bash -c '[ "$1" != "$2" ]' _ "$second0" "$(swcfg "second job")"
+
 echo "1..$n"
 exit $((fails > 0))

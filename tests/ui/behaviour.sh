@@ -94,7 +94,8 @@ dump asked.txt
 n
 dump stayed.txt
 K
-check "quit: asks when there are edits" hasj "$WORK/quit/asked.txt" "Quit with unsaved changes? s = save them and quit"
+check "quit: asks when there are edits" hasj "$WORK/quit/asked.txt" "Quit? s = save them and quit"
+check "E7: the quit question names the job that holds the changes" hasj "$WORK/quit/asked.txt" "job.yaml has unsaved changes. Quit?"
 check "quit: n stays in the UI" has "$WORK/quit/stayed.txt" "[+]"
 check "quit: the file is untouched" cmp -s "$WORK/quit/job.yaml" "$FIX/job.yaml"
 

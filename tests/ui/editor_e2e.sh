@@ -311,7 +311,7 @@ wait_for cc "Diagnosis" > /dev/null
 keys cc a
 wait_for cc "Applied:" > /dev/null
 keys cc C-c
-check "Ctrl-C with unsaved changes asks first" wait_for cc "Quit with unsaved changes?"
+check "Ctrl-C with unsaved changes asks first" wait_for cc "has unsaved changes. Quit?"
 keys cc n
 check "n after Ctrl-C stays, the change still there" on cc "[+]"
 keys cc C-c y
