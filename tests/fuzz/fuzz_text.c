@@ -7,7 +7,8 @@
  * gives a prefix of the full output (nothing is split); stripping ANSI leaves no ESC and never
  * grows the text; text_fit agrees with text_width. Wrapping (text_wrap_next, text_wrap_items)
  * always moves on, never past the end, never splits a character of valid UTF-8, and gives lines
- * within the width unless one character is wider; text_tidy_spaces never grows the text.
+ * within the width unless one character is wider; text_tidy_spaces never grows the text; a
+ * name cut for a column (text_cut_middle, text_cut_apart) is never wider than it.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,16 +63,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(text_sanitize(in, size, NULL, 0) == 0);
 
-	/* text_visible (job names in error messages): as safe, and a prefix when bounded */
-	m = text_visible(in, size, full, full_sz);
-	FUZZ_CHECK(m < full_sz && full[m] == '\0');
-	check_safe(full, m);
-	{
+	/* text_visible (job names in error messages): as safe, and a prefix when bounded; in a
+	 * buffer of its own, so that what follows works on the sanitised text */
+	char *shown = malloc(full_sz);
+	if (shown) {
+		m = text_visible(in, size, shown, full_sz);
+		FUZZ_CHECK(m < full_sz && shown[m] == '\0');
+		check_safe(shown, m);
 		char vis[16];
 		size_t k = text_visible(in, size, vis, sizeof vis);
 
-		FUZZ_CHECK(k < sizeof vis && vis[k] == '\0' && k <= m && memcmp(vis, full, k) == 0);
+		FUZZ_CHECK(k < sizeof vis && vis[k] == '\0' && k <= m && memcmp(vis, shown, k) == 0);
 		check_safe(vis, k);
+		free(shown);
 	}
 
 	copy = malloc(size + 1);
@@ -115,6 +119,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			p += next;
 			left -= next;
+		}
+	}
+	/* Names cut for a column (job names from a database): the sanitised text split at its
+	 * tabs into up to four names, each cut for a width from the input, alone and apart from
+	 * the others: never wider than the column, still valid UTF-8. */
+	{
+		size_t fl = strlen(full);
+		char *names = malloc(fl + 1), *nm[4];
+		size_t nn = 0;
+		if (names) {
+			memcpy(names, full, fl + 1);
+			for (char *t = names; t && nn < 4; nn++) {
+				nm[nn] = t;
+				t = strchr(t, '\t');
+				if (t)
+					*t++ = '\0';
+			}
+			int cells = size > 1 ? data[1] % 70 : 0;
+			for (size_t i = 0; i < nn; i++) {
+				char cut[1024];
+				text_cut_middle(nm[i], cells, "~", cut, sizeof cut);
+				size_t cl = strlen(cut);
+				bool whole = strlen(nm[i]) < sizeof cut - 8; /* not cut by the buffer */
+				if (whole)
+					FUZZ_CHECK(fuzz_utf8_valid((const unsigned char *)cut, cl) &&
+						   text_width(cut, cl) <= cells);
+				text_cut_apart(nm[i], (const char *const *)nm, nn, cells, "~", cut,
+					       sizeof cut);
+				cl = strlen(cut);
+				if (whole)
+					FUZZ_CHECK(fuzz_utf8_valid((const unsigned char *)cut, cl) &&
+						   text_width(cut, cl) <= cells);
+			}
+			free(names);
 		}
 	}
 	copy = malloc(n + 1);
