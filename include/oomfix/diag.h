@@ -90,6 +90,9 @@ struct diag_result {
 				  * quarter/half rule not holding: the processes are memory.other[] */
 	struct memacct memory;   /* the numbers of the OOM message (memory.present: there were some) */
 	bool run_ended;          /* the trainer printed its end-of-run summary ("Result:") */
+	bool stopped;            /* the run was stopped before its end (Ctrl-C: run.py's "Job
+				  * stopped", or a KeyboardInterrupt), by a person, a hang-up or a
+				  * retry's probe */
 	/* Where the run stands at the end of the log (a run being followed): */
 	enum diag_phase now_phase; /* the last phase marker or bar */
 	long long now_step;      /* steps completed by the last training-bar frame, -1 = none */

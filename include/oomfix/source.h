@@ -161,7 +161,10 @@ struct source_verdict {
 	const char *first_fix; /* the first fix's id (static), or NULL */
 	int phase;             /* enum diag_phase of the OOM (0 when none or unknown) */
 	long long failed_step; /* the training step it failed at, -1 = not shown */
-	bool finished;         /* the trainer printed its end-of-run summary */
+	bool finished;         /* the trainer printed its end-of-run summary (its run ended, an OOM
+				* or an error too) */
+	bool stopped;          /* stopped before its end: Ctrl-C, a hang-up, a retry's probe */
+	long long last_step;   /* the last training step its bar showed, -1 = none */
 	int next;              /* enum plan_next: the one decision's answer (with a log) */
 };
 

@@ -760,8 +760,12 @@ static void runs_json(const struct trail *t)
 			json_int(&js, r->v.failed_step);
 		else
 			json_null(&js);
-		json_key(&js, "finished");
+		/* E19: run.py's summary comes after a failure too: the run ended, it did not
+		 * necessarily finish; "stopped" is a run stopped before its end */
+		json_key(&js, "ended");
 		json_bool(&js, r->v.finished);
+		json_key(&js, "stopped");
+		json_bool(&js, r->v.stopped);
 		json_key(&js, "saved_after");
 		json_entries(&js, r->after, r->nafter);
 		json_key(&js, "fix_if_run_now");
@@ -806,7 +810,10 @@ static void runs_text(const struct source *s, const struct trail *t)
 		printf(_("  log: %s\n"), r->log);
 	}
 	if (t->nbefore)
-		printf(_("\n(%zu earlier journal entries come before the oldest run)\n"), t->nbefore);
+		printf(ngettext("\n(%zu earlier journal entry comes before the oldest run)\n",
+				"\n(%zu earlier journal entries come before the oldest run)\n",
+				t->nbefore),
+		       t->nbefore);
 }
 
 int cmd_runs(int argc, char **argv)

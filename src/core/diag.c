@@ -301,6 +301,7 @@ void dg_progress_now(const struct dstate *st, struct diag_result *r)
 	const char *t = st->bar.text, *end = t + st->bar.len, *p, *q;
 
 	r->run_ended = st->run_ended;
+	r->stopped = st->stopped;
 	r->now_phase = st->phase;
 	r->now_step = st->train_started ? st->bar_n : -1;
 	r->now_rate[0] = '\0';

@@ -113,6 +113,7 @@ struct dstate {
 	uint64_t sniff_seen, sniff_bad; /* bytes of the first DIAG_SNIFF_BYTES, and how many are not text */
 	bool sniff_done, utf16;
 	bool run_ended;             /* run.py's "Result:" summary: the run is over */
+	bool stopped;               /* run.py's "Job stopped" or a KeyboardInterrupt: Ctrl-C */
 
 	/* the fast lane: the training bar's description, once on_bar has taken it as that bar */
 	char fast_name[128];

@@ -654,6 +654,11 @@ static bool on_structure(struct dstate *st, const struct logidx_seg *seg, const 
 		st->run_ended = true; /* run.py's summary, after the last job ended or failed */
 		return true;
 	}
+	/* run.py after a KeyboardInterrupt (run.py:133-141): stopped, not finished, not failed */
+	if (lead == 0 && ((n == 11 && !memcmp(t, "Job stopped", 11)) ||
+			  (starts(t, n, "KeyboardInterrupt") &&
+			   (n == 17 || t[17] == ':' || t[17] == ' '))))
+		st->stopped = true;
 	if (starts(t, n, "Traceback (most recent call last)") ||
 	    starts(t, n, "Original Traceback (most recent call last)")) {
 		st->in_tb = true;

@@ -143,6 +143,14 @@ static void no_oom_sentence(const struct diag_result *r, char *buf, size_t sz)
 			   "not get the memory it needed (CUDNN_STATUS_NOT_ENOUGH_MEMORY) and the "
 			   "trainer stopped. Treat it as GPU memory pressure: the rollback plan "
 			   "applies."));
+	else if (r->other == DIAG_O_NONE && r->stopped && r->now_step > 0)
+		snprintf(buf, sz, _("No GPU out-of-memory error was found in this log: the run was "
+				    "stopped before its end (Ctrl-C, a hang-up or a retry's probe), "
+				    "after training step %lld."), r->now_step);
+	else if (r->other == DIAG_O_NONE && r->stopped)
+		snprintf(buf, sz, "%s", _("No GPU out-of-memory error was found in this log: the run "
+					  "was stopped before its end (Ctrl-C, a hang-up or a retry's "
+					  "probe)."));
 	else
 		snprintf(buf, sz, "%s", not_oom(r->other));
 }

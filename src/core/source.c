@@ -625,6 +625,8 @@ int source_verdict_of(const char *label, const char *text, size_t len, const cha
 		out->phase = r->oom ? (int)r->phase : 0;
 		out->failed_step = r->oom ? r->failed_step : -1;
 		out->finished = r->run_ended;
+		out->stopped = r->stopped;
+		out->last_step = r->now_step;
 	}
 	free(r);
 	job_free(&j);

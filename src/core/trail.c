@@ -172,6 +172,13 @@ void trail_verdict_words(const struct trail_run *r, char *buf, size_t size)
 	const struct source_verdict *v = &r->v;
 	if (!v->have_log) {
 		snprintf(buf, size, "%s", _("unreadable"));
+	} else if (!v->oom && v->stopped && v->last_step > 0) {
+		/* E19: a run stopped by Ctrl-C, a hang-up or the probe is not one that went well */
+		snprintf(buf, size, _("no OOM; stopped at step %lld before its end (Ctrl-C, a hang-up "
+				      "or the probe)"), v->last_step);
+	} else if (!v->oom && v->stopped) {
+		snprintf(buf, size, "%s", _("no OOM; stopped before its end (Ctrl-C, a hang-up or the "
+					    "probe)"));
 	} else if (!v->oom) {
 		snprintf(buf, size, "%s",
 			 v->finished ? _("no OOM; the run finished") : _("no OOM"));

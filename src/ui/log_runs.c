@@ -95,6 +95,10 @@ bool ui_log_next_run(const struct ui_env *v)
 	if (next == 0)
 		ui_status(v->c, false, _("%s (the newest of %zu runs), log written %s: %s; %s. R shows the "
 				       "one before."), name, t.n, when, verdict, after);
+	else if ((size_t)next + 1 >= t.n) /* the oldest: R wraps to the newest (E19) */
+		ui_status(v->c, false, _("%s (the oldest, %zu before the newest), log written %s: %s; "
+				       "%s. R goes back to the newest."), name, next, when, verdict,
+			  after);
 	else
 		ui_status(v->c, false, _("%s (%zu before the newest), log written %s: %s; %s. R shows the "
 				       "one before."), name, next, when, verdict, after);

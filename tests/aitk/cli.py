@@ -336,6 +336,19 @@ def runs_history_D3():
        and out.index("current run") < out.index("run 1,") < out.index("run 0,")
        and "disable_sampling" not in out,
        "D3/D10: runs prints the history newest first, numbered like logs/<n>_log.txt", out + err)
+    # E19: "ended", not "finished", for a run that died: run.py's summary follows a failure too
+    ok(rc == 0 and all("finished" not in r and "ended" in r and r.get("stopped") is False
+                       for r in js),
+       "E19: runs --json says ended and stopped, not finished", out + err)
+    # E19: one journal entry before the oldest run is one entry, not "1 entries"
+    jr = open(os.path.join(run_dir, "job_config.json.oomfix.md"), encoding="utf-8").read()
+    with open(os.path.join(run_dir, "job_config.json.oomfix.md"), "w") as f:
+        f.write("# Change journal for job_config.json\n")
+        f.write(journal_entry(t0 - 50, ["batch_size"], [("config.process[0].train.batch_size", "2 → 1")]))
+        f.write(jr.split("\n", 1)[1])
+    rc, out, err = run("--aitk", root, "runs", "aitk:my lora")
+    ok(rc == 0 and "(1 earlier journal entry comes before the oldest run)" in out,
+       "E19: one earlier journal entry is said in the singular", out + err)
     shutil.rmtree(root)
 
 

@@ -62,7 +62,7 @@ T send-keys -t j Enter
 check "Enter opens the job with its log" wait_for j "aitk:my lora"
 check "its log is shown" wait_for j "log.txt"
 T send-keys -t j R
-check "R opens the earlier run, numbered like its file" wait_for j "Run 0 (1 before the newest)"
+check "R opens the earlier run, numbered like its file" wait_for j "Run 0 (the oldest, 1 before the newest)"
 check "with its own verdict" wait_for j "before training started"
 T send-keys -t j R
 check "R again comes back to the current log" wait_for j "(the newest of 2 runs)"

@@ -37,7 +37,7 @@ absent() { ! screen "$1" | grep -qF -- "$2"; }
 check "the current log is open" wait_for j "web UI: error"
 # D3, D10: R shows the earlier run as history
 T send-keys -t j R
-check "D10: R names the earlier run like its file" wait_for j "Run 0 (1 before the newest)"
+check "D10: R names the earlier run like its file" wait_for j "Run 0 (the oldest, 1 before the newest)"
 check "D3: with what was saved after it, from the journal" wait_for j "low_vram (20"
 check "D3: and its own verdict" wait_for j "before training"
 check "D10: the header names the earlier run" wait_for j "[run 0, earlier]"

@@ -172,8 +172,8 @@ def ids(path):
         if line.startswith('msgid '):
             if cur is not None: out.add(cur)
             cur, key = ast.literal_eval(line[6:]), 'id'
-        elif line.startswith('msgstr '):
-            key = 'str'
+        elif line.startswith('msgstr') or line.startswith('msgid_plural '):
+            key = 'str'  # a plural's second form and the translations are not its id
         elif line.startswith('"') and key == 'id':
             cur += ast.literal_eval(line)
     if cur is not None: out.add(cur)

@@ -447,6 +447,16 @@ probe_first_try_E8() {
 		{ cat "$e"; return 1; }
 }
 check "E8: a first-try probe pass says nothing was changed and advises the whole run" probe_first_try_E8
+runs_stopped_E19() {
+	# the run the probe stopped is not "no OOM" alone: the trail says it was stopped, and where
+	local d="$WORK/poff"
+	"$OOMFIX" runs "$d/job.yaml" | grep -q "run 1, .*: no OOM; stopped at step 5 before its end" &&
+		"$OOMFIX" runs --json "$d/job.yaml" | jq -e '.[0].stopped == true and .[0].ended == false and (.[0] | has("finished") | not)' >/dev/null ||
+		{ "$OOMFIX" runs "$d/job.yaml"; return 1; }
+	"$OOMFIX" diagnose "$d/job.yaml.oomfix-runs/1.log" | tr '\n' ' ' | tr -s ' ' |
+		grep -q "the run was stopped before its end (Ctrl-C, a hang-up or a retry's probe), after training step 5"
+}
+check "E19: a run the probe stopped reads as stopped, in the trail and its diagnosis" runs_stopped_E19
 probe_after_fix_E8() {
 	# a change was saved: the advice to keep it stays
 	tr '\n' ' ' <"$WORK/plate/err.txt" | sed 's/  */ /g' | grep -q "Keep the memory settings" &&

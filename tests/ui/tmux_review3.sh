@@ -64,9 +64,10 @@ check "D20: without a log, the newest run log is opened and said" \
 	wait_for d20 "opened the newest run log"
 check "D20: it is read" wait_for d20 "First change:"
 T send-keys -t d20 R
-check "D20: R shows the earlier run, numbered like its file" wait_for d20 "Run 1 (1 before the newest)"
+check "D20: R shows the earlier run, numbered like its file" wait_for d20 "Run 1 (the oldest, 1 before the newest)"
 check "D20: with what was saved after it" wait_for d20 "low_vram (20"
 check "D20: as history" wait_for d20 "History: Run 1"
+check "E19: at the oldest run R says it goes back to the newest" wait_for d20 "R goes back to the newest."
 T send-keys -t d20 R
 check "D20: R again comes back to the newest" wait_for d20 "Run 2 (the newest of 2 runs)"
 T send-keys -t d20 q
