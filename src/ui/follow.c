@@ -110,7 +110,12 @@ bool ui_follow_tick(struct ui_app *a)
 		a->follow.bell_done = true;
 		beep(); /* the bell, and nothing else: no flash, no other escape sequence */
 		diag_sentence(&a->s.diag, buf, sizeof buf);
-		ui_status(&c, false, "%s", buf);
+		/* E18: said over the job list (or any view but the job's), it names its job */
+		if (a->view == UI_V_JOBS && a->s.src)
+			ui_status(&c, false, _("%s: %s (Tab or 1 shows it)"), source_label(a->s.src),
+				  buf);
+		else
+			ui_status(&c, false, "%s", buf);
 	}
 	return true;
 }

@@ -10,7 +10,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TMUX_TEST=live
 . "$HERE/../tmux-lib.sh"
 
-echo "1..6"
+echo "1..8"
 python3 - "$WORK/ai" <<'PY'
 import os, sys
 sys.path.insert(0, os.environ["TESTS_DIR"] + "/aitk")
@@ -42,4 +42,25 @@ T send-keys -t l g
 T send-keys -t l Q
 check "Q on the failed job offers to queue it again" bash -c '! tmux -L "$0" -f "$1" capture-pane -p -t l | grep -qF "queued already"' "$SOCK" "$WORK/tmux.conf"
 check "and asks" wait_for l "(status error)"
+
+# E18: the open job's run ends in an OOM while the job list is shown: the line that says so names
+# the job (the list's cursor may be on another one)
+python3 - "$WORK/w" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["TESTS_DIR"] + "/aitk")
+import uidb
+uidb.create(sys.argv[1], "wal", [{"name": "watch me", "status": "running", "step": 3},
+                                 {"name": "other", "status": "completed", "step": 10}])
+PY
+mkdir -p "$WORK/w/output/watch me"
+head -n 100 "$SOURCE_ROOT/examples/train.log" | grep -v -i "out of memory" > "$WORK/w/output/watch me/log.txt"
+T new-session -d -s m -x 100 -y 30 -c "$WORK" \
+	"exec env -u NO_COLOR LC_ALL=C.UTF-8 TERM=tmux-256color HOME='$WORK' '$OOMFIX' --aitk '$WORK/w' 'aitk:watch me'"
+wait_for m "aitk:watch me" > /dev/null
+T send-keys -t m J
+check "E18: the job list is shown over the open job" wait_for m "Jobs of the web UI"
+printf '%s\n' "Traceback (most recent call last):" \
+	"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.64 GiB" \
+	>> "$WORK/w/output/watch me/log.txt"
+check "E18: its run's OOM is said naming the job" wait_for m "aitk:watch me: It ran out of GPU memory" 20
 exit $((fails > 0))
