@@ -149,6 +149,20 @@ else
 	notok "po/ja.po and README.ja.md use one form per term of ja-terms.tsv; （…） in Japanese text"
 	sed 's/^/# /' "$WORK/why"
 fi
+# E20 (review 4): README.ja.md covers this release's features as README.md does
+readme_ja_covers() {
+	local f="$SOURCE_ROOT/README.ja.md" w
+	for w in "oomfix estimate" "--vram" "--apply" "oomfix measurements" "--probe" \
+		"restore --first" "oomfix runs" "フィット行" "きわどい"; do
+		grep -qF -- "$w" "$f" || { echo "# README.ja.md does not mention: $w"; return 1; }
+	done
+}
+if readme_ja_covers; then
+	ok "E20: README.ja.md covers the estimate, the fit line, the card, the probe and the trail"
+else
+	notok "E20: README.ja.md covers the estimate, the fit line, the card, the probe and the trail"
+fi
+
 # The catalogue holds what the sources say: every file with a _( is in po/POTFILES, and no live
 # entry of po/ja.po has a msgid that xgettext (as po/meson.build runs it) no longer finds there;
 # such entries are marked obsolete (#~).
