@@ -71,11 +71,11 @@ static void reload(struct ui_app *a, const struct ui_ctx *c)
 		ui_status(c, false, "%s", _("Reloaded the file from disk; your unsaved edits are "
 					    "re-applied (d shows them)."));
 	else if (a->s.reload_dropped[0])
-		ui_status(c, true, _("Reloaded the file from disk; dropped whole, as they no longer apply "
+		ui_status(c, false, _("Reloaded the file from disk; dropped whole, as they no longer apply "
 				     "there: %s (%zu of your unsaved changes kept; d shows them)."),
 			  a->s.reload_dropped, kept);
 	else
-		ui_status(c, true, _("Reloaded the file from disk; %zu of your unsaved edits no longer "
+		ui_status(c, false, _("Reloaded the file from disk; %zu of your unsaved edits no longer "
 				     "apply there and were dropped (%zu kept)."), lost, kept);
 }
 
@@ -123,7 +123,7 @@ void ui_ask_save(struct ui_app *a, const struct ui_ctx *c, enum ui_mode back)
 	}
 	if (!strcmp(a->s.job_status, "running")) { /* before the save screen, not after its y */
 		a->quit_after_save = false;
-		ui_status(c, true, "%s", _("It is running in the web UI: it cannot be saved until it "
+		ui_status(c, false, "%s", _("It is running in the web UI: it cannot be saved until it "
 					   "stops."));
 		return;
 	}
@@ -161,6 +161,10 @@ static void do_save(struct ui_app *a, unsigned flags)
 	free(said);
 	if (a->quit_after_save && !ui_session_dirty(&a->s)) {
 		a->quit = true;
+		/* the screen goes: one line on the terminal says where the save went */
+		char *full = source_saved_message(a->s.src, !e.code);
+		snprintf(a->said_on_quit, sizeof a->said_on_quit, "%s", full ? full : "");
+		free(full);
 	} else if (a->open_after_save && !ui_session_dirty(&a->s)) {
 		/* E7: saved; the app opens the job that was asked for next */
 	} else if (source_row(a->s.src)) { /* what comes next for a web UI job, first */

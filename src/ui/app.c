@@ -447,6 +447,8 @@ int ui_main(int argc, char **argv)
 	endwin();
 	ui_emergency_curses(false, false);
 	delscreen(scr);
+	if (a->said_on_quit[0]) /* friction (review 4): the save is confirmed after the screen */
+		fprintf(stderr, "oomfix: %s\n", a->said_on_quit);
 	if (o.script) {
 		fclose(out);
 		fclose(in);

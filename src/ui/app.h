@@ -67,6 +67,7 @@ struct ui_app {
 	int tab_x0[UI_V_COUNT], tab_x1[UI_V_COUNT]; /* the tabs' columns as drawn, for the mouse */
 	bool quit_after_save;       /* the quit question's s: quit once the save succeeded */
 	bool open_after_save;       /* the switch question's s: open switch_to once saved */
+	char said_on_quit[1024];    /* the save that quit said, for the terminal after the screen */
 	char switch_to[256];        /* the web UI job the switch question was asked for */
 	bool log_job_asked;         /* the offer to open the log's echo of the job was made */
 

@@ -115,13 +115,13 @@ void ui_retryctl_key(struct ui_app *a, const struct ui_ctx *c)
 		return;
 	}
 	if (ui_session_dirty(&a->s)) {
-		ui_status(c, true, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
-					   "first; the retry saves the job itself after each run."));
+		ui_status(c, false, "%s", _("There are unsaved changes: save them (s) or undo them (u) "
+					    "first; the retry saves the job itself after each run."));
 		return;
 	}
 	if (source_running(a->s.src)) {
-		ui_status(c, true, _("%s is running in the web UI: the retry starts the runs itself, "
-				     "so stop it there (or let it end) first."), source_label(a->s.src));
+		ui_status(c, false, _("%s is running in the web UI: the retry starts the runs itself, "
+				      "so stop it there (or let it end) first."), source_label(a->s.src));
 		return;
 	}
 	a->retry_asking = true;

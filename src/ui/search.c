@@ -66,7 +66,7 @@ bool ui_search_lines(const struct ui_env *v, const struct ui_lines *l, long long
 	long long first = -1, last = -1, hit = -1, at = 0, count = 0;
 
 	if (!v->search->re) {
-		ui_status(c, true, "%s", _("No search yet: press / to search."));
+		ui_status(c, false, "%s", _("No search yet: press / to search."));
 		return false;
 	}
 	for (long long i = 0; i < (long long)l->n; i++) {
@@ -87,7 +87,7 @@ bool ui_search_lines(const struct ui_env *v, const struct ui_lines *l, long long
 		}
 	}
 	if (!count) {
-		ui_status(c, true, _("Pattern not found: %s"), v->search->text);
+		ui_status(c, false, _("Pattern not found: %s"), v->search->text);
 		return false;
 	}
 	if (hit < 0) { /* wrap around */

@@ -645,7 +645,7 @@ void ui_jobs_ask_queue(const struct ui_env *v, const char *name, const char *sta
 	text_sanitize(name, strlen(name), shown, sizeof shown);
 	/* Refused before asking when the job is running, said when it is queued already. */
 	if (status && !strcmp(status, "running")) {
-		ui_status(c, true, _("%s is running: it cannot be queued; stop it in the web UI "
+		ui_status(c, false, _("%s is running: it cannot be queued; stop it in the web UI "
 				     "first."), shown);
 		return;
 	}

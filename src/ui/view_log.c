@@ -689,7 +689,7 @@ static void search(const struct ui_env *v, bool backward)
 		idx = c.after ? c.upto + 1 : 1;
 	}
 	if (!hit) {
-		ui_status(v->c, true, _("Pattern not found: %s"), v->search->text);
+		ui_status(v->c, false, _("Pattern not found: %s"), v->search->text);
 		return;
 	}
 	jump_to(v, hit);

@@ -19,7 +19,7 @@ enum ui_req ui_walk_start(struct ui_app *a, const struct ui_ctx *c)
 		return UI_REQ_DONE;
 	}
 	if (a->s.plan.n == 0) {
-		ui_status(c, true, "%s", _("There is no rollback plan for this job."));
+		ui_status(c, false, "%s", _("There is no rollback plan for this job."));
 		return UI_REQ_DONE;
 	}
 	a->mode = UI_M_WALK;

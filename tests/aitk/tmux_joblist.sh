@@ -65,7 +65,7 @@ wait_read r
 T send-keys -t r a
 wait_for r "[+]" > /dev/null
 T send-keys -t r s
-check "D13: s on a running job refuses at once" wait_for r "error: It is running in the web UI"
+check "D13: s on a running job refuses at once" wait_for r "It is running in the web UI: it cannot be saved"
 check "D13: ... without the save screen" bash -c '! printf "%s" "$1" | grep -q "Write these changes"' _ \
 	"$(screen r)"
 # undone, so that the hang-up of the session leaves no emergency save behind

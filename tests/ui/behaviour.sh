@@ -99,6 +99,18 @@ check "E7: the quit question names the job that holds the changes" hasj "$WORK/q
 check "quit: n stays in the UI" has "$WORK/quit/stayed.txt" "[+]"
 check "quit: the file is untouched" cmp -s "$WORK/quit/job.yaml" "$FIX/job.yaml"
 
+# quitting with s saves first; once the screen is gone one line on the terminal says where
+fresh quitsave
+run quitsave job.yaml <<'K'
+a
+q
+s
+y
+K
+check "friction (review 4): q s y saves and quits" test -f "$WORK/quitsave/job.yaml~"
+check "friction (review 4): ... and says the save on the terminal after the screen" \
+	grep -qF "oomfix: Saved job.yaml (previous version in job.yaml~, change journal in job.yaml.oomfix.md)" "$WORK/quitsave/err"
+
 # 4. editing a number in place, with validation
 fresh edit
 run edit job.yaml <<'K'
@@ -324,6 +336,7 @@ dump missing.txt
 K
 check "search: finds the line, and counts the matches (D36)" has "$WORK/search/found.txt" "match 1/1 at line 61"
 check "search: says when nothing matches" has "$WORK/search/missing.txt" "Pattern not found: no such words anywhere"
+check "friction (review 4): a pattern not found is news, not an error" bash -c "! grep -qF 'error: Pattern not found' '$WORK/search/missing.txt'"
 
 # 11. refusals before the terminal is touched
 fresh refuse
