@@ -218,7 +218,7 @@ int cmd_set(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ih", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:ih", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': return help_set();
 		case 'o': out = optarg; break;

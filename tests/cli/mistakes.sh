@@ -27,6 +27,10 @@ check "set a known arch with a tag is fine" st 0 set job.yaml "$P.model.arch=wan
 check "set --force writes a refused value" st 0 set --force job.yaml "$P.train.batch_size=-3"
 check "set --force: the value is written" has out "batch_size: -3"
 check "set a key outside the panels is not checked" st 0 set job.yaml "$P.train.noise_scheduler=whatever"
+# friction (review 4): options after JOB where they cannot be mistaken for an assignment
+cp job.yaml late.yaml
+check "set JOB PATH=VALUE -i: the option after JOB is taken" st 0 set late.yaml "$P.train.batch_size=1" -i
+check "set JOB PATH=VALUE -i: ... and the file is saved in place" bash -c "'$OOMFIX' get late.yaml '$P.train.batch_size' | grep -qx 1"
 
 # arguments: a log and a job given the other way round, a mistyped subcommand
 check "swapped: a log then a job exits 64" st 64 train.log job.yaml
