@@ -129,6 +129,13 @@ int save_journal_titled(const char *path, const char *title, const char *note,
 			const char *const *fixes, size_t nfixes, const char *const *changes,
 			size_t nchanges, struct err *e);
 
+/* The same, naming the run the entry follows by its log's identity (run_log: the log file as it
+ * is now, or NULL): a line "<!-- oomfix run log: DEV:INO -->", hidden where the journal is
+ * rendered, that save_journal_entries reads back as log_dev and log_ino. */
+int save_journal_run(const char *path, const char *title, const char *note, const char *run_log,
+		     const char *const *fixes, size_t nfixes, const char *const *changes,
+		     size_t nchanges, struct err *e);
+
 /* When the newest entry of the change journal PATH.oomfix.md was written (seconds since the
  * epoch, from its "## 2026-12-02T21:47:12+00:00" heading). Returns false when there is no journal
  * or no entry in it. Only the journal's last 64 KiB are read. */
@@ -145,6 +152,10 @@ struct save_journal_entry {
 	char *note;      /* the context line (e.g. which try of a retry), or NULL */
 	char **changes;  /* "path: old → new", as given to save_journal */
 	size_t nchanges;
+	/* The run it followed, by its log's identity at the time (E4): a web UI job's log.txt is
+	 * renamed to logs/<n>_log.txt by the worker's next start, which keeps the file. */
+	bool has_log_id;
+	unsigned long long log_dev, log_ino;
 };
 
 /* Reads every entry of the change journal PATH.oomfix.md, oldest first (the order they were

@@ -537,8 +537,8 @@ static int apply_fix(struct loop *L, const struct retry_try *t, struct loaded *l
 	const char *fixes[1] = { fix_name(id) };
 	struct err je;
 	err_clear(&je);
-	if (save_journal_note(source_path(l->s), jnote, fixes, 1, (const char *const *)changes,
-			      nchanges, &je) != ERR_OK) {
+	if (source_journal_note(l->s, jnote, fixes, 1, (const char *const *)changes, nchanges,
+				&je) != ERR_OK) {
 		char said[sizeof je.msg + sizeof je.file + 64];
 		snprintf(said, sizeof said, _("the job is saved, but the change journal %s was not "
 					      "written: %s"), je.file, je.msg);

@@ -929,6 +929,17 @@ int save_journal_titled(const char *path, const char *title_name, const char *no
 			const char *const *fixes, size_t nfixes, const char *const *changes,
 			size_t nchanges, struct err *e)
 {
+	return save_journal_run(path, title_name, note, NULL, fixes, nfixes, changes, nchanges, e);
+}
+
+#define RUN_LOG_MARK "<!-- oomfix run log: "
+
+int save_journal_run(const char *path, const char *title_name, const char *note,
+		     const char *run_log, const char *const *fixes, size_t nfixes,
+		     const char *const *changes, size_t nchanges, struct err *e)
+{
+	struct stat rl;
+	bool have_rl = run_log && stat(run_log, &rl) == 0 && S_ISREG(rl.st_mode);
 	char *name = save_journal_name(path);
 	char *entry = NULL;
 	size_t entry_len = 0;
@@ -958,6 +969,9 @@ int save_journal_titled(const char *path, const char *title_name, const char *no
 		put_clean(f, note, strlen(note));
 		fputs("\n\n", f);
 	}
+	if (have_rl)
+		fprintf(f, RUN_LOG_MARK "%llu:%llu -->\n\n", (unsigned long long)rl.st_dev,
+			(unsigned long long)rl.st_ino);
 	for (size_t i = 0; i < nchanges; i++)
 		put_change(f, changes[i]);
 	if (fclose(f) != 0 || !entry) {
@@ -1218,7 +1232,12 @@ int save_journal_entries(const char *path, struct save_journal_entry **out, size
 			if (!eol)
 				eol = end;
 			size_t l = (size_t)(eol - s);
+			size_t ml = strlen(RUN_LOG_MARK);
 			if (l == 0) {
+			} else if (have_fixes && l > ml && !memcmp(s, RUN_LOG_MARK, ml)) {
+				char id[64];
+				snprintf(id, sizeof id, "%.*s", (int)(l - ml), s + ml);
+				en->has_log_id = sscanf(id, "%llu:%llu", &en->log_dev, &en->log_ino) == 2;
 			} else if (!have_fixes) {
 				have_fixes = true;
 				ok = parse_fixes_line(en, s, l);

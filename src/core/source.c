@@ -312,8 +312,11 @@ int source_journal(const struct source *s, const char *const *fixes, size_t nfix
 int source_journal_note(const struct source *s, const char *note, const char *const *fixes,
 			size_t nfixes, const char *const *changes, size_t nchanges, struct err *e)
 {
-	return save_journal_titled(s->path, s->kind == SOURCE_AITK ? s->label : NULL, note, fixes,
-				   nfixes, changes, nchanges, e);
+	/* a web UI job's entry names its run by the log's identity: the worker moves log.txt
+	 * to logs/<n>_log.txt when it starts the next run (E4) */
+	return save_journal_run(s->path, s->kind == SOURCE_AITK ? s->label : NULL, note,
+				s->kind == SOURCE_AITK ? source_log(s) : NULL, fixes, nfixes, changes,
+				nchanges, e);
 }
 
 bool source_sniff_job(const char *path)

@@ -128,11 +128,22 @@ int trail_build(const struct source *s, struct trail *out, struct err *e)
 	}
 	size_t len;
 	const char *text = source_text(s, &len);
+	unsigned long long *dev = calloc(out->n ? out->n : 1, sizeof *dev);
+	unsigned long long *ino = calloc(out->n ? out->n : 1, sizeof *ino);
+	if (!dev || !ino) {
+		free(dev);
+		free(ino);
+		trail_free(out);
+		return oom(e);
+	}
 	for (size_t i = 0; i < out->n; i++) {
 		struct trail_run *r = &out->runs[i];
 		struct stat st;
-		if (stat(r->log, &st) == 0)
+		if (stat(r->log, &st) == 0) {
 			r->when = st.st_mtime;
+			dev[i] = (unsigned long long)st.st_dev;
+			ino[i] = (unsigned long long)st.st_ino;
+		}
 		struct err ve;
 		err_clear(&ve);
 		if (source_verdict_of(source_label(s), text, len, r->log, &r->v, &ve) != ERR_OK)
@@ -140,17 +151,28 @@ int trail_build(const struct source *s, struct trail *out, struct err *e)
 	}
 	for (size_t k = 0; k < out->njournal; k++) {
 		const struct save_journal_entry *en = &out->journal[k];
-		struct trail_run *r = named_run(out, en->note);
+		struct trail_run *r = NULL;
+		/* the run whose log is the file the entry named (E4: the worker renames it, the file
+		 * stays), else the run its note names, else by time */
+		for (size_t i = 0; en->has_log_id && !r && i < out->n; i++)
+			if (ino[i] && ino[i] == en->log_ino && dev[i] == en->log_dev)
+				r = &out->runs[i];
+		if (!r)
+			r = named_run(out, en->note);
 		/* Else the newest run written at or before the entry: the runs are newest first by
 		 * number, which is the order they ran in, so the first one found is it. */
 		for (size_t i = 0; !r && i < out->n; i++)
 			if (out->runs[i].when && out->runs[i].when <= en->when)
 				r = &out->runs[i];
 		if (!(r ? push(&r->after, &r->nafter, en) : push(&out->before, &out->nbefore, en))) {
+			free(dev);
+			free(ino);
 			trail_free(out);
 			return oom(e);
 		}
 	}
+	free(dev);
+	free(ino);
 	return ERR_OK;
 }
 

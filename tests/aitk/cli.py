@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import uidb  # noqa: E402
@@ -483,6 +484,31 @@ def survived():
     shutil.rmtree(root)
 
 
+def trail_after_rename_E4():
+    """E4 (review 4): a fix saved after a web UI run stays with that run when the worker's next
+    start moves its log.txt to logs/0_log.txt, whatever the times say."""
+    root, db = fresh()
+    run_dir = os.path.join(root, "output", "my lora")
+    rc, out, err = run("--aitk", root, "fix", "-i", "aitk:my lora", "batch_size")
+    ok(rc == 0, "E4: fix -i on the failed web UI job", err)
+    jr = open(os.path.join(run_dir, "job_config.json.oomfix.md"), encoding="utf-8").read()
+    ok("<!-- oomfix run log: " in jr, "E4: the journal entry names its run's log by its identity", jr)
+    # the worker's next start, as startJob.ts does it, then a run that fits, all in one second
+    os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
+    os.rename(os.path.join(run_dir, "log.txt"), os.path.join(run_dir, "logs", "0_log.txt"))
+    with open(os.path.join(run_dir, "log.txt"), "w") as f:
+        f.write("Loading Flux model\nmy lora: 100%|##########| 3000/3000 [1:00:00<00:00]\n")
+    t = time.time()
+    for n in ("logs/0_log.txt", "log.txt"):
+        os.utime(os.path.join(run_dir, n), (t, t))
+    rc, out, err = run("--aitk", root, "runs", "--json", "aitk:my lora")
+    js = json.loads(out) if rc == 0 else []
+    got = [(r.get("run"), [f for e in r.get("saved_after", []) for f in e["fixes"]]) for r in js]
+    ok(got == [(None, []), (0, ["batch_size"])],
+       "E4: after the worker moved the log, the fix stays with the run it followed", "%s\n%s" % (got, out + err))
+    shutil.rmtree(root)
+
+
 def all_done(name, root):
     """A job whose every training-step fix is in place: checkpointing, batch 1, one 512 bucket,
     low_vram."""
@@ -526,4 +552,5 @@ review3()
 json_file()
 jobs_table()
 nothing_left_E16()
+trail_after_rename_E4()
 sys.exit(end())

@@ -148,6 +148,17 @@ def scenario(title, yaml_file, vram, want, extra=(), mode="wal"):
             ok(all(("oomfix retry, try %d (" % i) in journal for i in range(1, k)) and
                os.path.exists(os.path.join(s.run_dir, "job_config.json~")),
                title + ": a journal entry per try, the previous job_config kept", journal)
+        # E4 (review 4): the trail tells the true history: each fix after the run it answered
+        # (logs/<i>_log.txt, as the worker moved them), nothing after the run that fitted
+        p = subprocess.run([OOMFIX, "runs", "--json", "--aitk", s.root, "aitk:" + s.name],
+                           capture_output=True, timeout=60)
+        runs = json.loads(p.stdout) if p.returncode == 0 else []
+        got_trail = [[f for e in r.get("saved_after", []) for f in e["fixes"]] for r in runs]
+        want_trail = [[]] + [[want[i]] for i in reversed(range(len(want)))]
+        ok(got_trail == want_trail and [r.get("run") for r in runs] ==
+           [None] + list(reversed(range(len(want)))),
+           title + ": E4: oomfix runs puts each fix after the run it answered",
+           "%s\n%s" % (got_trail, p.stdout.decode("utf-8", "replace")[:2000]))
         return s, err
     except Exception as ex:  # a hang or a crash fails the test, not the script
         ok(False, title, repr(ex))

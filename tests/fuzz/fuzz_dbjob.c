@@ -6,7 +6,8 @@
  * What must hold for any input: source_open refuses with a message naming the job (text that is
  * not JSON or not an object, at its line and column) or gives exactly the stored text; then as fuzz_doc's job part
  * (a refusal has a message, every displayed value fits its buffer); the diff of the text against
- * itself is empty.
+ * itself is empty. The same bytes as a change journal beside a job are read back as entries or
+ * refused with a message (save_journal_entries).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "oomfix/doc.h"
 #include "oomfix/err.h"
 #include "oomfix/json.h"
+#include "oomfix/save.h"
 #include "oomfix/source.h"
 
 #include "fuzz.h"
@@ -40,6 +42,8 @@ static void cleanup(void)
 		snprintf(p, sizeof p, "%s%s", dbpath, tails[i]);
 		unlink(p);
 	}
+	snprintf(p, sizeof p, "%s/fuzz.yaml.oomfix.md", root);
+	unlink(p);
 	rmdir(root);
 }
 
@@ -93,6 +97,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ready)
 		ready = setup() ? 1 : -1;
 	FUZZ_CHECK(ready == 1);
+
+	/* The same bytes as a change journal (a file beside the job a user may edit): read back
+	 * as entries, or refused with a message, every fix and change of an entry a string. */
+	{
+		char job[300], jr[320];
+		struct save_journal_entry *en = NULL;
+		size_t nen = 0;
+		snprintf(job, sizeof job, "%s/fuzz.yaml", root);
+		snprintf(jr, sizeof jr, "%s.oomfix.md", job);
+		FILE *f = fopen(jr, "wb");
+		FUZZ_CHECK(f != NULL);
+		FUZZ_CHECK(fwrite(data, 1, size, f) == size);
+		FUZZ_CHECK(fclose(f) == 0);
+		err_clear(&e);
+		rc = save_journal_entries(job, &en, &nen, &e);
+		if (rc != ERR_OK)
+			FUZZ_CHECK(err_has_message(&e) && en == NULL);
+		for (size_t i = 0; i < nen; i++) {
+			for (size_t k = 0; k < en[i].nfixes; k++)
+				FUZZ_CHECK(en[i].fixes[k] != NULL);
+			for (size_t k = 0; k < en[i].nchanges; k++)
+				FUZZ_CHECK(en[i].changes[k] != NULL);
+		}
+		save_journal_entries_free(en, nen);
+	}
 	sqlite3_reset(upd);
 	FUZZ_CHECK(sqlite3_bind_text(upd, 1, (const char *)data, (int)size, SQLITE_TRANSIENT) ==
 		   SQLITE_OK);
