@@ -29,6 +29,13 @@ static const struct { unsigned ctx; const char *title; } help_groups[] = {
 static const struct { unsigned ctx; const char *mark, *text; } help_marks[] = {
 	{ UI_CTX_FIELDS, "*", N_("changed since the file was loaded or saved") },
 	{ UI_CTX_FIELDS, "[x]", N_("a switch or a resolution bucket that is on") },
+	/* the fit line under the panels (review 4: it had no help row) */
+	{ UI_CTX_FIELDS, N_("Estimate:"), N_("the fit line: the estimate of the job as it is edited, its "
+					  "peak and phase, the card (--vram, else nvidia-smi, else "
+					  "the log's OOM message) and the verdict: fits, tight (the "
+					  "band straddles the card) or will not fit") },
+	{ UI_CTX_FIELDS, "[###...]", N_("a phase of the fit line, filled by its share of the card") },
+	{ UI_CTX_FIELDS, "]!", N_("a phase whose estimate is over the card") },
 	{ UI_CTX_LOG, ">", N_("evidence: a line the verdict rests on") },
 	{ UI_CTX_PLAN, ">", N_("the selected step: Enter applies it, j/k pick another") },
 	{ UI_CTX_LOG, "!", N_("an out-of-memory error line") },
@@ -68,7 +75,7 @@ static void key_line(struct ui_lines *l, const char *keys, const char *text, int
 void ui_help_draw(struct ui_app *a, const struct ui_ctx *c)
 {
 	struct ui_lines l = { 0 };
-	char keys[64], col[128];
+	char keys[64];
 	int width = c->r.w - 1;
 
 	ui_lines_add(&l, UI_R_HEADING, _("oomfix keys"));
@@ -100,9 +107,8 @@ void ui_help_draw(struct ui_app *a, const struct ui_ctx *c)
 				ui_lines_add(&l, UI_R_DIM, _("  Marks:"));
 				marks = true;
 			}
-			snprintf(col, sizeof col, "  %-18s", help_marks[i].mark);
-			struct ui_line *ln = ui_lines_add(&l, UI_R_MARK, col);
-			ui_line_append(ln, UI_R_NORMAL, _(help_marks[i].text));
+			/* the text wrapped under itself, as a key's: a long one is never cut */
+			key_line(&l, _(help_marks[i].mark), _(help_marks[i].text), width);
 		}
 	}
 	ui_draw_scrolled(c, &l, &a->help_pos);

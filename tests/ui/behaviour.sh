@@ -515,6 +515,8 @@ check "help: the Retry section says r stops the loop" hasj "$WORK/help/help.txt"
 check "help: ... and p is the probe" hasj "$WORK/help/help.txt" "p answer to r's question: retry with the probe"
 check "help: the questions list s (save, then quit)" hasj "$WORK/help/help.txt" "s answer to q's question: save the changes, then quit"
 check "help: no line cut at the edge" bash -c "! grep -qE '[^ ]>\$' '$WORK/help/help.txt'"
+check "friction (review 4): the help has a row for the fit line" hasj "$WORK/help/help.txt" "Estimate: the fit line: the estimate of the job as it is edited"
+check "friction (review 4): ... its bars and what ! means" hasj "$WORK/help/help.txt" "]! a phase whose estimate is over the card"
 # D9: r over a log older than a change saved since the UI loaded the job (two restores that
 # end where they began): the same test as the loop's, said before it starts, in UI words.
 fresh d9
