@@ -67,7 +67,7 @@ case_ "advanced-after-a-80x24" 80x24 "job.yaml train.log" a S-Tab PgDn
 case_ "datasets-legacy-80x24" 80x24 "legacy.yaml" Tab
 case_ "model-legacy-80x24" 80x24 "legacy.yaml" Tab Tab Tab
 # The help explains the log's marks (> ! ~): the Log group, paged down to.
-case_ "help-marks-80x24" 80x24 "job.yaml train.log" "?" PgDn PgDn
+case_ "help-marks-80x24" 80x24 "job.yaml train.log" "?" PgDn PgDn Down Down Down Down Down Down
 # A terminal shrunk to one cell and grown back draws the whole screen again.
 case_ "tiny-back-80x24" 1x1 "job.yaml train.log" "resize 80x24"
 # Editing in place: the label stays where it was, the old value is not left in the field, and
