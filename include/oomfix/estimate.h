@@ -313,6 +313,14 @@ int estimate_rungs(const struct job *j, enum fix_id step, int phase, int64_t car
 int estimate_rung_doc(const struct job *j, enum fix_id step, int n, struct doc **out,
 		      struct err *e);
 
+/* The estimate after each step of a rollback order (the Plan teaches the order with it):
+ * after[i] is job j with every step of fixes[0..i] that is not done yet applied in turn, as `fix
+ * JOB next` would apply them; a step that is done (or that changes nothing) leaves the estimate
+ * of the step before it, and *changed[i] (may be NULL) says whether it applied. ERR_OK, or an
+ * error from applying an edit (after[] then holds what was reached). */
+int estimate_plan_after(const struct job *j, const enum fix_id *fixes, size_t n,
+			struct estimate *after, bool *changed, struct err *e);
+
 /* The first fix not yet done that acts on phase `at` of job j (SPEC §3.4: never the batch size
  * for a load), or FIX_NONE. The one place the estimator chooses a change. */
 enum fix_id est_next_fix(const struct job *j, enum est_phase at);

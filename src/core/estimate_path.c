@@ -112,6 +112,52 @@ int estimate_path(const struct job *j, int64_t card, bool keep_batch, size_t max
 	return ERR_OK;
 }
 
+int estimate_plan_after(const struct job *j, const enum fix_id *fixes, size_t n,
+			struct estimate *after, bool *changed, struct err *e)
+{
+	struct doc *docs[EST_MAX_PATH] = { 0 };
+	struct job *jobs[EST_MAX_PATH] = { 0 };
+	size_t nk = 0;
+	const struct job *cur = j;
+	struct estimate est;
+	int rc = ERR_OK;
+	estimate_job(cur, &est);
+	for (size_t i = 0; i < n; i++) {
+		bool did = false;
+		if (rc == ERR_OK && nk < EST_MAX_PATH && fixes[i] != FIX_NONE &&
+		    fixes[i] != FIX_FRESH_WORKER && fix_status(cur, fixes[i], NULL, 0) == FIX_TODO) {
+			struct fix_edit_list l;
+			rc = fix_edits(cur, fixes[i], false, &l, e); /* frees l itself when it fails */
+			struct doc *nd = NULL;
+			struct job *nj = NULL;
+			if (rc == ERR_OK) {
+				if (l.n)
+					rc = doc_apply(cur->doc, l.edits, l.n, &nd, e);
+				if (rc == ERR_OK && nd)
+					rc = job_from_doc(nd, &nj, e);
+				fix_edits_free(&l);
+			}
+			if (nj) {
+				docs[nk] = nd;
+				jobs[nk++] = nj;
+				cur = nj;
+				estimate_job(cur, &est);
+				did = true;
+			} else {
+				doc_free(&nd);
+			}
+		}
+		after[i] = est;
+		if (changed)
+			changed[i] = did;
+	}
+	for (size_t k = 0; k < nk; k++) {
+		job_free(&jobs[k]);
+		doc_free(&docs[k]);
+	}
+	return rc;
+}
+
 /* The model's bytes for phase p of job j, without the measurements: what a rung takes off is
  * the model's difference, whatever a measurement moved the number to. */
 static int64_t model_bytes(const struct job *j, enum est_phase p)

@@ -238,3 +238,32 @@ void ui_fit_change_lines(const struct ui_session *s, struct ui_lines *l, int wid
 	snprintf(line, sizeof line, _("       → after: %s"), af);
 	ui_lines_wrap(l, verdict_role(va), line, width, 2);
 }
+
+void ui_fit_step_lines(const struct ui_session *s, enum fix_id fix, const struct estimate *after,
+		       struct ui_lines *l, int width, int indent)
+{
+	char w[400], line[600], ph[32];
+	enum est_verdict v;
+	if (!after->known)
+		return;
+	/* the phase the step acts on, then the whole job's peak and verdict */
+	enum est_phase acts = fix == FIX_LOW_VRAM ? EST_MODEL_LOAD
+			      : fix == FIX_LIGHTER_SAMPLING || fix == FIX_DISABLE_SAMPLING
+				      ? EST_SAMPLING : EST_TRAINING;
+	int64_t card = card_of(s);
+	v = EST_V_UNKNOWN;
+	if (card > 0) {
+		estimate_line(after, card, w, sizeof w, &v, NULL);
+	} else { /* the fit line above says once that --vram gives a verdict */
+		char pk[32];
+		estimate_gib(after->phase[after->peak].bytes, pk, sizeof pk);
+		snprintf(w, sizeof w, _("peak %s at %s"), pk, est_phase_label(after->peak));
+	}
+	if (after->phase[acts].on) {
+		estimate_gib(after->phase[acts].bytes, ph, sizeof ph);
+		snprintf(line, sizeof line, _("→ then %s %s; %s"), est_phase_label(acts), ph, w);
+	} else {
+		snprintf(line, sizeof line, _("→ then %s off; %s"), est_phase_label(acts), w);
+	}
+	ui_lines_wrap(l, verdict_role(v) == UI_R_DONE ? UI_R_DONE : UI_R_DIM, line, width, indent);
+}

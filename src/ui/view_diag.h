@@ -38,5 +38,11 @@ struct ui_env;
 bool ui_fit_tick(const struct ui_env *v);
 bool ui_fit_busy(const struct ui_env *v);
 void ui_fit_change_lines(const struct ui_session *s, struct ui_lines *l, int width);
+struct estimate;
+/* The Plan's line under a rollback step (review 4: the Plan teaches the order with it): the
+ * estimate after that step and the ones before it: the phase the step acts on, then the peak
+ * and the verdict on the fit line's card, wrapped under the step at `indent`. */
+void ui_fit_step_lines(const struct ui_session *s, enum fix_id fix, const struct estimate *after,
+		       struct ui_lines *l, int width, int indent);
 
 #endif

@@ -6,14 +6,21 @@
 
 #include "oomfix/i18n.h"
 #include "oomfix/text.h"
+#include "oomfix/estimate.h"
 #include "search.h"
 #include "view.h"
+#include "view_diag.h"
 
 /* The Plan view's own state. Its list: pos[UI_V_PLAN].cursor is the selected step, .top the
  * first line shown; until the user moves, the selection follows the marked step. */
 struct plan_priv {
 	bool picked;    /* the user moved: the selection no longer follows the marked step */
 	bool follow;    /* scroll so the selected step is visible */
+	/* the estimate after each step, for the job version it was worked out on */
+	const struct doc *est_of;
+	size_t est_pos, est_nhist;
+	struct estimate after[8];
+	bool changed[8];
 };
 
 static struct plan_priv *plan_priv(const struct ui_env *v)
@@ -133,6 +140,24 @@ static void rollback_lines(const struct ui_env *v, struct ui_lines *l, int width
 	if (stale)
 		ui_lines_wrap(l, UI_R_MARK, words, width, 1);
 	*sel_line = -1;
+	/* The estimate after each step not done yet, all the ones above it applied too: worked out
+	 * once per version of the job, not on every draw. */
+	struct plan_priv *pp = plan_priv(v);
+	const struct doc *cur = s->job ? ui_session_cur(s) : NULL;
+	size_t nsteps = s->plan.n < 8 ? s->plan.n : 8;
+	if (cur && (pp->est_of != cur || pp->est_pos != s->pos || pp->est_nhist != s->nhist)) {
+		enum fix_id order[8];
+		struct err e;
+		err_clear(&e);
+		for (size_t i = 0; i < nsteps; i++)
+			order[i] = s->plan.steps[i].fix;
+		memset(pp->after, 0, sizeof pp->after);
+		memset(pp->changed, 0, sizeof pp->changed);
+		estimate_plan_after(s->job, order, nsteps, pp->after, pp->changed, &e);
+		pp->est_of = cur;
+		pp->est_pos = s->pos;
+		pp->est_nhist = s->nhist;
+	}
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const struct plan_step *ps = &s->plan.steps[i];
 		bool marked = d.what == PLAN_NEXT_APPLY && ps->fix == d.fix;
@@ -141,6 +166,8 @@ static void rollback_lines(const struct ui_env *v, struct ui_lines *l, int width
 		step_line(l, ps, i, i == sel,
 			  marked && verdict ? _("  <- first change for this failure")
 			  : marked ? _("  <- next") : NULL, width);
+		if (cur && i < nsteps && pp->changed[i] && ps->status == FIX_TODO)
+			ui_fit_step_lines(s, ps->fix, &pp->after[i], l, width, 8);
 	}
 	if (stale) {
 		if (s->job)

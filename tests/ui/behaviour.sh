@@ -503,6 +503,20 @@ dump quit.txt
 n
 K
 check "quit question: the footer lists s save+quit" bash -c "tail -1 '$WORK/quitq/quit.txt' | grep -qF 'y yes  n no  s save+quit'"
+# friction (review 4): the Plan shows the estimate after each rollback step not done yet, all
+# the steps above it applied too, so the order teaches what each one takes off
+fresh planest
+run planest job.yaml train.log --vram 24 --size 100x40 <<'K'
+7
+dump plan.txt
+K
+plan_estimates() {
+	local f="$WORK/planest/plan.txt"
+	grep -A1 "Batch size 1, same effective batch" "$f" | grep -q "→ then training [0-9.]* GiB; peak" &&
+		grep -A1 "Use the model's low-memory path" "$f" | grep -q "→ then model load [0-9.]* GiB; peak" &&
+		! grep -A1 "Turn gradient checkpointing on  (done)" "$f" | grep -q "→ then" || { cat "$f"; return 1; }
+}
+check "friction (review 4): the Plan shows the estimate after each step not done" plan_estimates
 # D35: the help lists 1-9 and every Retry key, and cuts no line at 80 columns.
 fresh help
 run help job.yaml train.log --size 80x120 <<'K'
