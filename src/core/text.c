@@ -603,10 +603,17 @@ void text_cut_apart(const char *s, const char *const *others, size_t n, int cell
 		    const char *mark, char *out, size_t size)
 {
 	text_cut_middle(s, cells, mark, out, size);
+	const char *m = strstr(out, mark);
+	if (!m || !*mark)
+		return; /* not cut: nothing can read the same as it */
+	/* Only another name with the same head can be cut the same way: the rest are passed over
+	 * without cutting them, so a long list (a job list drawn on each key) costs a compare a
+	 * name. */
+	size_t head = (size_t)(m - out);
 	size_t lcp = 0;       /* the longest prefix s shares with another one that reads the same */
 	bool clash = false;
 	for (size_t i = 0; i < n; i++) {
-		if (!others[i] || others[i] == s || !strcmp(others[i], s))
+		if (!others[i] || others[i] == s || strncmp(others[i], s, head) || !strcmp(others[i], s))
 			continue;
 		char cut[512];
 		text_cut_middle(others[i], cells, mark, cut, sizeof cut);
