@@ -47,7 +47,7 @@ void text_cut_middle(const char *s, int cells, const char *mark, char *out, size
 
 /* text_cut_middle, unless that would make s read as one of the `n` others cut the same way
  * (two long names that differ only in their middle): then s is cut at its end instead, so that
- * the part where it first differs from them stays, when that part falls inside `cells`. */
+ * the character where it first differs from them stays, when it falls inside `cells`. */
 void text_cut_apart(const char *s, const char *const *others, size_t n, int cells,
 		    const char *mark, char *out, size_t size);
 

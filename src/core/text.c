@@ -629,9 +629,9 @@ void text_cut_apart(const char *s, const char *const *others, size_t n, int cell
 	if (!clash)
 		return;
 	int used = 0;
-	/* the first differing character and the two after it fit before the mark */
+	/* the first differing character fits before the mark */
 	size_t keep = text_fit(s, strlen(s), cells - 1, &used);
-	if (lcp + 3 > keep)
+	if (lcp + 1 > keep)
 		return;
 	snprintf(out, size, "%.*s%s", (int)keep, s, mark);
 }

@@ -156,6 +156,9 @@ static void test_cut_apart(void **state)
 	assert_string_equal(out, "portrait_flux_lora_rank32_v1_with_a~");
 	text_cut_apart(v2, names, 3, 36, "~", out, sizeof out);
 	assert_string_equal(out, "portrait_flux_lora_rank32_v2_with_a~");
+	/* the differing character just inside the cells is enough (30 cells: "..._v1_~") */
+	text_cut_apart(v1, names, 3, 30, "~", out, sizeof out);
+	assert_string_equal(out, "portrait_flux_lora_rank32_v1_~");
 	/* a short name and one that does not clash keep the plain forms */
 	text_cut_apart("qwen style", names, 3, 36, "~", out, sizeof out);
 	assert_string_equal(out, "qwen style");
