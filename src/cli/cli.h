@@ -55,6 +55,8 @@ void cli_estimate_json(struct json *js, const struct job *j, const struct diag_r
 /* The width reports are wrapped to (cmd_diag.c): the terminal's, kept within 60..100; 80 when
  * stdout is not a terminal. */
 int cli_report_width(void);
+/* The columns of the terminal stdout is, or 0 when it is not one (a pipe, a file). */
+int cli_tty_columns(void);
 /* Prints text wrapped in display cells: the first line in `first` cells (the cursor is already
  * where it starts), the others after `indent` blanks in `width - indent` cells. With `items` the
  * text is a list (「、」/"; " between items) and each item wraps as a unit (text_wrap_items).

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -312,15 +311,6 @@ static void jobs_json_row(struct json *js, const struct aitk_job *r, const struc
 	json_obj_end(js);
 }
 
-/* The cells of a table row on this terminal (0: no limit: a pipe or a file keeps full rows). */
-static int jobs_width(void)
-{
-	struct winsize ws;
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 0;
-}
-
 /* The table's columns in cells, each followed by two spaces but the last. */
 struct jobs_cols {
 	int name, status, step, updated, verdict, info; /* info 0: no INFO column */
@@ -435,7 +425,7 @@ static void jobs_table(const struct aitk_db *db, const struct aitk_job *rows, si
 	}
 	if (c.info)
 		c.info = cell_max(c.info, _("INFO"), 0);
-	jobs_fit(jobs_width(), &c);
+	jobs_fit(cli_tty_columns(), &c); /* 0 into a pipe: rows stay whole */
 	pad_print(_("NAME"), c.name);
 	pad_print(_("STATUS"), c.status);
 	pad_print(_("STEP"), c.step);

@@ -78,13 +78,19 @@ static enum job_kind job_kind_guess_file(const char *path)
 
 /* The report is laid out for this many terminal cells: the terminal's width when stdout is
  * one (at most 100, where long lines stop being easy to read), else 80. */
-int cli_report_width(void)
+int cli_tty_columns(void)
 {
 	struct winsize ws;
 
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col < 60 ? 60 : ws.ws_col > 100 ? 100 : ws.ws_col;
-	return 80;
+		return ws.ws_col;
+	return 0;
+}
+
+int cli_report_width(void)
+{
+	int c = cli_tty_columns();
+	return !c ? 80 : c < 60 ? 60 : c > 100 ? 100 : c;
 }
 
 static void spaces(int n)
